@@ -1,0 +1,39 @@
+"""nbo_jax: JAX-native black-box optimization with neural-network surrogates.
+
+Public API::
+
+    import jax, nbo_jax as nbo
+    problem = nbo.benchmarks.get("ackley", dim=10, noise_std="paper")
+    algo = nbo.neural_bo(width=500, depth=2, nu=1.0, lam=0.01)
+    hist = nbo.run_bo(jax.random.key(0), algo, problem, n_init=10, n_iter=200)
+"""
+
+from . import acquisition, algorithms, benchmarks, features, networks, ntk, optimize, posterior, training
+from .algorithms import neural_bo, random_search
+from .loop import AskTell, initial_design, run_bo
+from .types import BOAlgorithm, Bounds, Dataset, History, Problem, make_bounds
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "acquisition",
+    "algorithms",
+    "benchmarks",
+    "features",
+    "networks",
+    "ntk",
+    "optimize",
+    "posterior",
+    "training",
+    "neural_bo",
+    "random_search",
+    "run_bo",
+    "AskTell",
+    "initial_design",
+    "BOAlgorithm",
+    "Bounds",
+    "Dataset",
+    "History",
+    "Problem",
+    "make_bounds",
+]

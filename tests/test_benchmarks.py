@@ -1,0 +1,241 @@
+"""Tests of nbo_jax.benchmarks (synthetic functions and the get() factory), in float64."""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from nbo_jax import benchmarks
+from nbo_jax.benchmarks import get
+
+
+@pytest.fixture(autouse=True)
+def x64():
+    old = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", old)
+
+
+# Independent numpy references (x: (n, d)), written from the sfu.ca formulas.
+def _np_levy(x):
+    w = 1 + (x - 1) / 4
+    return (np.sin(np.pi * w[:, 0]) ** 2
+            + np.sum((w[:, :-1] - 1) ** 2 * (1 + 10 * np.sin(np.pi * w[:, :-1] + 1) ** 2), 1)
+            + (w[:, -1] - 1) ** 2 * (1 + np.sin(2 * np.pi * w[:, -1]) ** 2))
+
+
+def _np_hartmann6(x):
+    a = np.array([[10, 3, 17, 3.5, 1.7, 8], [0.05, 10, 17, 0.1, 8, 14],
+                  [3, 3.5, 1.7, 10, 17, 8], [17, 8, 0.05, 10, 0.1, 14]])
+    p = 1e-4 * np.array([[1312, 1696, 5569, 124, 8283, 5886], [2329, 4135, 8307, 3736, 1004, 9991],
+                         [2348, 1451, 3522, 2883, 3047, 6650], [4047, 8828, 8732, 5743, 1091, 381]])
+    alpha = np.array([1.0, 1.2, 3.0, 3.2])
+    return -np.exp(-np.sum(a * (x[:, None, :] - p) ** 2, -1)) @ alpha
+
+
+def _np_branin(x):
+    x1, x2 = x[:, 0], x[:, 1]
+    return ((x2 - 5.1 / (4 * np.pi**2) * x1**2 + 5 / np.pi * x1 - 6) ** 2
+            + 10 * (1 - 1 / (8 * np.pi)) * np.cos(x1) + 10)
+
+
+def _idx(x):
+    return np.arange(1, x.shape[1] + 1)
+
+
+REF = {
+    "ackley": lambda x: (-20 * np.exp(-0.2 * np.sqrt(np.mean(x**2, 1)))
+                         - np.exp(np.mean(np.cos(2 * np.pi * x), 1)) + 20 + np.e),
+    "levy": _np_levy,
+    "michalewicz": lambda x: -np.sum(np.sin(x) * np.sin(_idx(x) * x**2 / np.pi) ** 20, 1),
+    "rastrigin": lambda x: 10 * x.shape[1] + np.sum(x**2 - 10 * np.cos(2 * np.pi * x), 1),
+    "styblinski_tang": lambda x: 0.5 * np.sum(x**4 - 16 * x**2 + 5 * x, 1),
+    "drop_wave": lambda x: (-(1 + np.cos(12 * np.sqrt(np.sum(x**2, 1))))
+                            / (0.5 * np.sum(x**2, 1) + 2)),
+    "cosine_mixture": lambda x: -0.1 * np.sum(np.cos(5 * np.pi * x), 1) + np.sum(x**2, 1),
+    "hartmann6": _np_hartmann6,
+    "branin": _np_branin,
+    "rosenbrock": lambda x: np.sum(100 * (x[:, 1:] - x[:, :-1] ** 2) ** 2
+                                   + (x[:, :-1] - 1) ** 2, 1),
+    "griewank": lambda x: (np.sum(x**2, 1) / 4000
+                           - np.prod(np.cos(x / np.sqrt(_idx(x))), 1) + 1),
+}
+
+CASES = [
+    ("ackley", 1), ("ackley", 2), ("ackley", 10),
+    ("levy", 1), ("levy", 3), ("levy", 10),
+    ("michalewicz", 2), ("michalewicz", 5), ("michalewicz", 10), ("michalewicz", 30),
+    ("rastrigin", 1), ("rastrigin", 5), ("rastrigin", 20),
+    ("styblinski_tang", 1), ("styblinski_tang", 2), ("styblinski_tang", 10),
+    ("drop_wave", 2),
+    ("cosine_mixture", 1), ("cosine_mixture", 5), ("cosine_mixture", 50),
+    ("hartmann6", 6),
+    ("branin", 2),
+    ("rosenbrock", 2), ("rosenbrock", 5), ("rosenbrock", 10),
+    ("griewank", 1), ("griewank", 3), ("griewank", 10),
+]
+IDS = [f"{n}-{d}" for n, d in CASES]
+
+
+def _box_points(p, n, seed):
+    u = np.random.default_rng(seed).random((n, p.dim))
+    return p.bounds.lower + u * (p.bounds.upper - p.bounds.lower)
+
+
+def test_available_and_exports():
+    assert benchmarks.available() == list(REF)
+    for name in REF:
+        assert callable(getattr(benchmarks, name))
+
+
+@pytest.mark.parametrize("name,dim", CASES, ids=IDS)
+def test_optimum_bounds_and_shapes(name, dim):
+    p = get(name, dim=dim)
+    assert p.name == name and p.dim == dim
+    lo, hi = p.bounds
+    assert lo.shape == (dim,) and hi.shape == (dim,) and np.all(lo < hi)
+    assert p.optimal_value is not None and p.optimizer.shape == (dim,)
+    for xs in p.metadata["optimizers"]:  # all known optimizers (three for Branin)
+        assert np.all(xs >= lo) and np.all(xs <= hi)
+        np.testing.assert_allclose(float(p(xs)), p.optimal_value, rtol=1e-9, atol=1e-9)
+    # shapes: one point -> scalar, a batch -> (n,)
+    x = _box_points(p, 7, 1)
+    assert p(x[0]).shape == ()
+    assert p(x).shape == (7,)
+    assert p(x.reshape(7, 1, dim)).shape == (7, 1)
+
+
+@pytest.mark.parametrize("name,dim", CASES, ids=IDS)
+def test_values_match_reference_and_exceed_optimum(name, dim):
+    p = get(name, dim=dim)
+    x = _box_points(p, 2000, 2)
+    f = np.asarray(p(x))
+    np.testing.assert_allclose(f, REF[name](x), rtol=1e-10, atol=1e-10)
+    assert np.all(f >= p.optimal_value - 1e-9)
+    # small perturbations of the optimizer (kept in the box) do not go below f*
+    width = p.bounds.upper - p.bounds.lower
+    dx = 1e-3 * width * np.random.default_rng(3).standard_normal((200, dim))
+    near = np.clip(p.optimizer + dx, p.bounds.lower, p.bounds.upper)
+    assert np.all(np.asarray(p(near)) >= p.optimal_value - 1e-9)
+
+
+@pytest.mark.parametrize("name,dim", CASES, ids=IDS)
+def test_gradients_finite_and_float32(name, dim):
+    p = get(name, dim=dim)
+    g = jax.grad(p.objective)
+    for x in (jnp.asarray(p.optimizer), jnp.asarray(_box_points(p, 1, 4)[0])):
+        assert np.all(np.isfinite(np.asarray(g(x))))
+    x32 = jnp.asarray(_box_points(p, 3, 5), jnp.float32)
+    f32 = p(x32)
+    assert f32.dtype == jnp.float32
+    np.testing.assert_allclose(f32, p(x32.astype(jnp.float64)), rtol=1e-4, atol=1e-4)
+    assert p(jnp.zeros(dim, jnp.int32)).dtype == jnp.float64  # ints are promoted
+
+
+def test_hand_computed_values():
+    # Values checked independently with numpy (Ackley at ones: 20 (1 - exp(-0.2))).
+    assert float(get("branin")(jnp.zeros(2))) == pytest.approx(55.602112642270262, rel=1e-12)
+    assert float(get("ackley", dim=2)(jnp.ones(2))) == pytest.approx(3.6253849384403627,
+                                                                     rel=1e-12)
+    assert float(get("ackley", dim=2)(jnp.ones(2))) == pytest.approx(20 * (1 - math.exp(-0.2)))
+    assert float(get("rastrigin", dim=3)(jnp.ones(3))) == pytest.approx(3.0, abs=1e-12)
+    assert float(get("rosenbrock", dim=2)(jnp.zeros(2))) == pytest.approx(1.0, abs=1e-12)
+    assert float(get("drop_wave")(jnp.zeros(2))) == -1.0
+    assert float(get("griewank", dim=4)(jnp.zeros(4))) == 0.0
+    assert float(get("cosine_mixture", dim=4)(jnp.zeros(4))) == pytest.approx(-0.4)
+    assert float(get("levy", dim=3)(jnp.ones(3))) == pytest.approx(0.0, abs=1e-15)
+
+
+def test_published_optima():
+    # Michalewicz (sfu.ca/~ssurjano/michal.html)
+    # (published to 8, 7 and 6 significant digits: tolerance = half a unit in the last one)
+    for d, fstar, tol in [(2, -1.8013034, 5e-8), (5, -4.687658, 5e-7), (10, -9.66015, 5e-6)]:
+        assert get("michalewicz", dim=d).optimal_value == pytest.approx(fstar, abs=tol)
+    np.testing.assert_allclose(get("michalewicz", dim=2).optimizer, [2.20290552, 1.57079633],
+                               atol=1e-8)
+    # Hartmann-6 (sfu.ca/~ssurjano/hart6.html, BoTorch)
+    h = get("hartmann6")
+    assert h.optimal_value == pytest.approx(-3.32237, abs=1e-5)
+    np.testing.assert_allclose(h.optimizer, [0.20169, 0.150011, 0.476874, 0.275332, 0.311652,
+                                             0.6573], atol=1e-5)
+    # Branin: three optimizers, f* = 0.397887
+    b = get("branin")
+    assert b.optimal_value == pytest.approx(0.397887, abs=1e-6)
+    np.testing.assert_allclose(b.metadata["optimizers"],
+                               [[-np.pi, 12.275], [np.pi, 2.275], [9.42478, 2.475]], atol=1e-5)
+    # Styblinski-Tang: f* = -39.16616570377142 d at x_i = -2.903534
+    s = get("styblinski_tang", dim=3)
+    assert s.optimal_value == pytest.approx(-39.16616570377142 * 3)
+    np.testing.assert_allclose(s.optimizer, -2.903534, atol=1e-6)
+
+
+def test_michalewicz_parameter_m():
+    p = get("michalewicz", dim=3, m=5)
+    assert p is get("michalewicz", dim=3, m=5.0)
+    x = _box_points(p, 2000, 6)
+    ref = -np.sum(np.sin(x) * np.sin(_idx(x) * x**2 / np.pi) ** 10, 1)
+    np.testing.assert_allclose(np.asarray(p(x)), ref, rtol=1e-10)
+    assert float(p(p.optimizer)) == pytest.approx(p.optimal_value, abs=1e-10)
+    assert np.all(ref >= p.optimal_value - 1e-9)
+    with pytest.raises(TypeError, match="m"):
+        get("rastrigin", dim=2, m=3)
+
+
+def test_name_variants_and_cache():
+    p = get("ackley", dim=10)
+    assert get("ackley", dim=10) is p
+    assert get("Ackley", dim=np.int64(10), noise_std=0) is p
+    assert get("ackley", dim=11) is not p
+    assert get("ackley", dim=10, noise_std=0.1) is not p
+    assert get("ackley", dim=10, noise_std=0.1).noise_std == 0.1
+    st = get("styblinski_tang", dim=4)
+    assert get("styblinski-tang", dim=4) is st and get("StyblinskiTang", dim=4) is st
+    assert get("drop_wave") is get("drop-wave", dim=2) is get("DropWave")
+    assert get("hartmann") is get("hartmann6", dim=6)
+    assert get("cosine-mixture", dim=3).name == "cosine_mixture"
+    assert p.noise_std == 0.0
+
+
+@pytest.mark.parametrize("name,dim", [("rastrigin", 3), ("branin", 2), ("ackley", 5)])
+def test_paper_noise(name, dim):
+    p = get(name, dim=dim, noise_std="paper")
+    assert get(name, dim=dim, noise_std="paper") is p
+    x = _box_points(p, 10_000, 0)  # the documented points: default_rng(0)
+    fx = REF[name](x)
+    f_min = min(fx.min(), p.optimal_value)
+    expected = math.sqrt(0.01 * (fx.max() - f_min))
+    assert np.isfinite(p.noise_std) and p.noise_std > 0
+    assert p.noise_std == pytest.approx(expected, rel=1e-10)
+    assert p.metadata["noise_preset"] == "paper"
+    if name == "rastrigin":  # 0 <= f <= d (5.12^2 + 20) on the box
+        assert p.noise_std <= math.sqrt(0.01 * dim * (5.12**2 + 20))
+    assert p.objective is get(name, dim=dim).objective  # same function, noise differs
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="name") as e:
+        get("sphere", dim=2)
+    assert "ackley" in str(e.value)  # lists the available names
+    with pytest.raises(ValueError, match="dim"):
+        get("branin", dim=3)
+    with pytest.raises(ValueError, match="dim"):
+        get("hartmann", dim=5)
+    with pytest.raises(ValueError, match="dim"):
+        get("drop_wave", dim=1)
+    with pytest.raises(ValueError, match="dim"):
+        get("ackley")  # any-d problems need dim
+    with pytest.raises(ValueError, match="dim"):
+        get("ackley", dim=0)
+    with pytest.raises(ValueError, match="dim"):
+        get("ackley", dim=2.5)
+    with pytest.raises(ValueError, match="dim"):
+        get("rosenbrock", dim=1)
+    with pytest.raises(ValueError, match="noise_std"):
+        get("ackley", dim=2, noise_std=-0.1)
+    with pytest.raises(ValueError, match="noise_std"):
+        get("ackley", dim=2, noise_std=float("nan"))
+    with pytest.raises(ValueError, match="noise_std"):
+        get("ackley", dim=2, noise_std="loud")
