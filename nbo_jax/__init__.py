@@ -8,7 +8,7 @@ Public API::
     hist = nbo.run_bo(jax.random.key(0), algo, problem, n_init=10, n_iter=200)
 """
 
-from . import acquisition, algorithms, benchmarks, features, networks, ntk, optimize, posterior, training
+from . import acquisition, algorithms, analysis, benchmarks, features, networks, ntk, optimize, posterior, training
 from .algorithms import neural_bo, random_search
 from .loop import AskTell, initial_design, run_bo
 from .types import BOAlgorithm, Bounds, Dataset, History, Problem, make_bounds
@@ -18,6 +18,7 @@ __version__ = "0.1.0"
 __all__ = [
     "acquisition",
     "algorithms",
+    "analysis",
     "benchmarks",
     "features",
     "networks",

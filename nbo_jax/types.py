@@ -159,11 +159,15 @@ class Dataset(NamedTuple):
         )
 
     def add_batch(self, u: Array, y: Array) -> "Dataset":
-        """Append ``q`` observations (``u: (q, d)``, ``y: (q,)``)."""
-        ds = self
-        for j in range(u.shape[0]):
-            ds = ds.add(u[j], y[j])
-        return ds
+        """Append ``q`` observations (``u: (q, d)``, ``y: (q,)``) in one scatter."""
+        idx = self.count + jnp.arange(y.shape[0])
+        ok = jnp.isfinite(y)
+        return Dataset(
+            self.u.at[idx].set(u.astype(self.u.dtype), mode="drop"),
+            self.y.at[idx].set(jnp.where(ok, y, 0.0).astype(self.y.dtype), mode="drop"),
+            self.mask.at[idx].set(ok, mode="drop"),
+            self.count + y.shape[0],
+        )
 
     def standardized(self) -> tuple[Array, Array, Array]:
         """Targets standardized over the valid rows: ``((y - mean) / std, mean, std)``.

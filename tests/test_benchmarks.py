@@ -112,27 +112,28 @@ def test_optimum_bounds_and_shapes(name, dim):
 def test_values_match_reference_and_exceed_optimum(name, dim):
     p = get(name, dim=dim)
     x = _box_points(p, 2000, 2)
-    f = np.asarray(p(x))
+    f = np.asarray(jax.jit(p)(x))
     np.testing.assert_allclose(f, REF[name](x), rtol=1e-10, atol=1e-10)
     assert np.all(f >= p.optimal_value - 1e-9)
     # small perturbations of the optimizer (kept in the box) do not go below f*
     width = p.bounds.upper - p.bounds.lower
     dx = 1e-3 * width * np.random.default_rng(3).standard_normal((200, dim))
     near = np.clip(p.optimizer + dx, p.bounds.lower, p.bounds.upper)
-    assert np.all(np.asarray(p(near)) >= p.optimal_value - 1e-9)
+    assert np.all(np.asarray(jax.jit(p)(near)) >= p.optimal_value - 1e-9)
 
 
 @pytest.mark.parametrize("name,dim", CASES, ids=IDS)
 def test_gradients_finite_and_float32(name, dim):
     p = get(name, dim=dim)
-    g = jax.grad(p.objective)
+    g = jax.jit(jax.grad(p.objective))
     for x in (jnp.asarray(p.optimizer), jnp.asarray(_box_points(p, 1, 4)[0])):
         assert np.all(np.isfinite(np.asarray(g(x))))
     x32 = jnp.asarray(_box_points(p, 3, 5), jnp.float32)
-    f32 = p(x32)
+    f = jax.jit(p)
+    f32 = f(x32)
     assert f32.dtype == jnp.float32
-    np.testing.assert_allclose(f32, p(x32.astype(jnp.float64)), rtol=1e-4, atol=1e-4)
-    assert p(jnp.zeros(dim, jnp.int32)).dtype == jnp.float64  # ints are promoted
+    np.testing.assert_allclose(f32, f(x32.astype(jnp.float64)), rtol=1e-4, atol=1e-4)
+    assert f(jnp.zeros(dim, jnp.int32)).dtype == jnp.float64  # ints are promoted
 
 
 def test_hand_computed_values():

@@ -16,10 +16,11 @@ function of the surrogate posterior (:mod:`nbo_jax.acquisition`).
 N(0, 1/m), no biases, plain SGD lr 1e-3, batch 50, 50 epochs, lam = 0.01, nu in
 {0.1, 1, 10}, training restarts from theta_0, features at theta_0, uniform candidates only.
 
-**Library defaults** (``preset="default"``): as the paper but Adam (lr 1e-3) with warm start
-from the previous weights (the authors' released code), and half of the candidates are local
-perturbations of the 5 best observations. These trained better and found lower regret in our
-benchmarks (see the README); every choice is an argument.
+**Library defaults** (``preset="default"``): as the paper but with biases, Adam (lr 1e-3) and
+warm start from the previous weights (as in the authors' released code), and a quarter of the
+candidates are local perturbations of the 5 best observations. Measured on Ackley-2 (6 seeds,
+40 iterations, width 200): median final regret 0.95 (default) vs 5.6 (paper preset with
+biases) vs 19.5 (paper preset) vs 9.3 (random search). Every choice is an argument.
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ from ._common import check_initial
 Array = jax.Array
 
 PRESETS = {
-    "paper": dict(optimizer="sgd", warm_start=False, local_fraction=0.0),
-    "default": dict(optimizer="adam", warm_start=True, local_fraction=0.5),
+    "paper": dict(optimizer="sgd", warm_start=False, local_fraction=0.0, use_bias=False),
+    "default": dict(optimizer="adam", warm_start=True, local_fraction=0.25, use_bias=True),
 }
 
 
@@ -87,7 +88,7 @@ def neural_bo(
     acquisition: Optional[AcquisitionFn] = None,
     standardize: bool = True,
     activation: str = "relu",
-    use_bias: bool = False,
+    use_bias: Optional[bool] = None,
     chunk_size: Optional[int] = None,
 ) -> BOAlgorithm:
     """Build Neural-BO as a :class:`~nbo_jax.types.BOAlgorithm` (seed 000, Algorithm 1).
@@ -97,7 +98,7 @@ def neural_bo(
         nu: exploration scale of Thompson sampling (seed 000, Algorithm 1, line 4).
         lam: regularization ``lambda`` of ``U_0 = lam I`` and of TrainNN (> 0).
         preset: ``"paper"`` or ``"default"``: fills ``warm_start``, ``optimizer``,
-            ``local_fraction`` where left ``None`` (see module doc).
+            ``local_fraction``, ``use_bias`` where left ``None`` (see module doc).
         posterior: ``"full"`` (Sherman-Morrison), ``"diagonal"`` (approximation),
             ``"dual"`` (Gram-matrix Cholesky) or ``"auto"`` (the cheaper exact one for the
             run's ``p`` and capacity: :func:`nbo_jax.posterior.choose_mode`).
@@ -112,7 +113,11 @@ def neural_bo(
         acquisition: ``acq(SurrogatePosterior, key) -> (N,)`` utility to maximize;
             default :func:`nbo_jax.acquisition.thompson` with ``nu``.
         standardize: train on standardized targets (SPEC.md section 0).
-        activation, use_bias: network options (paper: ReLU, no biases).
+        activation, use_bias: network options (paper: ReLU, no biases; default: biases.
+            Without biases the ReLU network is positively homogeneous, ``h(c z) = c h(z)``,
+            so ``h(0) = 0`` and its minimum over the box sits on the boundary or at the
+            centre: Neural-BO then does worse than random search on Ackley, whose optimum
+            is the centre. The authors' code has biases.)
         chunk_size: compute candidate features in chunks of this size (memory bound).
 
     Returns:
@@ -126,7 +131,8 @@ def neural_bo(
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
     chosen = dict(PRESETS[preset])
-    for k, v in dict(warm_start=warm_start, optimizer=optimizer, local_fraction=local_fraction).items():
+    for k, v in dict(warm_start=warm_start, optimizer=optimizer, local_fraction=local_fraction,
+                     use_bias=use_bias).items():
         if v is not None:
             chosen[k] = v
     if posterior not in post_lib.MODES + ("auto",):
@@ -152,7 +158,7 @@ def neural_bo(
 
     @functools.lru_cache(maxsize=None)
     def network(d: int, dtype):
-        return mlp(d, width, depth, activation=activation, use_bias=use_bias, dtype=dtype)
+        return mlp(d, width, depth, activation=activation, use_bias=chosen["use_bias"], dtype=dtype)
 
     def net_of(state: NeuralBOState):
         return network(state.data.u.shape[1], state.data.u.dtype)
@@ -172,9 +178,10 @@ def neural_bo(
                                   data.mask, k_train, train_cfg)
         state = state._replace(data=data, params=params, key=key)
         G_new = gradient_features(net.apply, feature_weights(state), 2.0 * u_new - 1.0)
-        post = state.posterior
-        for j in range(u_new.shape[0]):
-            post = post_lib.update(post, G_new[j], start + j, data.mask[start + j], lam, m)
+        def add_row(post, j):
+            return post_lib.update(post, G_new[j], start + j, data.mask[start + j], lam, m), None
+
+        post, _ = jax.lax.scan(add_row, state.posterior, jnp.arange(u_new.shape[0]))
         return state._replace(posterior=post)
 
     def init(key: Array, x0: Array, y0: Array, *, bounds, capacity: int) -> NeuralBOState:

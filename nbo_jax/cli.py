@@ -1,0 +1,313 @@
+"""The ``nbo-jax`` command line: run a comparison of BO algorithms, re-plot saved results.
+
+Examples::
+
+    nbo-jax run --algorithm neural-bo,random --problem ackley --dim 10 --noise paper \\
+        --n-init 10 --iterations 200 --seeds 4 --seed 0 --out results/ackley10
+    nbo-jax plot results/ackley10
+
+``run`` builds each algorithm once, runs it on ``--seeds`` seeds at once (``jax.vmap`` of
+``run_bo`` over ``jax.random.split(jax.random.key(seed), seeds)``, so every algorithm sees
+the same initial designs), prints a summary table of the final simple regret, and writes
+``histories.npz``, ``config.json``, ``summary.md`` and ``regret.png`` (see
+:mod:`nbo_jax.analysis`). Errors in the options exit with status 2 before anything runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import math
+import pathlib
+import sys
+import time
+from typing import Optional, Sequence
+
+import numpy as np
+
+from . import analysis
+
+NEURAL_BO_OPTIONS = ("width", "depth", "nu", "lam", "posterior", "preset", "candidates", "epochs")
+
+
+# --------------------------------------------------------------------------- parser
+def _noise(text: str):
+    """``--noise``: ``"paper"`` or a float."""
+    if text.strip().lower() == "paper":
+        return "paper"
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'paper' or a number, got {text!r}") from None
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows ``(default: ...)`` except for ``None``/``False`` defaults (described in the text)."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``nbo-jax`` (sub-commands ``run`` and ``plot``)."""
+    from . import algorithms, benchmarks
+
+    parser = argparse.ArgumentParser(
+        prog="nbo-jax",
+        description="Bayesian optimization with neural-network surrogates in JAX: run "
+        "comparisons on benchmark problems and plot their regret.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser(
+        "run",
+        help="run algorithms on a benchmark over several seeds and save the results",
+        description="Run each algorithm on a benchmark problem over several seeds (vmapped; "
+        "all algorithms share the initial designs of a seed), print the final simple "
+        "regret per method and write histories.npz, config.json, summary.md and regret.png.",
+        formatter_class=_HelpFormatter,
+    )
+    g = run.add_argument_group("experiment")
+    g.add_argument("--algorithm", default="neural-bo,random",
+                   help=f"comma-separated algorithms, from {sorted(algorithms.REGISTRY)}")
+    g.add_argument("--problem", default="ackley", help=f"benchmark problem, one of {benchmarks.available()}")
+    g.add_argument("--dim", type=int, default=None,
+                   help="input dimension (required for any-dimension problems such as ackley)")
+    g.add_argument("--noise", type=_noise, default=0.0,
+                   help="observation noise std: a number >= 0, or 'paper' (variance = 1%% of the "
+                   "function range, SPEC.md section 0)")
+    g.add_argument("--n-init", type=int, default=10, help="number of uniform initial points (>= 1)")
+    g.add_argument("--iterations", type=int, default=200, help="number of BO iterations after the initial design (>= 0)")
+    g.add_argument("--seeds", type=int, default=4, help="number of seeds (independent runs, vmapped) (>= 1)")
+    g.add_argument("--seed", type=int, default=0, help="base seed: keys = split(key(seed), seeds)")
+    g.add_argument("--out", default=None,
+                   help="output folder (default: nbo_results/<problem>_d<dim>_<date-time>)")
+    g.add_argument("--x64", action="store_true", help="enable float64 (jax_enable_x64) for the runs")
+
+    nb = run.add_argument_group("Neural-BO options (passed to neural-bo only)")
+    nb.add_argument("--width", type=int, default=500, help="hidden width m")
+    nb.add_argument("--depth", type=int, default=2, help="number of weight layers L (>= 2)")
+    nb.add_argument("--nu", type=float, default=1.0, help="Thompson-sampling exploration scale nu")
+    nb.add_argument("--lam", type=float, default=0.01, help="regularization lambda (> 0)")
+    nb.add_argument("--posterior", default="auto", choices=("auto", "full", "diagonal", "dual"),
+                    help="feature-space posterior: full (Sherman-Morrison), diagonal, dual (Cholesky), auto")
+    nb.add_argument("--preset", default="default", choices=("default", "paper"),
+                    help="'paper': SGD, restart from theta_0, uniform candidates; 'default': Adam, "
+                    "warm start, half local candidates")
+    nb.add_argument("--candidates", type=int, default=2048, help="candidate points scored per iteration")
+    nb.add_argument("--epochs", type=int, default=50, help="training epochs per iteration")
+    run.set_defaults(subparser=run)
+
+    plot = sub.add_parser(
+        "plot",
+        help="re-draw regret.png and print the summary of saved results",
+        description="Reload the results in DIR (written by 'nbo-jax run'), re-draw DIR/regret.png "
+        "and print the summary table.",
+    )
+    plot.add_argument("dir", metavar="DIR", help="results folder written by 'nbo-jax run'")
+    plot.add_argument("--linear", action="store_true", help="linear y axis instead of log/symlog")
+    plot.set_defaults(subparser=plot)
+    return parser
+
+
+# --------------------------------------------------------------------------- helpers
+def _option_of_problem_error(message: str) -> str:
+    """Which option a ``benchmarks.get`` error is about (its messages start with the argument)."""
+    low = message.lower()
+    if low.startswith("noise"):
+        return "--noise"
+    if low.startswith("dim"):
+        return "--dim"
+    return "--problem"
+
+
+def _curves(histories, optimal_value):
+    """(curves, ylabel, note): simple regret per method, or best_f when f* is unknown."""
+    if optimal_value is None:
+        curves = {m: np.asarray(h["best_f"] if isinstance(h, dict) else h.best_f) for m, h in histories.items()}
+        return curves, "best f (optimal value unknown)", "optimal value unknown: plotting best f itself, not regret"
+    curves = {m: analysis.simple_regret(h["best_f"] if isinstance(h, dict) else h.best_f, optimal_value)
+              for m, h in histories.items()}
+    return curves, "simple regret (best f - f*)", None
+
+
+def _title(cfg: dict) -> str:
+    noise = cfg.get("noise")
+    noise_txt = f"noise {noise}" if noise == "paper" else f"noise std {cfg.get('noise_std', noise)}"
+    if noise == "paper" and cfg.get("noise_std") is not None:
+        noise_txt = f"paper noise (std {float(cfg['noise_std']):.3g})"
+    return f"{cfg.get('problem', '?')} (d={cfg.get('dim', '?')}), {noise_txt}, {cfg.get('n_seeds', '?')} seeds"
+
+
+# --------------------------------------------------------------------------- run
+def _validate_counts(args, parser) -> None:
+    checks = [("--n-init", args.n_init, 1), ("--seeds", args.seeds, 1), ("--iterations", args.iterations, 0),
+              ("--width", args.width, 1), ("--depth", args.depth, 2), ("--candidates", args.candidates, 1),
+              ("--epochs", args.epochs, 1)]
+    for option, value, minimum in checks:
+        if value < minimum:
+            parser.error(f"{option} must be >= {minimum}, got {value}")
+    if args.dim is not None and args.dim < 1:
+        parser.error(f"--dim must be >= 1, got {args.dim}")
+    if not (math.isfinite(args.lam) and args.lam > 0):
+        parser.error(f"--lam must be a finite number > 0, got {args.lam}")
+    if not (math.isfinite(args.nu) and args.nu >= 0):
+        parser.error(f"--nu must be a finite number >= 0, got {args.nu}")
+    if args.noise != "paper" and not (math.isfinite(args.noise) and args.noise >= 0):
+        parser.error(f"--noise must be 'paper' or a finite number >= 0, got {args.noise}")
+
+
+def _build_algorithms(args, parser) -> dict:
+    """Canonical name -> BOAlgorithm, validating ``--algorithm`` and the Neural-BO options."""
+    from . import algorithms
+
+    names = [s.strip() for s in args.algorithm.split(",")]
+    if not args.algorithm.strip() or any(not s for s in names):
+        parser.error(f"--algorithm: expected a comma-separated list such as 'neural-bo,random', got {args.algorithm!r}")
+    nbo_kwargs = dict(width=args.width, depth=args.depth, nu=args.nu, lam=args.lam, posterior=args.posterior,
+                      preset=args.preset, n_candidates=args.candidates, epochs=args.epochs)
+    built = {}
+    for name in names:
+        try:
+            canonical = algorithms.get(name).name  # validates the name (building is cheap)
+        except (ValueError, TypeError) as err:
+            parser.error(f"--algorithm: {err}")
+        if canonical in built:
+            parser.error(f"--algorithm: {name!r} is given twice")
+        try:
+            built[canonical] = algorithms.get(name, **nbo_kwargs) if canonical == "neural-bo" else algorithms.get(name)
+        except (ValueError, TypeError) as err:
+            parser.error(f"Neural-BO options (--{'/--'.join(NEURAL_BO_OPTIONS)}): {err}")
+    return built
+
+
+def _cmd_run(args, parser, argv) -> int:
+    import jax
+
+    from . import benchmarks
+    from .loop import run_bo
+
+    _validate_counts(args, parser)
+    algos = _build_algorithms(args, parser)
+    old_x64 = bool(jax.config.jax_enable_x64)
+    try:
+        if args.x64:
+            jax.config.update("jax_enable_x64", True)
+        try:
+            problem = benchmarks.get(args.problem, dim=args.dim, noise_std=args.noise)
+        except (ValueError, TypeError) as err:
+            parser.error(f"{_option_of_problem_error(str(err))}: {err}")
+        return _run_all(args, argv, algos, problem, run_bo)
+    finally:
+        jax.config.update("jax_enable_x64", old_x64)
+
+
+def _run_all(args, argv, algos, problem, run_bo) -> int:
+    import jax
+
+    out = pathlib.Path(args.out) if args.out else pathlib.Path(
+        "nbo_results", f"{problem.name}_d{problem.dim}_{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
+    keys = jax.random.split(jax.random.key(args.seed), args.seeds)
+    histories, timings = {}, {}
+    n_total = args.seeds * (args.n_init + args.iterations)
+    for name, algo in algos.items():
+        print(f"running {name} on {problem.name} (d={problem.dim}) x {args.seeds} seeds "
+              f"({args.n_init} initial + {args.iterations} iterations each)", flush=True)
+
+        def one(key, algo=algo):
+            return run_bo(key, algo, problem, n_init=args.n_init, n_iter=args.iterations, progress=True)
+
+        t0 = time.perf_counter()
+        compiled = jax.jit(jax.vmap(one)).lower(keys).compile()
+        t1 = time.perf_counter()
+        hist = jax.block_until_ready(compiled(keys))
+        t2 = time.perf_counter()
+        histories[name] = analysis.history_to_numpy(hist)
+        timings[name] = {"compile_s": t1 - t0, "run_s": t2 - t1, "wall_s": t2 - t0}
+        n_bad = int(np.sum(~histories[name]["valid"]))
+        print(f"  {name}: compile {t1 - t0:.2f} s, run {t2 - t1:.2f} s; "
+              f"NaN/inf observations: {n_bad} of {n_total}", flush=True)
+
+    fstar = problem.optimal_value
+    config = {
+        "command": "run",
+        "argv": list(argv) if argv is not None else sys.argv[1:],
+        "algorithms": list(algos),
+        "problem": problem.name,
+        "dim": problem.dim,
+        "noise": args.noise,
+        "noise_std": problem.noise_std,
+        "optimal_value": fstar,
+        "n_init": args.n_init,
+        "n_iter": args.iterations,
+        "n_seeds": args.seeds,
+        "seed": args.seed,
+        "x64": bool(args.x64),
+        "neural_bo": {k: getattr(args, k) for k in NEURAL_BO_OPTIONS} if "neural-bo" in algos else None,
+    }
+    wall = {m: t["wall_s"] for m, t in timings.items()}
+    rows = analysis.summary_rows(histories, fstar, wall)
+    metric = "final simple regret (best f - f*)" if fstar is not None else "final best f (optimal value unknown)"
+    print(f"\n{metric} after {args.n_init + args.iterations} evaluations, {args.seeds} seeds "
+          "(wall_s: compile + run seconds):")
+    print(analysis.format_table(rows))
+    paths = analysis.save_results(out, histories, config, optimal_value=fstar, seed=args.seed, keys=keys,
+                                  timings=timings)
+    curves, ylabel, note = _curves(histories, fstar)
+    if note:
+        print(note)
+    paths["plot"] = analysis.plot_regret(curves, out / "regret.png", title=_title(config), n_init=args.n_init,
+                                         ylabel=ylabel)
+    print("\nwrote:")
+    for kind, path in paths.items():
+        print(f"  {kind}: {path}")
+    return 0
+
+
+# --------------------------------------------------------------------------- plot
+def _cmd_plot(args, parser) -> int:
+    directory = pathlib.Path(args.dir)
+    if not directory.is_dir():
+        parser.error(f"DIR {str(directory)!r} is not a folder")
+    try:
+        histories, record = analysis.load_results(directory)
+    except (FileNotFoundError, ValueError, OSError) as err:
+        parser.error(f"DIR {str(directory)!r} has no readable results: {err}")
+    cfg = record.get("config", {})
+    fstar = record.get("optimal_value", cfg.get("optimal_value"))
+    wall = {}
+    for method, t in (record.get("timings") or {}).items():
+        t = t.get("wall_s") if isinstance(t, dict) else t
+        if isinstance(t, (int, float)):
+            wall[method] = t
+    rows = analysis.summary_rows(histories, fstar, wall)
+    print(record.get("metric", "final simple regret") + f" ({directory}):")
+    print(analysis.format_table(rows))
+    curves, ylabel, note = _curves(histories, fstar)
+    if note:
+        print(note)
+    path = analysis.plot_regret(curves, directory / "regret.png", title=_title(cfg) if cfg else None,
+                                n_init=cfg.get("n_init"), log=not args.linear, ylabel=ylabel)
+    print(f"\nwrote:\n  plot: {path}")
+    return 0
+
+
+# --------------------------------------------------------------------------- entry point
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point of ``nbo-jax``; returns the exit status (errors in options raise
+    ``SystemExit(2)`` through ``argparse``, with a message naming the option)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        parser.exit(2, "\nnbo-jax: error: a command is required (run or plot)\n")
+    sub = args.subparser  # errors are reported with the sub-command's usage line
+    if args.command == "run":
+        return _cmd_run(args, sub, argv)
+    return _cmd_plot(args, sub)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

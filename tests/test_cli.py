@@ -1,0 +1,146 @@
+"""Tests of the nbo-jax command line (in-process, tiny settings)."""
+
+import contextlib
+import io
+import json
+
+import numpy as np
+import pytest
+
+from nbo_jax import analysis, benchmarks
+from nbo_jax.cli import main
+
+TINY = ["--problem", "branin", "--algorithm", "neural-bo,random", "--n-init", "3", "--iterations", "4",
+        "--seeds", "2", "--width", "16", "--candidates", "64", "--epochs", "2"]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """One tiny comparison shared by the tests below: (out dir, exit code, stdout)."""
+    out = tmp_path_factory.mktemp("cli") / "branin"
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(["run", *TINY, "--out", str(out)])
+    return out, code, stdout.getvalue()
+
+
+def test_run_writes_results(tiny_run):
+    out, code, text = tiny_run
+    assert code == 0
+    for name in ("histories.npz", "config.json", "summary.md", "regret.png"):
+        assert (out / name).is_file() and (out / name).stat().st_size > 0, name
+    histories, record = analysis.load_results(out)
+    assert list(histories) == ["neural-bo", "random"]
+    fstar = benchmarks.get("branin").optimal_value
+    for method, h in histories.items():
+        assert h["x"].shape == (2, 7, 2) and h["f"].shape == (2, 7) and h["valid"].shape == (2, 7), method
+        assert h["valid"].all()
+        assert np.all(np.diff(h["best_f"], axis=1) <= 0), method  # running minimum
+        np.testing.assert_allclose(h["best_f"], np.minimum.accumulate(h["f"], axis=1))
+        assert np.all(h["best_f"] >= fstar - 1e-4)
+    # same key -> same initial design for every method
+    np.testing.assert_array_equal(histories["neural-bo"]["x"][:, :3], histories["random"]["x"][:, :3])
+    cfg = record["config"]
+    assert (cfg["problem"], cfg["n_init"], cfg["n_iter"], cfg["n_seeds"], cfg["seed"]) == ("branin", 3, 4, 2, 0)
+    assert cfg["neural_bo"]["width"] == 16 and cfg["neural_bo"]["candidates"] == 64
+    assert record["seeds"]["n_seeds"] == 2 and len(record["seeds"]["key_data"]) == 2
+    assert set(record["timings"]) == {"neural-bo", "random"}
+    assert record["environment"]["jax"]
+
+
+def test_run_prints_summary(tiny_run):
+    out, _, text = tiny_run
+    assert "running neural-bo on branin (d=2) x 2 seeds" in text
+    assert "running random on branin (d=2) x 2 seeds" in text
+    assert "NaN/inf observations: 0 of 14" in text
+    table = [line for line in text.splitlines() if line.startswith("|")]
+    assert "median" in table[0] and "iqr" in table[0] and "wall_s" in table[0]
+    assert any("neural-bo" in line for line in table) and any("random" in line for line in table)
+    # the printed medians are those of the saved final regret
+    histories, record = analysis.load_results(out)
+    fstar = record["optimal_value"]
+    median = float(np.median(histories["random"]["best_f"][:, -1] - fstar))
+    (row,) = [line for line in table if "random" in line]
+    assert float(row.split("|")[3]) == pytest.approx(median, rel=1e-3)
+    assert str(out / "regret.png") in text
+
+
+def test_plot_command(tiny_run, capsys):
+    out, _, _ = tiny_run
+    (out / "regret.png").unlink()
+    assert main(["plot", str(out)]) == 0
+    assert (out / "regret.png").stat().st_size > 1000
+    text = capsys.readouterr().out
+    assert "neural-bo" in text and "random" in text and "median" in text
+
+
+def test_plot_without_results(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["plot", str(tmp_path)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "no readable results" in err and "histories.npz" in err
+
+
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        (["--problem", "no-such-problem"], "--problem"),
+        (["--algorithm", "neural-bo,no-such-algo"], "--algorithm"),
+        (["--n-init", "0"], "--n-init"),
+        (["--seeds", "0"], "--seeds"),
+        (["--iterations", "-1"], "--iterations"),
+        (["--problem", "ackley"], "--dim"),  # any-dimension problem without --dim
+        (["--noise", "loud"], "--noise"),
+        (["--lam", "0"], "--lam"),
+    ],
+)
+def test_bad_inputs_exit_2(args, option, tmp_path, capsys):
+    argv = ["run", *TINY, "--out", str(tmp_path / "never"), *args]  # later options win
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    captured = capsys.readouterr()
+    assert option in captured.err
+    assert "running" not in captured.out  # nothing ran
+    assert not (tmp_path / "never").exists()
+
+
+def test_help_lists_options(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    assert "run" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--help"])
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    for option in ("--algorithm", "--problem", "--dim", "--noise", "--n-init", "--iterations", "--seeds",
+                   "--seed", "--out", "--x64", "--width", "--depth", "--nu", "--lam", "--posterior",
+                   "--preset", "--candidates", "--epochs"):
+        assert option in text, option
+    assert "paper" in text and "neural-bo" in text
+
+
+def test_no_command_exits_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([])
+    assert exc.value.code == 2
+    assert "command" in capsys.readouterr().err
+
+
+def test_config_json_is_strict_json(tiny_run):
+    out, _, _ = tiny_run
+    json.loads((out / "config.json").read_text(), parse_constant=lambda c: pytest.fail(f"non-JSON {c}"))
+
+
+def test_plot_unknown_optimum(tmp_path, capsys):
+    best = np.array([[3.0, 2.0, -1.0], [4.0, 4.0, 0.5]])
+    hist = {"x": np.zeros((2, 3, 1)), "y": best, "f": best, "best_f": best, "valid": np.ones((2, 3), bool)}
+    analysis.save_results(tmp_path, {"random": hist}, {"problem": "custom", "n_init": 1})
+    assert main(["plot", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "optimal value unknown" in text and "best f" in text
+    (row,) = [line for line in text.splitlines() if line.startswith("| random")]
+    assert float(row.split("|")[3]) == pytest.approx(-0.25)  # median of the final best f (-1, 0.5)
+    assert (tmp_path / "regret.png").stat().st_size > 1000

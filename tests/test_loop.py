@@ -1,0 +1,187 @@
+"""run_bo: determinism, vmap, one compilation, input errors, NaN masking (issue 2)."""
+
+import dataclasses
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import nbo_jax as nbo
+from nbo_jax.types import Bounds, Problem
+
+
+def _counting(algo):
+    """Wrap an algorithm so that each trace of `ask` increments a counter (compilations)."""
+    count = {"ask": 0}
+
+    def ask(state, key):
+        count["ask"] += 1
+        return algo.ask(state, key)
+
+    return algo._replace(ask=ask), count
+
+
+SMALL_NBO = dict(width=16, n_candidates=64, epochs=3, batch_size=8)
+
+
+def test_history_shapes_and_running_minimum():
+    problem = nbo.benchmarks.get("branin", noise_std=0.5)
+    hist = nbo.run_bo(jax.random.key(0), nbo.random_search(), problem, n_init=4, n_iter=6)
+    assert hist.x.shape == (10, 2) and hist.y.shape == hist.f.shape == hist.best_f.shape == (10,)
+    np.testing.assert_allclose(hist.f, jax.vmap(problem.objective)(hist.x), rtol=1e-6)
+    np.testing.assert_allclose(hist.best_f, np.minimum.accumulate(np.asarray(hist.f)), rtol=1e-7)
+    assert np.all(hist.x >= problem.bounds.lower) and np.all(hist.x <= problem.bounds.upper)
+    # noise is really added to y and not to f
+    assert float(jnp.std(hist.y - hist.f)) > 0.1
+    assert bool(jnp.all(hist.valid))
+
+
+def test_deterministic_and_initial_design_shared():
+    problem = nbo.benchmarks.get("branin")
+    algo = nbo.neural_bo(**SMALL_NBO)
+    h1 = nbo.run_bo(jax.random.key(3), algo, problem, n_init=3, n_iter=4)
+    h2 = nbo.run_bo(jax.random.key(3), algo, problem, n_init=3, n_iter=4)
+    np.testing.assert_array_equal(h1.x, h2.x)
+    np.testing.assert_array_equal(h1.y, h2.y)
+    h3 = nbo.run_bo(jax.random.key(4), algo, problem, n_init=3, n_iter=4)
+    assert not np.allclose(h1.x, h3.x)
+    # every algorithm gets the same initial points (and noise) for the same key
+    hr = nbo.run_bo(jax.random.key(3), nbo.random_search(), problem, n_init=3, n_iter=4)
+    np.testing.assert_array_equal(h1.x[:3], hr.x[:3])
+    np.testing.assert_array_equal(h1.y[:3], hr.y[:3])
+
+
+def test_vmap_equals_separate_runs_and_compiles_once(x64):
+    problem = nbo.benchmarks.get("branin", noise_std=0.1)
+    algo, count = _counting(nbo.neural_bo(**SMALL_NBO))
+    keys = jax.random.split(jax.random.key(7), 3)
+    run = lambda k: nbo.run_bo(k, algo, problem, n_init=3, n_iter=4)
+    separate = [run(k) for k in keys]
+    assert count["ask"] == 1, "different keys must reuse one compilation"
+    batched = jax.vmap(run)(keys)
+    assert batched.x.shape == (3, 7, 2)
+    for i, h in enumerate(separate):
+        np.testing.assert_allclose(batched.x[i], h.x, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(batched.best_f[i], h.best_f, rtol=1e-9)
+
+
+def test_progress_hook_called_once_per_iteration():
+    problem = nbo.benchmarks.get("branin")
+    steps = []
+    hook = lambda t: steps.append(int(t))
+    nbo.run_bo(jax.random.key(0), nbo.random_search(), problem, n_init=2, n_iter=5, progress=hook)
+    assert steps == [0, 1, 2, 3, 4]
+
+
+# ---------------------------------------------------------------- errors before compiling
+def test_bad_input_raises_before_compiling():
+    problem = nbo.benchmarks.get("branin")
+    algo, count = _counting(nbo.random_search())
+    key = jax.random.key(0)
+    with pytest.raises(ValueError, match="n_init"):
+        nbo.run_bo(key, algo, problem, n_init=0, n_iter=3)
+    with pytest.raises(ValueError, match="n_iter"):
+        nbo.run_bo(key, algo, problem, n_init=2, n_iter=-1)
+    with pytest.raises(TypeError, match="n_init"):
+        nbo.run_bo(key, algo, problem, n_init=2.5, n_iter=3)
+    with pytest.raises(ValueError, match="x0"):
+        nbo.run_bo(key, algo, problem, n_init=2, n_iter=3, x0=np.zeros((2, 3)))
+    with pytest.raises(TypeError, match="algorithm"):
+        nbo.run_bo(key, "neural-bo", problem, n_init=2, n_iter=3)
+    with pytest.raises(TypeError, match="problem"):
+        nbo.run_bo(key, algo, "branin", n_init=2, n_iter=3)
+    with pytest.raises(ValueError, match="key"):
+        nbo.run_bo(jax.random.split(key, 2), algo, problem, n_init=2, n_iter=3)
+    # a Problem whose bounds disagree with its dim, or with lower >= upper
+    wrong_dim = dataclasses.replace(problem, dim=3)
+    with pytest.raises(ValueError, match="problem.bounds"):
+        nbo.run_bo(key, algo, wrong_dim, n_init=2, n_iter=3)
+    inverted = dataclasses.replace(problem, bounds=Bounds(np.array([1.0, 0.0]), np.array([0.0, 1.0])))
+    with pytest.raises(ValueError, match="lower must be < upper"):
+        nbo.run_bo(key, algo, inverted, n_init=2, n_iter=3)
+    assert count["ask"] == 0, "nothing may be traced or compiled before the checks"
+
+
+def test_unknown_names_and_bad_bounds():
+    with pytest.raises(ValueError, match="name"):
+        nbo.benchmarks.get("no-such-problem", dim=2)
+    with pytest.raises(ValueError, match="algorithm"):
+        nbo.algorithms.get("no-such-algorithm")
+    with pytest.raises(ValueError, match="lower must be < upper"):
+        nbo.make_bounds([0.0, 1.0], [1.0, 1.0])
+    with pytest.raises(ValueError, match="finite"):
+        nbo.make_bounds([0.0, -np.inf], [1.0, 1.0])
+    with pytest.raises(ValueError, match="preset"):
+        nbo.neural_bo(preset="fast")
+    with pytest.raises(ValueError, match="posterior"):
+        nbo.neural_bo(posterior="exact")
+    with pytest.raises(ValueError, match="lam"):
+        nbo.neural_bo(lam=0.0)
+
+
+# ---------------------------------------------------------------- NaN / inf observations
+def _holey_problem():
+    """Branin that returns NaN on the right third of the box and +inf in a corner."""
+    base = nbo.benchmarks.get("branin")
+
+    def f(x):
+        v = base.objective(x)
+        v = jnp.where(x[0] > 5.0, jnp.nan, v)
+        return jnp.where((x[0] < -4.0) & (x[1] > 14.0), jnp.inf, v)
+
+    return dataclasses.replace(base, name="holey-branin", objective=f)
+
+
+def test_nan_observations_are_masked_and_reported():
+    problem = _holey_problem()
+    algo = nbo.neural_bo(**SMALL_NBO)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        hist = nbo.run_bo(jax.random.key(1), algo, problem, n_init=8, n_iter=12)
+        jax.block_until_ready(hist)
+    n_bad = int(np.sum(~np.asarray(hist.valid)))
+    assert n_bad > 0, "the test problem should produce some NaN observations"
+    np.testing.assert_array_equal(hist.valid, np.isfinite(hist.y))
+    assert any("NaN/inf" in str(w.message) and str(n_bad) in str(w.message) for w in caught)
+    assert np.all(np.isfinite(hist.x)), "a NaN must never reach the proposals"
+    f = np.asarray(hist.f)
+    first = int(np.argmax(np.isfinite(f)))
+    assert np.all(np.isfinite(hist.best_f[first:])) and np.all(np.isinf(hist.best_f[:first]))
+    np.testing.assert_allclose(hist.best_f[-1], np.nanmin(np.where(np.isfinite(f), f, np.nan)))
+
+
+def test_nan_tell_leaves_state_unchanged_except_count():
+    algo = nbo.neural_bo(**SMALL_NBO, posterior="full")
+    bounds = nbo.benchmarks.get("branin").bounds
+    x0 = np.array([[0.0, 5.0], [5.0, 5.0], [-2.0, 10.0]])
+    state = algo.init(jax.random.key(0), x0, np.array([1.0, 2.0, 3.0]), bounds=bounds, capacity=6)
+    after = algo.tell(state, jnp.array([1.0, 1.0]), jnp.nan)
+    assert int(after.data.count) == 4 and not bool(after.data.mask[3])
+    assert float(after.data.y[3]) == 0.0  # the buffer never holds the NaN
+    np.testing.assert_array_equal(after.posterior.A, state.posterior.A)
+    for leaf in jax.tree.leaves(after.params):
+        assert np.all(np.isfinite(leaf))
+    # the next proposal is finite and inside the box
+    x = algo.ask(after, jax.random.key(5))
+    assert np.all(np.isfinite(x)) and np.all(x >= bounds.lower) and np.all(x <= bounds.upper)
+
+
+def test_ask_tell_driver_matches_protocol():
+    problem = nbo.benchmarks.get("branin")
+    f = lambda x: float(problem.objective(jnp.asarray(x)))
+    x0 = np.asarray(nbo.initial_design(jax.random.key(0), problem.bounds, 4))
+    opt = nbo.AskTell(nbo.neural_bo(**SMALL_NBO), problem.bounds, capacity=7, key=jax.random.key(1),
+                      x0=x0, y0=[f(x) for x in x0])
+    for _ in range(3):
+        x = opt.ask()
+        opt.tell(x, f(x))
+    best_x, best_y = opt.best()
+    assert best_y == min(opt.y) and len(opt.y) == 7
+    with pytest.raises(ValueError, match="capacity"):
+        opt.tell(x, 1.0)
+    with pytest.warns(RuntimeWarning, match="NaN"):
+        opt2 = nbo.AskTell(nbo.random_search(), problem.bounds, capacity=5, key=jax.random.key(1),
+                           x0=x0[:2], y0=[np.nan, 1.0])
+    assert opt2.best()[1] == 1.0

@@ -1,0 +1,95 @@
+"""Neural-BO end to end (seed 000, Algorithm 1; SPEC.md section 1)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import nbo_jax as nbo
+from nbo_jax import posterior as P
+
+SMALL = dict(width=32, n_candidates=128, epochs=5, batch_size=16)
+
+
+def _state(algo, n=6, capacity=10, seed=0):
+    problem = nbo.benchmarks.get("branin")
+    x0 = nbo.initial_design(jax.random.key(seed), problem.bounds, n)
+    return problem, algo.init(jax.random.key(1), x0, jax.vmap(problem.objective)(x0),
+                              bounds=problem.bounds, capacity=capacity)
+
+
+def test_full_and_dual_give_the_same_run(x64):
+    """Exact modes are interchangeable: same posterior, same proposals, same history."""
+    problem = nbo.benchmarks.get("branin", noise_std=0.1)
+    hists = {mode: nbo.run_bo(jax.random.key(2), nbo.neural_bo(**SMALL, posterior=mode), problem, n_init=4, n_iter=6)
+             for mode in ("full", "dual")}
+    np.testing.assert_allclose(hists["full"].x, hists["dual"].x, rtol=1e-7, atol=1e-9)
+
+
+def test_state_posterior_matches_direct_computation(x64):
+    for feature_params in ("initial", "current"):
+        algo = nbo.neural_bo(**SMALL, posterior="dual", feature_params=feature_params)
+        problem, state = _state(algo)
+        for i in range(2):
+            x = algo.ask(state, jax.random.key(10 + i))
+            state = algo.tell(state, x, problem.objective(x))
+        u = jax.random.uniform(jax.random.key(5), (20, 2))
+        post = algo.surrogate(state, u)
+        if feature_params == "initial":
+            net = nbo.networks.mlp(2, SMALL["width"], 2, use_bias=True)
+            G = nbo.features.gradient_features(net.apply, state.params0, 2 * state.data.u - 1)
+            Gc = nbo.features.gradient_features(net.apply, state.params0, 2 * u - 1)
+            direct = P.direct_variance(G, state.data.mask, Gc, 0.01, float(SMALL["width"]))
+            np.testing.assert_allclose(post.std ** 2, direct, rtol=1e-8)
+            np.testing.assert_allclose(post.mean, nbo.features.predict(net.apply, state.params, 2 * u - 1), rtol=1e-12)
+        assert np.all(np.asarray(post.std) > 0) and post.mean.shape == (20,)
+        assert int(state.data.count) == 8
+
+
+def test_training_fits_the_data(x64):
+    """TrainNN reduces the squared error on the (standardized) observations."""
+    algo = nbo.neural_bo(width=64, epochs=200, batch_size=8, learning_rate=1e-2, n_candidates=16)
+    problem, state = _state(algo, n=8, capacity=8)
+    net = nbo.networks.mlp(2, 64, 2, use_bias=True)
+    z = 2 * state.data.u - 1
+    y = state.data.standardized()[0]
+    before = jnp.mean((nbo.features.predict(net.apply, state.params0, z) - y) ** 2)
+    after = jnp.mean((nbo.features.predict(net.apply, state.params, z) - y) ** 2)
+    assert float(after) < 0.2 * float(before), (float(before), float(after))
+
+
+def test_custom_acquisition_is_used():
+    """A user's acquisition decides: 'closest to the box center' must propose the center-most candidate."""
+    center = lambda post, key: -jnp.linalg.norm(post.u - 0.5, axis=-1)
+    algo = nbo.neural_bo(**SMALL, acquisition=center, n_candidates=4096)
+    problem, state = _state(algo)
+    x = algo.ask(state, jax.random.key(0))
+    u = (x - problem.bounds.lower) / (problem.bounds.upper - problem.bounds.lower)
+    assert float(jnp.linalg.norm(u - 0.5)) < 0.05
+    with pytest.raises(TypeError, match="acquisition"):
+        nbo.neural_bo(acquisition="ei")
+
+
+def test_paper_preset_settings():
+    """Paper preset: uniform candidates only; all posterior modes run and propose points in the box."""
+    for mode in ("full", "diagonal", "dual"):
+        algo = nbo.neural_bo(**SMALL, preset="paper", posterior=mode)
+        problem, state = _state(algo)
+        x = algo.ask(state, jax.random.key(0))
+        assert np.all(x >= problem.bounds.lower) and np.all(x <= problem.bounds.upper)
+        assert type(state.posterior).__name__.lower().startswith(mode)
+
+
+def _final_regret(algo, problem, seeds, n_init, n_iter):
+    keys = jax.random.split(jax.random.key(2024), seeds)
+    hists = jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=n_init, n_iter=n_iter))(keys)
+    return np.asarray(hists.best_f[:, -1] - problem.optimal_value)
+
+
+@pytest.mark.parametrize("name,dim", [("branin", None), ("ackley", 2)])
+def test_neural_bo_beats_random_search(name, dim):
+    problem = nbo.benchmarks.get(name, dim=dim, noise_std="paper")
+    nbo_r = _final_regret(nbo.neural_bo(width=100, n_candidates=512), problem, 6, 5, 30)
+    rs_r = _final_regret(nbo.random_search(), problem, 6, 5, 30)
+    print(f"{name}: Neural-BO median {np.median(nbo_r):.3f} vs random {np.median(rs_r):.3f}")
+    assert np.median(nbo_r) < np.median(rs_r)
