@@ -61,7 +61,7 @@ def test_training_fits_the_data(x64):
 def test_custom_acquisition_is_used():
     """A user's acquisition decides: 'closest to the box center' must propose the center-most candidate."""
     center = lambda post, key: -jnp.linalg.norm(post.u - 0.5, axis=-1)
-    algo = nbo.neural_bo(**SMALL, acquisition=center, n_candidates=4096)
+    algo = nbo.neural_bo(**{**SMALL, "n_candidates": 4096}, acquisition=center)
     problem, state = _state(algo)
     x = algo.ask(state, jax.random.key(0))
     u = (x - problem.bounds.lower) / (problem.bounds.upper - problem.bounds.lower)
@@ -93,3 +93,8 @@ def test_neural_bo_beats_random_search(name, dim):
     rs_r = _final_regret(nbo.random_search(), problem, 6, 5, 30)
     print(f"{name}: Neural-BO median {np.median(nbo_r):.3f} vs random {np.median(rs_r):.3f}")
     assert np.median(nbo_r) < np.median(rs_r)
+
+
+def test_nu_with_acquisition_is_refused():
+    with pytest.raises(ValueError, match="nu"):
+        nbo.neural_bo(nu=2.0, acquisition=nbo.acquisition.ei())

@@ -70,7 +70,7 @@ class NeuralBOState(NamedTuple):
 def neural_bo(
     width: int = 500,
     depth: int = 2,
-    nu: float = 1.0,
+    nu: Optional[float] = None,
     lam: float = 0.01,
     *,
     preset: str = "default",
@@ -95,7 +95,8 @@ def neural_bo(
 
     Args:
         width: hidden width ``m``. depth: number of weight layers ``L`` (>= 2).
-        nu: exploration scale of Thompson sampling (seed 000, Algorithm 1, line 4).
+        nu: exploration scale of Thompson sampling (seed 000, Algorithm 1, line 4);
+            default 1.0. Not allowed together with ``acquisition`` (it would be ignored).
         lam: regularization ``lambda`` of ``U_0 = lam I`` and of TrainNN (> 0).
         preset: ``"paper"`` or ``"default"``: fills ``warm_start``, ``optimizer``,
             ``local_fraction``, ``use_bias`` where left ``None`` (see module doc).
@@ -150,7 +151,12 @@ def neural_bo(
     n_local = int(round(n_candidates * chosen["local_fraction"]))
     n_uniform = n_candidates - n_local
     opt = make_optimizer(chosen["optimizer"], learning_rate)
-    acq = acquisition if acquisition is not None else thompson(nu)
+    if acquisition is not None and nu is not None:
+        raise ValueError(
+            "nu only scales the default Thompson acquisition; with acquisition= given, put the "
+            "exploration scale into it (e.g. nbo.acquisition.thompson(nu)) and drop nu"
+        )
+    acq = acquisition if acquisition is not None else thompson(1.0 if nu is None else nu)
     if not callable(acq):
         raise TypeError(f"acquisition must be callable (posterior, key) -> (N,), got {type(acq).__name__}")
     m = float(width)

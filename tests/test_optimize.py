@@ -1,0 +1,40 @@
+"""Candidate sets and projected gradient ascent (nbo_jax.optimize)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from nbo_jax.optimize import argmax_point, candidate_set, projected_gradient_ascent
+from nbo_jax.types import Dataset
+
+
+def test_candidate_set_local_points_surround_best_observations():
+    u = jnp.array([[0.1, 0.1], [0.9, 0.2], [0.5, 0.5], [0.2, 0.8]])
+    y = jnp.array([3.0, jnp.nan, 1.0, 2.0])  # the NaN row must never be a centre
+    data = Dataset.empty(6, 2).add_batch(u, y)
+    cand = candidate_set(jax.random.key(0), data, 100, 300, local_std=0.01, n_best=2)
+    assert cand.shape == (400, 2)
+    assert np.all((cand >= 0) & (cand <= 1))
+    local = np.asarray(cand[100:])
+    d_best = np.linalg.norm(local - np.array([0.5, 0.5]), axis=1)
+    d_second = np.linalg.norm(local - np.array([0.2, 0.8]), axis=1)
+    assert np.all(np.minimum(d_best, d_second) < 0.06)
+    assert abs(np.mean(d_best < 0.06) - 0.5) < 0.01  # spread evenly over the 2 best
+    # with no valid observation the local points fall back to uniform ones
+    empty = Dataset.empty(3, 2).add(jnp.array([0.5, 0.5]), jnp.nan)
+    c2 = candidate_set(jax.random.key(1), empty, 10, 1000, local_std=0.001)
+    assert np.std(np.asarray(c2[10:, 0])) > 0.2
+
+
+def test_projected_gradient_ascent_finds_interior_and_boundary_maxima():
+    target = jnp.array([0.3, 0.7])
+    u0 = jax.random.uniform(jax.random.key(0), (4, 2))
+    out = projected_gradient_ascent(lambda u: -jnp.sum((u - target) ** 2), u0, steps=300, learning_rate=0.02)
+    np.testing.assert_allclose(out, jnp.broadcast_to(target, (4, 2)), atol=1e-3)
+    edge = projected_gradient_ascent(lambda u: u[0] - u[1], u0, steps=200, learning_rate=0.05)
+    np.testing.assert_allclose(edge, jnp.broadcast_to(jnp.array([1.0, 0.0]), (4, 2)), atol=1e-6)
+
+
+def test_argmax_point_ignores_nan():
+    cand = jnp.arange(8.0).reshape(4, 2)
+    assert np.array_equal(argmax_point(jnp.array([1.0, jnp.nan, 3.0, 2.0]), cand), cand[2])
