@@ -94,8 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     nb.add_argument("--posterior", default="auto", choices=("auto", "full", "diagonal", "dual"),
                     help="feature-space posterior: full (Sherman-Morrison), diagonal, dual (Cholesky), auto")
     nb.add_argument("--preset", default="default", choices=("default", "paper"),
-                    help="'paper': SGD, restart from theta_0, uniform candidates; 'default': Adam, "
-                    "warm start, half local candidates")
+                    help="'paper': no biases, SGD, restart from theta_0, uniform candidates; "
+                    "'default': biases, Adam, warm start, a quarter local candidates")
     nb.add_argument("--candidates", type=int, default=2048, help="candidate points scored per iteration")
     nb.add_argument("--epochs", type=int, default=50, help="training epochs per iteration")
     run.set_defaults(subparser=run)
