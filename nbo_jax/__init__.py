@@ -8,8 +8,8 @@ Public API::
     hist = nbo.run_bo(jax.random.key(0), algo, problem, n_init=10, n_iter=200)
 """
 
-from . import acquisition, algorithms, analysis, benchmarks, features, networks, ntk, optimize, posterior, training
-from .algorithms import neural_bo, random_search
+from . import acquisition, algorithms, analysis, benchmarks, comparison, features, networks, ntk, optimize, posterior, training
+from .algorithms import neural_bo, neural_ts, neural_ucb, random_search
 from .loop import AskTell, initial_design, run_bo
 from .types import BOAlgorithm, Bounds, Dataset, History, Problem, make_bounds
 
@@ -19,6 +19,7 @@ __all__ = [
     "acquisition",
     "algorithms",
     "analysis",
+    "comparison",
     "benchmarks",
     "features",
     "networks",
@@ -27,6 +28,8 @@ __all__ = [
     "posterior",
     "training",
     "neural_bo",
+    "neural_ucb",
+    "neural_ts",
     "random_search",
     "run_bo",
     "AskTell",

@@ -647,3 +647,13 @@ def history_to_numpy(history) -> dict[str, np.ndarray]:
     if isinstance(history, History):
         return {name: np.asarray(getattr(history, name)) for name in HISTORY_FIELDS}
     return {name: _field(history, name) for name in HISTORY_FIELDS}
+
+
+# --------------------------------------------------------------------------- comparisons
+def compare(problem, algorithms, **kwargs):
+    """Run several algorithms on one problem with shared seeds and compute the thesis'
+    statistics (Tables 3.1 / 3.2). See :func:`nbo_jax.comparison.compare` for the arguments;
+    returns a :class:`nbo_jax.comparison.ComparisonResult`."""
+    from .comparison import compare as _compare
+
+    return _compare(problem, algorithms, **kwargs)

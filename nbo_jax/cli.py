@@ -100,6 +100,35 @@ def build_parser() -> argparse.ArgumentParser:
     nb.add_argument("--epochs", type=int, default=50, help="training epochs per iteration")
     run.set_defaults(subparser=run)
 
+    cmp_ = sub.add_parser(
+        "compare",
+        help="compare algorithms on a benchmark with the thesis' statistics (KS, Welch, BH)",
+        description="Run every algorithm on the same seeds (same initial points per seed, vmapped), "
+        "then write the histories, regret.png, and the thesis' tables (Table 3.1: KS normality "
+        "p-values; Table 3.2: one-sided Welch t-tests of each baseline against --reference with "
+        "Benjamini-Hochberg T/F) as Markdown and CSV.",
+        formatter_class=_HelpFormatter,
+    )
+    c = cmp_.add_argument_group("experiment")
+    c.add_argument("--algorithms", default="neural-bo,random",
+                   help=f"comma-separated algorithms, from {sorted(algorithms.REGISTRY)}")
+    c.add_argument("--reference", default=None,
+                   help="method the others are tested against (default: the first of --algorithms)")
+    c.add_argument("--problem", default="ackley", help=f"benchmark problem, one of {benchmarks.available()}")
+    c.add_argument("--dim", type=int, default=None, help="input dimension (required for any-dimension problems)")
+    c.add_argument("--noise", type=_noise, default="paper", help="observation noise std: a number >= 0 or 'paper'")
+    c.add_argument("--n-init", type=int, default=10, help="number of uniform initial points (>= 1)")
+    c.add_argument("--iterations", type=int, default=200, help="evaluations after the initial design (>= 0)")
+    c.add_argument("--seeds", type=int, default=10, help="number of seeds (>= 3 for the statistics)")
+    c.add_argument("--seed", type=int, default=0, help="base seed: keys = split(key(seed), seeds)")
+    c.add_argument("--alpha", type=float, default=0.05, help="Benjamini-Hochberg level")
+    c.add_argument("--option", action="append", default=[], metavar="ALGO.KEY=VALUE",
+                   help="an argument for one algorithm's factory, e.g. neural-bo.width=200 or "
+                   "gp-ei.kernel=rbf (repeatable; VALUE parsed as a Python literal when possible)")
+    c.add_argument("--out", default=None, help="output folder (default: nbo_results/compare_<problem>_d<dim>_<date-time>)")
+    c.add_argument("--x64", action="store_true", help="enable float64 (jax_enable_x64)")
+    cmp_.set_defaults(subparser=cmp_)
+
     plot = sub.add_parser(
         "plot",
         help="re-draw regret.png and print the summary of saved results",
@@ -266,6 +295,97 @@ def _run_all(args, argv, algos, problem, run_bo) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- compare
+def _parse_options(entries, names, parser) -> dict:
+    """``["neural-bo.width=200", ...]`` -> ``{"neural-bo": {"width": 200}}``."""
+    import ast
+
+    from . import algorithms
+
+    out = {n: {} for n in names}
+    for entry in entries:
+        head, sep, value = entry.partition("=")
+        algo, dot, key = head.partition(".")
+        if not (sep and dot and key):
+            parser.error(f"--option: expected ALGO.KEY=VALUE, got {entry!r}")
+        try:
+            algo = algorithms.canonical_name(algo)
+        except ValueError as err:
+            parser.error(f"--option {entry!r}: {err}")
+        if algo not in out:
+            parser.error(f"--option {entry!r}: {algo!r} is not in --algorithms")
+        try:
+            out[algo][key.replace("-", "_")] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            out[algo][key.replace("-", "_")] = value
+    return out
+
+
+def _cmd_compare(args, parser, argv) -> int:
+    import jax
+
+    from . import algorithms, benchmarks, comparison
+
+    for option, value, minimum in (("--n-init", args.n_init, 1), ("--seeds", args.seeds, 3),
+                                   ("--iterations", args.iterations, 0)):
+        if value < minimum:
+            parser.error(f"{option} must be >= {minimum}, got {value}")
+    if not 0 < args.alpha < 1:
+        parser.error(f"--alpha must be in (0, 1), got {args.alpha}")
+    names = []
+    for raw in args.algorithms.split(","):
+        try:
+            name = algorithms.canonical_name(raw)
+        except ValueError as err:
+            parser.error(f"--algorithms: {err}")
+        if name in names:
+            parser.error(f"--algorithms: {raw!r} is given twice")
+        names.append(name)
+    reference = names[0]
+    if args.reference is not None:
+        try:
+            reference = algorithms.canonical_name(args.reference)
+        except ValueError as err:
+            parser.error(f"--reference: {err}")
+        if reference not in names:
+            parser.error(f"--reference: {reference!r} is not in --algorithms")
+    options = _parse_options(args.option, names, parser)
+    built = {}
+    for name in names:
+        try:
+            built[name] = algorithms.get(name, **options[name])
+        except (ValueError, TypeError) as err:
+            parser.error(f"--option for {name}: {err}")
+    old_x64 = bool(jax.config.jax_enable_x64)
+    try:
+        if args.x64:
+            jax.config.update("jax_enable_x64", True)
+        try:
+            problem = benchmarks.get(args.problem, dim=args.dim, noise_std=args.noise)
+        except (ValueError, TypeError) as err:
+            parser.error(f"{_option_of_problem_error(str(err))}: {err}")
+        out = pathlib.Path(args.out) if args.out else pathlib.Path(
+            "nbo_results", f"compare_{problem.name}_d{problem.dim}_{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
+        result = comparison.compare(problem, built, n_init=args.n_init, n_iter=args.iterations, seeds=args.seeds,
+                                    seed=args.seed, reference=reference, alpha=args.alpha)
+        config = {"command": "compare", "argv": list(argv) if argv is not None else sys.argv[1:],
+                  "algorithms": names, "options": options, "noise": args.noise, "noise_std": problem.noise_std,
+                  "n_seeds": args.seeds, "seed": args.seed, "alpha": args.alpha, "x64": bool(args.x64)}
+        paths = comparison.save(result, out, config,
+                                title=f"{problem.name} (d={problem.dim}), {args.seeds} seeds, noise std {problem.noise_std:.3g}")
+        for name, fn in (("final simple regret, median [q25, q75]", comparison.summary_table),
+                         ("Table 3.1: KS normality p-values", comparison.ks_table),
+                         (f"Table 3.2: one-sided Welch t-tests vs {reference} (p, BH decision)", comparison.welch_table)):
+            print(f"\n{name}:")
+            print(comparison.markdown(*fn([result])))
+        print("\nwrote:")
+        for kind, path in paths.items():
+            print(f"  {kind}: {path}")
+        return 0
+    finally:
+        jax.config.update("jax_enable_x64", old_x64)
+
+
 # --------------------------------------------------------------------------- plot
 def _cmd_plot(args, parser) -> int:
     directory = pathlib.Path(args.dir)
@@ -302,10 +422,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
-        parser.exit(2, "\nnbo-jax: error: a command is required (run or plot)\n")
+        parser.exit(2, "\nnbo-jax: error: a command is required (run, compare or plot)\n")
     sub = args.subparser  # errors are reported with the sub-command's usage line
     if args.command == "run":
         return _cmd_run(args, sub, argv)
+    if args.command == "compare":
+        return _cmd_compare(args, sub, argv)
     return _cmd_plot(args, sub)
 
 

@@ -47,6 +47,7 @@ def _check_algorithm(algorithm) -> None:
         raise TypeError(
             f"algorithm must be an nbo_jax.BOAlgorithm (e.g. nbo.neural_bo()), got {type(algorithm).__name__}"
         )
+    _check_count("algorithm.batch_size", algorithm.batch_size, 1)
 
 
 def _check_key(key) -> None:
@@ -109,14 +110,19 @@ def _run_bo_impl(key, x0, *, algorithm, problem, n_init, n_iter, progress):
     x0 = jnp.asarray(x0, dtype)
     f0 = jax.vmap(problem.objective)(x0).astype(dtype)
     y0 = f0 + problem.noise_std * jax.random.normal(k_noise0, f0.shape, dtype)
-    state = algorithm.init(k_alg, x0, y0, bounds=problem.bounds, capacity=n_init + n_iter)
+    q = algorithm.batch_size
+    state = algorithm.init(k_alg, x0, y0, bounds=problem.bounds, capacity=n_init + n_iter * q)
 
     def step(state, inp):
         t, k = inp
         k_ask, k_noise = jax.random.split(k)
         x = jnp.asarray(algorithm.ask(state, k_ask), dtype)
-        f = jnp.asarray(problem.objective(x), dtype)
-        y = f + problem.noise_std * jax.random.normal(k_noise, (), dtype)
+        if q == 1:
+            f = jnp.asarray(problem.objective(x), dtype)
+            y = f + problem.noise_std * jax.random.normal(k_noise, (), dtype)
+        else:
+            f = jax.vmap(problem.objective)(x).astype(dtype)
+            y = f + problem.noise_std * jax.random.normal(k_noise, (q,), dtype)
         state = algorithm.tell(state, x, y)
         if progress is True:
             jax.debug.callback(_tick, t, n_iter)
@@ -125,6 +131,7 @@ def _run_bo_impl(key, x0, *, algorithm, problem, n_init, n_iter, progress):
         return state, (x, y, f)
 
     _, (xs, ys, fs) = jax.lax.scan(step, state, (jnp.arange(n_iter), jax.random.split(k_loop, n_iter)))
+    xs, ys, fs = xs.reshape(-1, x0.shape[1]), ys.reshape(-1), fs.reshape(-1)
     x = jnp.concatenate([x0, xs], axis=0)
     y = jnp.concatenate([y0, ys], axis=0)
     f = jnp.concatenate([f0, fs], axis=0)
@@ -157,14 +164,15 @@ def run_bo(
         algorithm: a :class:`BOAlgorithm` (``nbo.neural_bo(...)``, ``nbo.random_search()``).
         problem: a :class:`Problem` (``nbo.benchmarks.get(...)``); minimized.
         n_init: number of initial points (>= 1), uniform in the box unless ``x0`` is given.
-        n_iter: number of BO iterations (>= 0).
+        n_iter: number of BO iterations (>= 0); each evaluates ``algorithm.batch_size``
+            points.
         x0: optional ``(n_init, d)`` initial design in box coordinates.
         progress: ``True`` shows a tqdm bar (host callback per iteration); a callable
             ``hook(step: int)`` is called after each iteration instead (reuse the same
             callable to avoid recompiling).
 
     Returns:
-        :class:`History` with ``n = n_init + n_iter`` rows: ``x (n, d)``, ``y (n,)``,
+        :class:`History` with ``n = n_init + n_iter * batch_size`` rows: ``x (n, d)``, ``y (n,)``,
         ``f (n,)``, ``best_f (n,)``, ``valid (n,)``. NaN/inf observations are masked from
         the surrogate, flagged in ``valid`` and reported by a ``RuntimeWarning``.
 

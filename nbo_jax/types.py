@@ -199,6 +199,9 @@ class BOAlgorithm(NamedTuple):
     - ``surrogate(state, u) -> SurrogatePosterior`` (optional): the model's posterior at
       unit-cube points ``u (N, d)``, for plots and diagnostics; ``None`` for model-free
       algorithms.
+    - ``batch_size``: ``q``, the number of points one ``ask`` returns. With ``q > 1``,
+      ``ask`` returns ``(q, d)`` and ``tell`` takes ``x (q, d)``, ``y (q,)``; ``run_bo`` then
+      evaluates ``n_iter * q`` points after the initial design.
     """
 
     init: Callable[..., Any]
@@ -206,6 +209,7 @@ class BOAlgorithm(NamedTuple):
     tell: Callable[[Any, Array, Array], Any]
     name: str = "algorithm"
     surrogate: Optional[Callable[[Any, Array], Any]] = None
+    batch_size: int = 1
 
 
 class History(NamedTuple):
@@ -217,7 +221,8 @@ class History(NamedTuple):
         f: ``(n,)`` noise-free objective values ``f(x)``.
         best_f: ``(n,)`` running minimum of the finite values of ``f``.
         valid: ``(n,)`` bool, False where the observation was NaN/inf and was masked.
-    ``n = n_init + n_iter``; a leading batch axis is added by ``vmap``.
+    ``n = n_init + n_iter * q`` (``q`` = the algorithm's ``batch_size``); a leading batch
+    axis is added by ``vmap``.
     """
 
     x: Array

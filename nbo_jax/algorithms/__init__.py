@@ -1,26 +1,95 @@
-"""BO algorithms, each a factory returning a :class:`~nbo_jax.types.BOAlgorithm`."""
+"""BO algorithms, each a factory returning a :class:`~nbo_jax.types.BOAlgorithm`.
+
+:func:`get` builds one by its registry name (the names used by the CLI and in tables).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Callable
 
 from .neural_bo import NeuralBOState, neural_bo
+from .neural_ucb import neural_ts, neural_ucb
 from .random_search import RandomSearchState, random_search
 
-REGISTRY = {
-    "neural-bo": neural_bo,
-    "random": random_search,
+# name -> (module, factory, fixed keyword arguments)
+_SPECS: dict[str, tuple[str, str, dict]] = {
+    "neural-bo": ("neural_bo", "neural_bo", {}),
+    "neural-ucb": ("neural_ucb", "neural_ucb", {}),
+    "neural-ts": ("neural_ucb", "neural_ts", {}),
+    "neural-greedy": ("neural_greedy", "neural_greedy", {"variant": "simple"}),
+    "neural-greedy-posterior": ("neural_greedy", "neural_greedy", {"variant": "posterior"}),
+    "adaptive-basis": ("adaptive_basis", "adaptive_basis", {"head": "ols"}),
+    "dngo": ("adaptive_basis", "adaptive_basis", {"head": "bayesian"}),
+    "gp-ei": ("gp", "gp_bo", {"acquisition": "ei"}),
+    "gp-ucb": ("gp", "gp_bo", {"acquisition": "ucb"}),
+    "gp-ts": ("gp", "gp_bo", {"acquisition": "ts"}),
+    "random": ("random_search", "random_search", {}),
+}
+_ALIASES = {
+    "neuralbo": "neural-bo",
+    "random-search": "random",
+    "rs": "random",
+    "neuralgreedy": "neural-greedy",
+    "simple-smb": "neural-greedy",
+    "posterior-smb": "neural-greedy-posterior",
+    "neuralucb": "neural-ucb",
+    "neuralts": "neural-ts",
+    "gpei": "gp-ei",
+    "gpucb": "gp-ucb",
+    "gpts": "gp-ts",
 }
 
 
-def get(name: str, **kwargs):
-    """The algorithm named ``name`` (``"neural-bo"``, ``"random"``) built with ``kwargs``.
+def _factory(name: str) -> Callable:
+    module, attr, fixed = _SPECS[name]
+    fn = getattr(importlib.import_module(f"{__name__}.{module}"), attr)
+
+    def build(**kwargs):
+        clash = sorted(set(fixed) & set(kwargs))
+        if clash:
+            raise ValueError(f"{name!r} fixes {clash}; use the factory {attr}() directly to change them")
+        return fn(**fixed, **kwargs)._replace(name=name)
+
+    build.__name__ = attr
+    build.__doc__ = fn.__doc__
+    return build
+
+
+REGISTRY: dict[str, Callable] = {name: (lambda n: (lambda **kw: _factory(n)(**kw)))(name) for name in _SPECS}
+
+
+def canonical_name(name: str) -> str:
+    """The registry name for ``name`` (case, ``_`` and aliases normalized).
 
     Raises:
         ValueError: unknown name (the message lists the known ones).
     """
-    key = name.strip().lower().replace("_", "-")
-    aliases = {"neuralbo": "neural-bo", "random-search": "random", "rs": "random"}
-    key = aliases.get(key, key)
-    if key not in REGISTRY:
-        raise ValueError(f"algorithm must be one of {sorted(REGISTRY)}, got {name!r}")
-    return REGISTRY[key](**kwargs)
+    key = str(name).strip().lower().replace("_", "-")
+    key = _ALIASES.get(key, key)
+    if key not in _SPECS:
+        raise ValueError(f"algorithm must be one of {sorted(_SPECS)}, got {name!r}")
+    return key
 
 
-__all__ = ["neural_bo", "random_search", "NeuralBOState", "RandomSearchState", "REGISTRY", "get"]
+def get(name: str, **kwargs):
+    """The algorithm registered as ``name`` built with ``kwargs`` (its ``name`` field is set
+    to the registry name).
+
+    Raises:
+        ValueError: unknown name, or errors of the factory.
+    """
+    return _factory(canonical_name(name))(**kwargs)
+
+
+__all__ = [
+    "neural_bo",
+    "neural_ucb",
+    "neural_ts",
+    "random_search",
+    "NeuralBOState",
+    "RandomSearchState",
+    "REGISTRY",
+    "canonical_name",
+    "get",
+]

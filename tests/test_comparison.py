@@ -1,0 +1,135 @@
+"""Comparisons and the thesis' statistics (issue 3): compare(), tables, `nbo-jax compare`,
+batch algorithms in run_bo, NeuralUCB/NeuralTS."""
+
+import csv
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import stats
+
+import nbo_jax as nbo
+from nbo_jax import cli, comparison
+from nbo_jax.types import BOAlgorithm
+
+SMALL = dict(width=32, n_candidates=128, epochs=5, batch_size=16)
+
+
+def test_statistics_match_scipy_and_bh():
+    rng = np.random.default_rng(0)
+    final = {"ref": rng.normal(1.0, 0.3, 10), "a": rng.normal(2.0, 0.3, 10), "b": rng.normal(1.05, 0.3, 10),
+             "c": rng.normal(3.0, 0.5, 10)}
+    ks, welch = comparison.statistics(final, "ref")
+    for m, v in final.items():
+        assert ks[m] == pytest.approx(stats.kstest((v - v.mean()) / v.std(ddof=1), "norm").pvalue)
+    p = [stats.ttest_ind(final[b], final["ref"], equal_var=False, alternative="greater").pvalue for b in "abc"]
+    for b, pb in zip("abc", p):
+        assert welch[b]["p"] == pytest.approx(pb)
+    adjusted = stats.false_discovery_control(p)
+    for b, pa in zip("abc", adjusted):
+        assert welch[b]["p_bh"] == pytest.approx(pa)
+    assert welch["a"]["reject"] and welch["c"]["reject"] and not welch["b"]["reject"]
+    # constant samples (e.g. every seed found the optimum): tests undefined -> nan, never "T"
+    ks2, welch2 = comparison.statistics({"ref": np.zeros(5), "x": np.zeros(5), "y": np.ones(5) + rng.normal(0, .1, 5)}, "ref")
+    assert np.isnan(ks2["ref"]) and np.isnan(welch2["x"]["p"]) and not welch2["x"]["reject"]
+    assert welch2["y"]["reject"]
+    with pytest.raises(ValueError, match="reference"):
+        comparison.statistics(final, "nope")
+
+
+def test_compare_shares_initial_points_and_writes_tables(tmp_path):
+    problem = nbo.benchmarks.get("branin", noise_std="paper")
+    algos = {"neural-bo": nbo.neural_bo(**SMALL), "random": nbo.random_search()}
+    res = nbo.analysis.compare(problem, algos, n_init=4, n_iter=6, seeds=4, progress=False, verbose=False)
+    hb, hr = res.histories["neural-bo"], res.histories["random"]
+    assert hb["x"].shape == (4, 10, 2) and hr["x"].shape == (4, 10, 2)
+    np.testing.assert_array_equal(hb["x"][:, :4], hr["x"][:, :4])
+    np.testing.assert_allclose(res.final["random"], hr["best_f"][:, -1] - problem.optimal_value)
+    assert set(res.welch) == {"random"} and res.reference == "neural-bo"
+    paths = comparison.save(res, tmp_path)
+    for key in ("histories", "config", "plot", "table_ks" if False else "ks_md", "welch_md", "welch_csv", "ks_csv"):
+        assert paths[key].exists() and paths[key].stat().st_size > 0
+    text = paths["welch_md"].read_text()
+    assert "random" in text and ("T)" in text or "F)" in text)
+    rows = list(csv.DictReader(paths["welch_csv"].open()))
+    assert rows[0]["baseline"] == "random" and float(rows[0]["p"]) == pytest.approx(res.welch["random"]["p"])
+    with pytest.raises(ValueError, match="reference"):
+        nbo.analysis.compare(problem, algos, n_init=2, n_iter=1, seeds=3, reference="gp-ei")
+    with pytest.raises(ValueError, match="seeds"):
+        nbo.analysis.compare(problem, algos, n_init=2, n_iter=1, seeds=2)
+
+
+def test_cli_compare(tmp_path, capsys):
+    out = tmp_path / "cmp"
+    code = cli.main(["compare", "--problem", "branin", "--algorithms", "neural-ts,random", "--seeds", "3",
+                     "--n-init", "3", "--iterations", "3", "--option", "neural-ts.width=16",
+                     "--option", "neural-ts.n_candidates=32", "--option", "neural-ts.epochs=2", "--out", str(out)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "Table 3.1" in printed and "Table 3.2" in printed and "neural-ts" in printed
+    for name in ("histories.npz", "regret.png", "table_ks.md", "table_welch.md", "table_welch.csv", "table_ks.csv"):
+        assert (out / name).exists()
+    for bad, option in ((["--algorithms", "neural-bo,nope"], "--algorithms"),
+                        (["--algorithms", "random", "--reference", "neural-bo"], "--reference"),
+                        (["--option", "random.width"], "--option"),
+                        (["--seeds", "2"], "--seeds")):
+        with pytest.raises(SystemExit) as err:
+            cli.main(["compare", "--problem", "branin", *bad])
+        assert err.value.code == 2
+        assert option in capsys.readouterr().err
+
+
+def _batch_random(q):
+    """Random search proposing q points per ask (exercises run_bo's batch path)."""
+    base = nbo.random_search()
+
+    def ask(state, key):
+        return jax.vmap(lambda k: base.ask(state, k))(jax.random.split(key, q))
+
+    def tell(state, x, y):
+        for j in range(q):
+            state = base.tell(state, x[j], y[j])
+        return state
+
+    return BOAlgorithm(base.init, ask, tell, "batch-random", None, q)
+
+
+def test_run_bo_batch_algorithm():
+    problem = nbo.benchmarks.get("branin", noise_std=0.1)
+    hist = nbo.run_bo(jax.random.key(0), _batch_random(3), problem, n_init=2, n_iter=4)
+    assert hist.x.shape == (14, 2) and hist.y.shape == (14,)
+    np.testing.assert_allclose(hist.f, jax.vmap(problem.objective)(hist.x), rtol=1e-6)
+    assert len(np.unique(np.asarray(hist.x[2:, 0]))) == 12
+    # compare() gives a batch method ceil(n_iter / q) iterations, cut to the common length
+    res = nbo.analysis.compare(problem, {"random": nbo.random_search(), "batch": _batch_random(3)},
+                               n_init=2, n_iter=5, seeds=3, progress=False, verbose=False)
+    assert res.histories["batch"]["x"].shape == res.histories["random"]["x"].shape == (3, 7, 2)
+
+
+def test_neural_ucb_ts_settings_and_errors():
+    ucb, ts = nbo.neural_ucb(width=16), nbo.neural_ts(width=16)
+    assert (ucb.name, ts.name) == ("neural-ucb", "neural-ts")
+    assert nbo.algorithms.get("NeuralUCB", width=16).name == "neural-ucb"
+    problem = nbo.benchmarks.get("branin")
+    x0 = nbo.initial_design(jax.random.key(0), problem.bounds, 5)
+    state = ucb.init(jax.random.key(1), x0, jax.vmap(problem.objective)(x0), bounds=problem.bounds, capacity=8)
+    assert type(state.posterior).__name__ in ("FullState", "DualState")
+    assert type(nbo.neural_ts(width=16, posterior="diagonal").init(jax.random.key(1), x0, jax.vmap(problem.objective)(x0), bounds=problem.bounds, capacity=8).posterior).__name__ == "DiagonalState"
+    with pytest.raises(ValueError, match="feature_params"):
+        nbo.neural_ucb(feature_params="initial")
+    with pytest.raises(ValueError, match="nu"):
+        nbo.neural_ts(nu=-1.0)
+    with pytest.raises(ValueError, match="fixes"):
+        nbo.algorithms.get("gp-ei", acquisition="ucb")
+
+
+@pytest.mark.parametrize("name", ["neural-ucb", "neural-ts"])
+def test_neural_ucb_ts_beat_random_search(name):
+    problem = nbo.benchmarks.get("branin", noise_std="paper")
+    keys = jax.random.split(jax.random.key(2024), 6)
+    run = lambda algo: np.asarray(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=30))(keys).best_f[:, -1]) - problem.optimal_value
+    ours = run(nbo.algorithms.get(name, width=100, n_candidates=512))
+    rand = run(nbo.random_search())
+    print(f"{name}: median {np.median(ours):.3f} vs random {np.median(rand):.3f}")
+    assert np.median(ours) < np.median(rand)
