@@ -1,0 +1,92 @@
+"""Seconds per BO iteration against the number of observations t, for every algorithm, and
+the growth exponent (log-log slope) of each, GP's against Neural-BO's.
+
+Usage::
+
+    uv run python benchmarks/bench_algorithms.py                       # t = 100, 500, 1000
+    uv run python benchmarks/bench_algorithms.py --ts 50 100 200 --algorithms gp-ei neural-bo
+
+An iteration is one jit-compiled ``ask`` plus ``tell`` on a state holding t observations
+(capacity t + 10), timed after compilation (best of ``--repeats``). Problem: Ackley-d with
+the paper's noise. Each algorithm runs with its library defaults unless ``--width`` is given
+(applied to the neural methods that take a width).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import jax
+import numpy as np
+
+import nbo_jax as nbo
+
+DEFAULT_ALGOS = ["neural-bo", "neural-ucb", "neural-ts", "neural-greedy", "adaptive-basis", "dngo",
+                 "gp-ei", "gp-ucb", "gp-ts", "random"]
+WIDTH_ALGOS = {"neural-bo", "neural-ucb", "neural-ts", "neural-greedy", "neural-greedy-posterior"}
+
+
+def seconds_per_iteration(algo, problem, t: int, repeats: int) -> tuple[float, float]:
+    x0 = nbo.initial_design(jax.random.key(1), problem.bounds, t)
+    y0 = jax.vmap(problem.objective)(x0)
+    init = jax.jit(lambda k, x, y: algo.init(k, x, y, bounds=problem.bounds, capacity=t + 10 * algo.batch_size))
+    state = jax.block_until_ready(init(jax.random.key(0), x0, y0))
+
+    @jax.jit
+    def step(state, key):
+        x = algo.ask(state, key)
+        y = jax.vmap(problem.objective)(x) if x.ndim == 2 else problem.objective(x)
+        return algo.tell(state, x, y)
+
+    t0 = time.perf_counter()
+    jax.block_until_ready(step(state, jax.random.key(2)))
+    compile_s = time.perf_counter() - t0
+    best = np.inf
+    for r in range(repeats):
+        t0 = time.perf_counter()
+        jax.block_until_ready(step(state, jax.random.key(3 + r)))
+        best = min(best, time.perf_counter() - t0)
+    return best, compile_s
+
+
+def slope(ts, secs) -> float:
+    """Least-squares slope of log(seconds) on log(t)."""
+    return float(np.polyfit(np.log(ts), np.log(secs), 1)[0])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dim", type=int, default=10)
+    ap.add_argument("--ts", type=int, nargs="+", default=[100, 500, 1000])
+    ap.add_argument("--algorithms", nargs="+", default=DEFAULT_ALGOS)
+    ap.add_argument("--width", type=int, default=None, help="width for the neural methods (default: theirs)")
+    ap.add_argument("--repeats", type=int, default=2)
+    args = ap.parse_args()
+
+    problem = nbo.benchmarks.get("ackley", dim=args.dim, noise_std="paper")
+    dev = jax.devices()[0]
+    print(f"# seconds per iteration (ask + tell) | Ackley-{args.dim} | jax {jax.__version__} | "
+          f"device {dev.platform}:{dev.device_kind}")
+    print("| algorithm | " + " | ".join(f"t={t}" for t in args.ts) + " | log-log slope | compile s (first t) |")
+    print("|---|" + "---|" * (len(args.ts) + 2))
+    slopes = {}
+    for name in args.algorithms:
+        kwargs = {"width": args.width} if args.width and name in WIDTH_ALGOS else {}
+        algo = nbo.algorithms.get(name, **kwargs)
+        secs, comp = [], None
+        for t in args.ts:
+            s, c = seconds_per_iteration(algo, problem, t, args.repeats)
+            secs.append(s)
+            comp = comp if comp is not None else c
+        slopes[name] = slope(args.ts, secs) if len(args.ts) > 1 else float("nan")
+        print(f"| {name} | " + " | ".join(f"{s:.4f}" for s in secs) + f" | {slopes[name]:.2f} | {comp:.1f} |",
+              flush=True)
+    gp = [slopes[n] for n in slopes if n.startswith("gp-")]
+    if gp and "neural-bo" in slopes:
+        print(f"\ngrowth exponent: GP {np.mean(gp):.2f} (mean over {len(gp)} GP variants) vs "
+              f"Neural-BO {slopes['neural-bo']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
