@@ -244,21 +244,28 @@ class AskTell:
                           RuntimeWarning, stacklevel=3)
 
     def ask(self) -> np.ndarray:
-        """The next point to evaluate, ``(d,)`` numpy array in box coordinates."""
+        """The next point to evaluate, a ``(d,)`` numpy array in box coordinates (``(q, d)``
+        for a batch algorithm with ``batch_size = q > 1``)."""
         self._key, k = jax.random.split(self._key)
         return np.asarray(self._ask(self.state, k))
 
-    def tell(self, x, y: float) -> None:
-        """Record ``y = f(x)`` (NaN/inf is masked and reported)."""
-        if len(self.y) >= self.capacity:
+    def tell(self, x, y) -> None:
+        """Record ``y = f(x)``: ``x (d,)`` and a scalar ``y``, or for a batch algorithm
+        ``x (q, d)`` and ``y (q,)``. NaN/inf is masked and reported."""
+        q = self.algorithm.batch_size
+        x = np.asarray(x, dtype=float).reshape(q, -1)
+        y = np.asarray(y, dtype=float).reshape(q)
+        if len(self.y) + q > self.capacity:
             raise ValueError(f"capacity ({self.capacity}) exceeded: create AskTell with a larger capacity")
-        x = np.asarray(x, dtype=float).reshape(-1)
-        if x.shape[0] != self.bounds.dim:
-            raise ValueError(f"x must have {self.bounds.dim} coordinates, got {x.shape[0]}")
-        self._warn_invalid([y])
-        self.state = self._tell(self.state, jnp.asarray(x), jnp.asarray(float(y)))
-        self.x.append(x)
-        self.y.append(float(y))
+        if x.shape[1] != self.bounds.dim:
+            raise ValueError(f"x must have {self.bounds.dim} coordinates, got {x.shape[1]}")
+        self._warn_invalid(y)
+        if q == 1:
+            self.state = self._tell(self.state, jnp.asarray(x[0]), jnp.asarray(y[0]))
+        else:
+            self.state = self._tell(self.state, jnp.asarray(x), jnp.asarray(y))
+        self.x.extend(list(x))
+        self.y.extend(float(v) for v in y)
 
     def best(self) -> tuple[np.ndarray, float]:
         """``(x, y)`` of the smallest finite observation so far."""
