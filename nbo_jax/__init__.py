@@ -8,8 +8,21 @@ Public API::
     hist = nbo.run_bo(jax.random.key(0), algo, problem, n_init=10, n_iter=200)
 """
 
-from . import acquisition, algorithms, analysis, benchmarks, comparison, features, networks, ntk, optimize, posterior, training
-from .algorithms import neural_bo, neural_ts, neural_ucb, random_search
+from . import (
+    acquisition,
+    algorithms,
+    analysis,
+    benchmarks,
+    comparison,
+    features,
+    gp_model,
+    networks,
+    ntk,
+    optimize,
+    posterior,
+    training,
+)
+from .algorithms import adaptive_basis, gp_bo, neural_bo, neural_greedy, neural_ts, neural_ucb, random_search
 from .loop import AskTell, initial_design, run_bo
 from .types import BOAlgorithm, Bounds, Dataset, History, Problem, make_bounds
 
@@ -28,6 +41,9 @@ __all__ = [
     "posterior",
     "training",
     "neural_bo",
+    "neural_greedy",
+    "adaptive_basis",
+    "gp_bo",
     "neural_ucb",
     "neural_ts",
     "random_search",

@@ -8,7 +8,10 @@ from __future__ import annotations
 import importlib
 from typing import Callable
 
+from .adaptive_basis import AdaptiveBasisState, adaptive_basis
+from .gp import GPState, gp_bo
 from .neural_bo import NeuralBOState, neural_bo
+from .neural_greedy import NeuralGreedyState, neural_greedy
 from .neural_ucb import neural_ts, neural_ucb
 from .random_search import RandomSearchState, random_search
 
@@ -83,6 +86,12 @@ def get(name: str, **kwargs):
 
 
 __all__ = [
+    "adaptive_basis",
+    "gp_bo",
+    "neural_greedy",
+    "AdaptiveBasisState",
+    "GPState",
+    "NeuralGreedyState",
     "neural_bo",
     "neural_ucb",
     "neural_ts",

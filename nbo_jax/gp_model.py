@@ -1,0 +1,423 @@
+"""The exact Gaussian-process model on masked, fixed-capacity data (SPEC.md section 3).
+
+A zero-mean GP prior ``f ~ GP(0, s_f^2 k(u, u'))`` on unit-cube inputs with ARD
+lengthscales ``l (d,)``, outputscale ``s_f^2`` and Gaussian noise variance ``s_n^2``:
+
+- kernels (Rasmussen & Williams 2006, "GPML", eqs. 4.9 and 4.17), with
+  ``r = || (u - u') / l ||_2``:
+  ``"rbf"`` (squared exponential) ``k = exp(-r^2 / 2)``;
+  ``"matern52"`` ``k = (1 + sqrt5 r + 5/3 r^2) exp(-sqrt5 r)``;
+- the log marginal likelihood (GPML eq. 2.30 / Algorithm 2.1)
+  ``log p(y) = -1/2 y^T (K + s_n^2 I)^{-1} y - sum_i log L_ii - n/2 log 2 pi``;
+- the posterior (GPML eqs. 2.25-2.26, Algorithm 2.1)
+  ``mean = k_*^T (K + s_n^2 I)^{-1} y``, ``var = k_** - k_*^T (K + s_n^2 I)^{-1} k_*``,
+  both through the Cholesky factor ``L`` (an ``N``-candidate call costs ``O(N cap^2)``,
+  never an ``N x N`` matrix, except :func:`joint_covariance` / :func:`sample_joint`, which
+  exist to build exactly that);
+- hyperparameter fitting by maximum marginal likelihood (:func:`fit`): Adam on the log
+  parameters, projected onto box limits, from several starting points at once (vmapped).
+
+**Masking.** Data live in ``cap``-row buffers with a boolean ``mask`` (DESIGN.md: "state is
+data"). With ``m = mask`` as 0/1 floats the model uses
+
+    K_m = (m m^T) * (K + s_n^2 I) + diag(1 - m),        y_m = m * y,
+
+i.e. every invalid row becomes an independent unit-variance dummy observation with target
+0, uncorrelated with everything. ``K_m`` is block diagonal (after a permutation) with the
+valid block ``K_v + s_n^2 I`` and an identity block, so ``log det K_m = log det(K_v + s_n^2 I)``
+and ``y_m^T K_m^{-1} y_m = y_v^T (K_v + s_n^2 I)^{-1} y_v``. The only difference from the
+valid-subset likelihood is the normalizing constant: the full-size formula would add
+``-1/2 log 2 pi`` per dummy row, so :func:`log_marginal_likelihood` uses ``n_valid`` in
+place of ``cap`` and equals the valid-subset LML exactly. Cross-covariances to candidates
+are masked the same way (``m * k_*``), so the posterior equals the valid-subset posterior.
+
+This module holds the model only; the BO algorithms built on it live in
+:mod:`nbo_jax.algorithms.gp`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+from jax.scipy.linalg import cho_solve, solve_triangular
+
+Array = jax.Array
+
+KERNELS = ("matern52", "rbf")
+_SQRT5 = math.sqrt(5.0)
+_LOG_2PI = math.log(2.0 * math.pi)
+
+
+class GPParams(NamedTuple):
+    """GP hyperparameters as logs (all positive quantities), a pytree.
+
+    Attributes:
+        log_lengthscale: ``(d,)`` log ARD lengthscales ``log l`` (unit-cube units).
+        log_outputscale: ``()`` log signal variance ``log s_f^2``.
+        log_noise: ``()`` log noise variance ``log s_n^2``.
+    A stacked version (leading axis ``R``) holds ``R`` starting points for :func:`fit`.
+    """
+
+    log_lengthscale: Array
+    log_outputscale: Array
+    log_noise: Array
+
+    @property
+    def lengthscale(self) -> Array:
+        return jnp.exp(self.log_lengthscale)
+
+    @property
+    def outputscale(self) -> Array:
+        return jnp.exp(self.log_outputscale)
+
+    @property
+    def noise(self) -> Array:
+        return jnp.exp(self.log_noise)
+
+
+class ParamBounds(NamedTuple):
+    """Box limits ``(low, high)`` on the hyperparameters (natural scale, not logs).
+
+    Defaults (library decision; inputs in the unit cube, outputs standardized):
+    lengthscales in ``[1e-2, 1e1]``, outputscale in ``[1e-2, 1e2]``, noise variance in
+    ``[1e-6, 1]``.
+    """
+
+    lengthscale: tuple = (1e-2, 1e1)
+    outputscale: tuple = (1e-2, 1e2)
+    noise: tuple = (1e-6, 1.0)
+
+    def validate(self) -> "ParamBounds":
+        """Raises ValueError naming the field when a pair is not ``0 < low <= high`` finite."""
+        for name, pair in self._asdict().items():
+            try:
+                lo, hi = (float(v) for v in pair)
+            except (TypeError, ValueError):
+                raise ValueError(f"{name} bounds must be a (low, high) pair of floats, got {pair!r}") from None
+            if not (0.0 < lo <= hi < math.inf):
+                raise ValueError(f"{name} bounds must satisfy 0 < low <= high < inf, got {pair!r}")
+        return self
+
+    def clip(self, params: GPParams) -> GPParams:
+        """Project log parameters onto the box (works on stacked params too)."""
+        lg = math.log
+        return GPParams(
+            jnp.clip(params.log_lengthscale, lg(self.lengthscale[0]), lg(self.lengthscale[1])),
+            jnp.clip(params.log_outputscale, lg(self.outputscale[0]), lg(self.outputscale[1])),
+            jnp.clip(params.log_noise, lg(self.noise[0]), lg(self.noise[1])),
+        )
+
+
+# --------------------------------------------------------------------------- kernels
+def _check_kind(kind: str) -> None:
+    if kind not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}, got {kind!r}")
+
+
+def scaled_sq_distance(a: Array, b: Array, lengthscale: Array) -> Array:
+    """``r^2_ij = sum_k ((a_ik - b_jk) / l_k)^2`` for ``a (n, d)``, ``b (m, d)`` -> ``(n, m)``.
+
+    Computed from differences (no ``|a|^2 + |b|^2 - 2 a.b`` cancellation), so ``r^2`` is
+    exactly 0 for identical points."""
+    diff = (a[:, None, :] - b[None, :, :]) / lengthscale
+    return jnp.sum(diff * diff, axis=-1)
+
+
+def matern52_from_sq(r2: Array) -> Array:
+    """Matern-5/2 correlation ``(1 + sqrt5 r + 5/3 r^2) exp(-sqrt5 r)`` from ``r^2``
+    (GPML eq. 4.17 with nu = 5/2). The gradient at ``r = 0`` is finite (0)."""
+    tiny = jnp.finfo(r2.dtype).tiny
+    r = jnp.sqrt(jnp.maximum(r2, tiny))
+    r = jnp.where(r2 > tiny, r, 0.0)
+    return (1.0 + _SQRT5 * r + (5.0 / 3.0) * r2) * jnp.exp(-_SQRT5 * r)
+
+
+def rbf_from_sq(r2: Array) -> Array:
+    """Squared-exponential correlation ``exp(-r^2 / 2)`` (GPML eq. 4.9)."""
+    return jnp.exp(-0.5 * r2)
+
+
+_CORRELATIONS = {"matern52": matern52_from_sq, "rbf": rbf_from_sq}
+
+
+def kernel_matrix(kind: str, params: GPParams, a: Array, b: Array) -> Array:
+    """Prior covariance ``s_f^2 k(a_i, b_j)``: ``a (n, d)``, ``b (m, d)`` -> ``(n, m)``.
+
+    Raises:
+        ValueError: unknown ``kind`` (one of :data:`KERNELS`).
+    """
+    _check_kind(kind)
+    r2 = scaled_sq_distance(a, b, params.lengthscale)
+    return params.outputscale * _CORRELATIONS[kind](r2)
+
+
+def masked_gram(kind: str, params: GPParams, u: Array, mask: Array, jitter: float = 0.0) -> Array:
+    """``K_m = (m m^T) * (K + (s_n^2 + jitter) I) + diag(1 - m)`` for ``u (cap, d)``,
+    ``mask (cap,)`` -> ``(cap, cap)`` (see the module doc)."""
+    m = mask.astype(u.dtype)
+    K = kernel_matrix(kind, params, u, u)
+    diag = m * (params.noise + jitter) + (1.0 - m)
+    return (m[:, None] * m[None, :]) * K + jnp.diag(diag)
+
+
+# --------------------------------------------------------------------------- likelihood
+def log_marginal_likelihood(
+    kind: str, params: GPParams, u: Array, y: Array, mask: Array, jitter: float = 0.0
+) -> Array:
+    """Log marginal likelihood of the valid rows (GPML eq. 2.30, Algorithm 2.1), ``()``.
+
+    Args:
+        kind: ``"matern52"`` or ``"rbf"``. params: :class:`GPParams` (unstacked).
+        u: ``(cap, d)`` inputs; y: ``(cap,)`` targets (invalid rows are ignored, whatever
+            they hold); mask: ``(cap,)`` bool.
+        jitter: added to the noise variance on the diagonal (0 for the exact value).
+
+    Returns:
+        ``log N(y_v; 0, K_v + s_n^2 I)`` over the ``n_valid`` valid rows; exactly the
+        valid-subset value (the dummy rows of the masking trick contribute nothing:
+        their ``-1/2 log 2 pi`` terms are left out by using ``n_valid``). NaN when the
+        Cholesky factorization fails (matrix not numerically positive definite).
+    """
+    m = mask.astype(u.dtype)
+    ym = jnp.where(mask, y, 0.0)
+    L = jnp.linalg.cholesky(masked_gram(kind, params, u, mask, jitter))
+    alpha = cho_solve((L, True), ym)
+    n_valid = jnp.sum(m)
+    return -0.5 * jnp.dot(ym, alpha) - jnp.sum(jnp.log(jnp.diag(L))) - 0.5 * n_valid * _LOG_2PI
+
+
+# --------------------------------------------------------------------------- posterior
+class GPPosterior(NamedTuple):
+    """A GP conditioned on masked data (a pytree; fixed shapes).
+
+    Attributes:
+        params: :class:`GPParams` used. u: ``(cap, d)`` inputs; mask: ``(cap,)`` bool.
+        chol: ``(cap, cap)`` lower Cholesky factor of ``K_m`` (module doc).
+        alpha: ``(cap,)`` ``K_m^{-1} y_m`` (0 on invalid rows).
+    """
+
+    params: GPParams
+    u: Array
+    mask: Array
+    chol: Array
+    alpha: Array
+
+
+def condition(
+    kind: str, params: GPParams, u: Array, y: Array, mask: Array, jitter: float = 0.0
+) -> GPPosterior:
+    """Condition the GP on the valid rows (GPML Algorithm 2.1, lines 2-3).
+
+    Shapes as :func:`log_marginal_likelihood`. When the factorization fails (NaN) the
+    jitter is raised to ``1e-4 s_f^2`` (float64: ``1e-6 s_f^2``) for this factor only,
+    so a posterior never holds NaN.
+    """
+    K = masked_gram(kind, params, u, mask, jitter)
+    L = jnp.linalg.cholesky(K)
+    ok = jnp.all(jnp.isfinite(L))
+    # the retry's input depends on the first factor, so the two factorizations never run
+    # concurrently (see _serial_note)
+    extra = jnp.where(ok, 0.0, (1e-6 if u.dtype == jnp.float64 else 1e-4) * params.outputscale)
+    m = mask.astype(u.dtype)
+    L = jax.lax.cond(ok, lambda: L, lambda: jnp.linalg.cholesky(K + jnp.diag(m * extra)))
+    alpha = cho_solve((L, True), jnp.where(mask, y, 0.0))
+    return GPPosterior(params, u, mask, L, alpha)
+
+
+def posterior_lml(post: GPPosterior, y: Array) -> Array:
+    """The log marginal likelihood from a conditioned posterior's factor, ``()``: equal to
+    :func:`log_marginal_likelihood` with the same arguments (no new factorization)."""
+    ym = jnp.where(post.mask, y, 0.0)
+    n_valid = jnp.sum(post.mask.astype(post.alpha.dtype))
+    return -0.5 * jnp.dot(ym, post.alpha) - jnp.sum(jnp.log(jnp.diag(post.chol))) - 0.5 * n_valid * _LOG_2PI
+
+
+def _cross(kind: str, post: GPPosterior, u_c: Array) -> Array:
+    """Masked cross-covariance ``m * k(U, u_c)``, ``(cap, N)``."""
+    Kxc = kernel_matrix(kind, post.params, post.u, u_c)
+    return Kxc * post.mask.astype(u_c.dtype)[:, None]
+
+
+def predict(kind: str, post: GPPosterior, u_c: Array) -> tuple[Array, Array]:
+    """Posterior mean and variance of the latent ``f`` at ``u_c (N, d)`` (GPML eqs.
+    2.25-2.26 via Algorithm 2.1, lines 4-6): ``(mean (N,), var (N,))``, ``var >= 0``.
+
+    Cost ``O(N cap^2)``; only the diagonal is formed (``var = s_f^2 - ||L^{-1} k_*||^2``).
+    """
+    Kxc = _cross(kind, post, u_c)
+    mean = Kxc.T @ post.alpha
+    V = solve_triangular(post.chol, Kxc, lower=True)
+    var = post.params.outputscale - jnp.sum(V * V, axis=0)
+    return mean, jnp.maximum(var, 0.0)
+
+
+def joint_covariance(kind: str, post: GPPosterior, u_c: Array) -> Array:
+    """Posterior covariance of the latent ``f`` at ``u_c (N, d)``, ``(N, N)`` (GPML eq. 2.24),
+    symmetrized. Forms an ``N x N`` matrix: for joint (Thompson) draws only."""
+    Kxc = _cross(kind, post, u_c)
+    V = solve_triangular(post.chol, Kxc, lower=True)
+    C = kernel_matrix(kind, post.params, u_c, u_c) - V.T @ V
+    return 0.5 * (C + C.T)
+
+
+def sample_joint(kind: str, post: GPPosterior, u_c: Array, key: Array, jitter: float | None = None) -> Array:
+    """One joint draw of the latent ``f`` at ``u_c (N, d)`` from the posterior, ``(N,)``.
+
+    ``f = mean + chol(C + jitter s_f^2 I) eps`` (Chowdhury & Gopalan 2017, GP-TS, on a
+    finite candidate set), ``C`` from :func:`joint_covariance`. ``jitter`` defaults to
+    ``1e-6`` (float32: ``1e-4``), relative to the outputscale. When that Cholesky fails
+    (in float32 it does for smooth posteriors with a tiny noise variance: ``C`` is then
+    numerically indefinite), the draw is ``mean + Q sqrt(max(w, 0)) eps`` from the
+    eigendecomposition ``C = Q diag(w) Q^T`` (exact covariance, negative round-off
+    eigenvalues clipped, no jitter); under ``vmap`` both branches run. Never NaN: as a last
+    resort the draw is ``mean + std eps`` (independent marginals).
+    """
+    Kxc = _cross(kind, post, u_c)
+    mean = Kxc.T @ post.alpha
+    V = solve_triangular(post.chol, Kxc, lower=True)
+    C = kernel_matrix(kind, post.params, u_c, u_c) - V.T @ V
+    C = 0.5 * (C + C.T)
+    if jitter is None:
+        jitter = 1e-6 if u_c.dtype == jnp.float64 else 1e-4
+    eps = jax.random.normal(key, mean.shape, mean.dtype)
+    eye = jnp.eye(C.shape[0], dtype=C.dtype)
+    Lc = jnp.linalg.cholesky(C + jitter * post.params.outputscale * eye)
+    ok = jnp.all(jnp.isfinite(Lc))
+
+    def via_eigh():
+        # input depends on the Cholesky outcome: the two never run concurrently (_serial_note)
+        w, Q = jnp.linalg.eigh(jnp.where(ok, eye, C))
+        return Q @ (jnp.sqrt(jnp.maximum(w, 0.0)) * eps)
+
+    joint = mean + jax.lax.cond(ok, lambda: Lc @ eps, via_eigh)
+    std = jnp.sqrt(jnp.maximum(jnp.diag(C), 0.0))
+    return jnp.where(jnp.all(jnp.isfinite(joint)), joint, mean + std * eps)
+
+
+# _serial_note: why the fallback factorizations above take inputs that depend on the
+# first factorization. jaxlib 0.10's CPU LAPACK kernels split a batched call (what vmap
+# makes of them) over the intra-op thread pool and block until the pieces finish
+# (ParallelBatchMap). Two such calls that are independent in the graph can start at the
+# same time, each holding a pool thread while waiting for work queued behind the other; on
+# a 2-core machine the run then deadlocks (observed: a vmapped run_bo of GP-TS hung with
+# every thread idle, gdb showing CholeskyFactorizationKernel and
+# EigenvalueDecompositionSymmetricKernel both waiting in ParallelBatchMap). Chaining the
+# inputs serializes them.
+
+
+# --------------------------------------------------------------------------- fitting
+def default_params(d: int, bounds: ParamBounds = ParamBounds(), dtype=None) -> GPParams:
+    """A neutral starting point: lengthscales ``0.2 sqrt(d)``, outputscale 1, noise 1e-2
+    (each clipped to ``bounds``). Library decision (the papers are silent)."""
+    dtype = dtype or jnp.zeros(()).dtype
+    p = GPParams(
+        jnp.full((d,), math.log(0.2 * math.sqrt(d)), dtype),
+        jnp.zeros((), dtype),
+        jnp.asarray(math.log(1e-2), dtype),
+    )
+    return bounds.clip(p)
+
+
+def random_params(key: Array, n: int, d: int, bounds: ParamBounds = ParamBounds(), dtype=None) -> GPParams:
+    """``n`` random starting points, stacked (leading axis ``n``), log-uniform in
+    lengthscale ``[0.05, 1] sqrt(d)``, outputscale ``[0.3, 3]``, noise ``[1e-4, 1e-1]``,
+    then clipped to ``bounds``. Library decision."""
+    dtype = dtype or jnp.zeros(()).dtype
+    k1, k2, k3 = jax.random.split(key, 3)
+    s = 0.5 * math.log(d)
+
+    def lu(k, shape, lo, hi):
+        return jax.random.uniform(k, shape, dtype, math.log(lo), math.log(hi))
+
+    p = GPParams(lu(k1, (n, d), 0.05, 1.0) + s, lu(k2, (n,), 0.3, 3.0), lu(k3, (n,), 1e-4, 1e-1))
+    return bounds.clip(p)
+
+
+def fit(
+    kind: str,
+    starts: GPParams,
+    u: Array,
+    y: Array,
+    mask: Array,
+    *,
+    steps: int = 100,
+    learning_rate: float = 0.05,
+    bounds: ParamBounds = ParamBounds(),
+    jitter: float = 0.0,
+) -> tuple[GPParams, Array]:
+    """Maximum marginal likelihood (type-II ML; GPML section 5.4.1) from ``R`` starts.
+
+    Adam (``learning_rate``) on the log parameters for ``steps`` steps per start, each step
+    projected onto ``bounds``; the ``R`` starts run vmapped. A step whose LML or gradient
+    is not finite (failed Cholesky) is skipped. Along each trajectory the best LML seen is
+    kept, so the result is never worse than the best start.
+
+    Args:
+        kind: kernel name. starts: stacked :class:`GPParams`, leading axis ``R >= 1``.
+        u: ``(cap, d)``; y: ``(cap,)``; mask: ``(cap,)`` bool (see
+            :func:`log_marginal_likelihood`).
+        steps: Adam steps (0 only evaluates the starts).
+
+    Returns:
+        ``(params, lml)``: the best :class:`GPParams` (unstacked) and its LML ``()``. With
+        no valid row every LML is 0 and the first start is returned.
+    """
+    opt = optax.adam(learning_rate)
+    starts = bounds.clip(starts)
+    neg_lml = lambda p: -log_marginal_likelihood(kind, p, u, y, mask, jitter)
+    value_and_grad = jax.value_and_grad(neg_lml)
+    ninf = -jnp.inf
+
+    def run_one(p0):
+        def step(carry, _):
+            p, s, best_p, best_v = carry
+            loss, g = value_and_grad(p)
+            ok = jnp.isfinite(loss) & jnp.all(
+                jnp.stack([jnp.all(jnp.isfinite(leaf)) for leaf in jax.tree.leaves(g)]))
+            v = jnp.where(ok, -loss, ninf)
+            better = v > best_v
+            best_p = jax.tree.map(lambda a, b: jnp.where(better, a, b), p, best_p)
+            best_v = jnp.where(better, v, best_v)
+            g = jax.tree.map(lambda a: jnp.where(ok, a, 0.0), g)
+            upd, s_new = opt.update(g, s, p)
+            p_new = bounds.clip(optax.apply_updates(p, upd))
+            p = jax.tree.map(lambda a, b: jnp.where(ok, a, b), p_new, p)
+            s = jax.tree.map(lambda a, b: jnp.where(ok, a, b), s_new, s)
+            return (p, s, best_p, best_v), None
+
+        init = (p0, opt.init(p0), p0, jnp.asarray(ninf, y.dtype))
+        (p, _, best_p, best_v), _ = jax.lax.scan(step, init, None, length=steps)
+        v = -neg_lml(p)
+        v = jnp.where(jnp.isfinite(v), v, ninf)
+        better = v > best_v
+        return jax.tree.map(lambda a, b: jnp.where(better, a, b), p, best_p), jnp.where(better, v, best_v)
+
+    params, lmls = jax.vmap(run_one)(starts)
+    i = jnp.argmax(lmls)
+    return jax.tree.map(lambda a: a[i], params), lmls[i]
+
+
+__all__ = [
+    "KERNELS",
+    "GPParams",
+    "ParamBounds",
+    "GPPosterior",
+    "scaled_sq_distance",
+    "matern52_from_sq",
+    "rbf_from_sq",
+    "kernel_matrix",
+    "masked_gram",
+    "log_marginal_likelihood",
+    "condition",
+    "posterior_lml",
+    "predict",
+    "joint_covariance",
+    "sample_joint",
+    "default_params",
+    "random_params",
+    "fit",
+]

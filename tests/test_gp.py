@@ -1,0 +1,313 @@
+"""GP model and GP-EI / GP-UCB / GP-TS (SPEC.md section 3; GPML Algorithm 2.1, eqs. 2.25-2.30)."""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy.stats import multivariate_normal
+
+import nbo_jax as nbo
+from nbo_jax import gp_model as gpm
+from nbo_jax.acquisition import expected_improvement
+from nbo_jax.algorithms.gp import gp_bo
+
+RNG = np.random.default_rng(1234)
+# small settings so the whole file stays fast on a 2-core CPU
+FAST = dict(n_candidates=512, ts_candidates=128, n_restarts=3, fit_steps=50)
+
+
+def _params(ls, outputscale=1.0, noise=1e-2):
+    return gpm.GPParams(jnp.log(jnp.asarray(ls, jnp.float64)), jnp.log(jnp.asarray(outputscale, jnp.float64)),
+                        jnp.log(jnp.asarray(noise, jnp.float64)))
+
+
+def _np_kernel(kind, a, b, ls, outputscale):
+    r = np.sqrt(np.sum(((a[:, None, :] - b[None, :, :]) / ls) ** 2, axis=-1))
+    if kind == "rbf":
+        return outputscale * np.exp(-0.5 * r ** 2)
+    s5 = math.sqrt(5.0)
+    return outputscale * (1 + s5 * r + 5.0 / 3.0 * r ** 2) * np.exp(-s5 * r)
+
+
+@pytest.mark.parametrize("kind", gpm.KERNELS)
+def test_kernels_match_closed_forms(x64, kind):
+    a, b = RNG.random((7, 3)), RNG.random((5, 3))
+    ls, s2 = np.array([0.1, 0.4, 2.0]), 1.7
+    K = np.asarray(gpm.kernel_matrix(kind, _params(ls, s2), jnp.asarray(a), jnp.asarray(b)))
+    np.testing.assert_allclose(K, _np_kernel(kind, a, b, ls, s2), rtol=1e-12, atol=1e-14)
+    # one hand-computed value: r = 1 along one axis
+    one = gpm.kernel_matrix(kind, _params([0.5, 1.0]), jnp.zeros((1, 2)), jnp.array([[0.5, 0.0]]))[0, 0]
+    expected = math.exp(-0.5) if kind == "rbf" else (1 + math.sqrt(5) + 5 / 3) * math.exp(-math.sqrt(5))
+    assert abs(float(one) - expected) < 1e-14
+    # the diagonal is the outputscale and the gradient at r = 0 is finite
+    diag = jnp.diag(gpm.kernel_matrix(kind, _params(ls, s2), jnp.asarray(a), jnp.asarray(a)))
+    np.testing.assert_allclose(diag, s2, rtol=1e-14)
+    g = jax.grad(lambda p: jnp.sum(gpm.kernel_matrix(kind, p, jnp.asarray(a), jnp.asarray(a))))(_params(ls, s2))
+    assert all(np.all(np.isfinite(leaf)) for leaf in jax.tree.leaves(g))
+
+
+def _masked_problem(cap=14, d=2, n_invalid=4, seed=0):
+    rng = np.random.default_rng(seed)
+    u, y = rng.random((cap, d)), rng.normal(size=cap)
+    mask = np.ones(cap, bool)
+    mask[rng.choice(cap, n_invalid, replace=False)] = False
+    y_stored = np.where(mask, y, 1e3)  # whatever invalid rows hold must not matter
+    return u, y, y_stored, mask
+
+
+@pytest.mark.parametrize("kind", gpm.KERNELS)
+@pytest.mark.parametrize("n_invalid", [0, 4])
+def test_posterior_equals_textbook_formulas(x64, kind, n_invalid):
+    """mean = k*^T (K + s2 I)^-1 y, var = k** - k*^T (K + s2 I)^-1 k* on the valid subset."""
+    u, y, y_stored, mask = _masked_problem(n_invalid=n_invalid)
+    ls, s2f, s2n = np.array([0.3, 0.6]), 1.3, 0.02
+    params = _params(ls, s2f, s2n)
+    post = gpm.condition(kind, params, jnp.asarray(u), jnp.asarray(y_stored), jnp.asarray(mask))
+    uc = RNG.random((9, 2))
+    mean, var = gpm.predict(kind, post, jnp.asarray(uc))
+    uv, yv = u[mask], y[mask]
+    A = _np_kernel(kind, uv, uv, ls, s2f) + s2n * np.eye(len(yv))
+    ks = _np_kernel(kind, uv, uc, ls, s2f)
+    np.testing.assert_allclose(mean, ks.T @ np.linalg.solve(A, yv), atol=1e-8)
+    np.testing.assert_allclose(var, s2f - np.sum(ks * np.linalg.solve(A, ks), axis=0), atol=1e-8)
+    C = gpm.joint_covariance(kind, post, jnp.asarray(uc))
+    np.testing.assert_allclose(C, _np_kernel(kind, uc, uc, ls, s2f) - ks.T @ np.linalg.solve(A, ks), atol=1e-8)
+    np.testing.assert_allclose(jnp.diag(C), var, atol=1e-10)
+
+
+@pytest.mark.parametrize("kind", gpm.KERNELS)
+def test_masked_lml_equals_scipy_logpdf_on_valid_rows(x64, kind):
+    u, y, y_stored, mask = _masked_problem(n_invalid=5, seed=3)
+    ls, s2f, s2n = np.array([0.25, 0.9]), 0.8, 0.05
+    params = _params(ls, s2f, s2n)
+    lml = float(gpm.log_marginal_likelihood(kind, params, jnp.asarray(u), jnp.asarray(y_stored), jnp.asarray(mask)))
+    uv = u[mask]
+    cov = _np_kernel(kind, uv, uv, ls, s2f) + s2n * np.eye(mask.sum())
+    direct = multivariate_normal(np.zeros(mask.sum()), cov).logpdf(y[mask])
+    assert abs(lml - direct) < 1e-8, (lml, direct)
+    # the constant of the dummy rows: the full-size Gaussian density of the masked system
+    # is lower by exactly 1/2 log(2 pi) per invalid row
+    Km = np.asarray(gpm.masked_gram(kind, params, jnp.asarray(u), jnp.asarray(mask)))
+    full = multivariate_normal(np.zeros(len(y)), Km).logpdf(np.where(mask, y, 0.0))
+    assert abs((lml - full) - 0.5 * (~mask).sum() * math.log(2 * math.pi)) < 1e-8
+
+
+def test_joint_draws_have_the_posterior_moments(x64):
+    u, y, y_stored, mask = _masked_problem(n_invalid=2, seed=5)
+    post = gpm.condition("matern52", _params([0.3, 0.3], 1.0, 1e-2), jnp.asarray(u), jnp.asarray(y_stored),
+                         jnp.asarray(mask))
+    uc = jnp.asarray(RNG.random((4, 2)))
+    mean, _ = gpm.predict("matern52", post, uc)
+    C = np.asarray(gpm.joint_covariance("matern52", post, uc))
+    scale = np.sqrt(np.max(np.diag(C)))
+    keys = jax.random.split(jax.random.key(0), 20000)
+    # jitter=-10 makes the Cholesky fail on purpose: the eigendecomposition branch must
+    # give the same distribution
+    for jitter in (None, -10.0):
+        draws = jax.jit(jax.vmap(lambda k: gpm.sample_joint("matern52", post, uc, k, jitter)))(keys)
+        np.testing.assert_allclose(np.mean(draws, 0), mean, atol=5 * scale / np.sqrt(20000))
+        np.testing.assert_allclose(np.cov(np.asarray(draws).T), C, atol=0.05 * scale ** 2)
+
+
+def _gp_draws(kind, ls, n, d, seeds, noise=1e-3):
+    """Standardized samples of a GP with lengthscales ``ls`` at ``n`` uniform points."""
+    us, ys = [], []
+    for s in seeds:
+        rng = np.random.default_rng(100 + s)
+        u = rng.random((n, d))
+        K = _np_kernel(kind, u, u, np.asarray(ls, float), 1.0) + noise * np.eye(n)
+        y = np.linalg.cholesky(K) @ rng.normal(size=n)
+        us.append(u)
+        ys.append((y - y.mean()) / y.std())
+    return jnp.asarray(np.stack(us)), jnp.asarray(np.stack(ys))
+
+
+@pytest.mark.parametrize("kind", gpm.KERNELS)
+def test_fit_recovers_a_known_lengthscale(x64, kind):
+    """150 points of a 1-D GP with lengthscale 0.2 (unit cube, noise variance 1e-3), 3 draws:
+    the ML lengthscale is within 30% (median; every draw within 45%, the spread of the
+    maximum-likelihood estimator itself on one sample path); lengthscale 0.5 gives a clearly
+    larger fit; ARD separates (0.2, 0.8) in 2-D. The optimizer reaches the likelihood's
+    maximum (at least the best value on a grid) and never ends below its warm start."""
+    n, seeds = 150, range(3)
+
+    @jax.jit
+    def fit_all(us, ys, key):
+        d = us.shape[-1]
+
+        def one(u, y, k):
+            warm = jax.tree.map(lambda a: a[None], gpm.default_params(d))
+            starts = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), warm, gpm.random_params(k, 1, d))
+            p, lml = gpm.fit(kind, starts, u, y, jnp.ones(n, bool), steps=100, learning_rate=0.05)
+            lml0 = gpm.log_marginal_likelihood(kind, gpm.default_params(d), u, y, jnp.ones(n, bool))
+            return p.lengthscale, p.noise, lml, lml0
+
+        return jax.vmap(one)(us, ys, jax.random.split(key, us.shape[0]))
+
+    u02, y02 = _gp_draws(kind, [0.2], n, 1, seeds)
+    u05, y05 = _gp_draws(kind, [0.5], n, 1, seeds)
+    ls, noise, lml, lml0 = fit_all(jnp.concatenate([u02, u05]), jnp.concatenate([y02, y05]), jax.random.key(0))
+    ls02, ls05 = np.ravel(ls[:3]), np.ravel(ls[3:])
+    ls_ard, *_ = fit_all(*_gp_draws(kind, [0.2, 0.8], n, 2, seeds), jax.random.key(2))
+    print(f"{kind}: fitted l for 0.2: {ls02}, for 0.5: {ls05}, ARD (0.2, 0.8): {np.asarray(ls_ard).tolist()}")
+    assert abs(np.median(ls02) / 0.2 - 1) < 0.3 and np.all(np.abs(ls02 / 0.2 - 1) < 0.45)
+    assert np.median(ls05) > 1.5 * np.median(ls02)
+    assert np.all(ls_ard[:, 1] > 2.5 * ls_ard[:, 0]) and np.all(np.abs(ls_ard[:, 0] / 0.2 - 1) < 0.3)
+    assert np.all(np.asarray(noise[:3]) < 0.02)  # true noise variance 1e-3 / var(y) ~ 1e-3
+    assert np.all(np.asarray(lml) >= np.asarray(lml0))
+    # the fit is the maximum: no point of a (lengthscale, outputscale, noise) grid does better
+    grid = [gpm.GPParams(jnp.log(jnp.array([a])), jnp.log(jnp.asarray(b)), jnp.log(jnp.asarray(c)))
+            for a in (0.1, 0.15, 0.2, 0.3) for b in (0.5, 1.0, 2.0) for c in (1e-3, 3e-3)]
+    stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *grid)
+    lml_of = jax.vmap(lambda p: gpm.log_marginal_likelihood(kind, p, u02[0], y02[0], jnp.ones(n, bool)))
+    grid_lml = jax.jit(lml_of)(stacked)
+    assert float(lml[0]) >= float(jnp.max(grid_lml)) - 1e-6
+
+
+def test_masked_lml_gradient_equals_valid_subset_gradient(x64):
+    """The fit only sees the LML and its gradient: on a padded buffer with invalid rows both
+    equal those of the valid rows alone (so the fitted hyperparameters are the same)."""
+    us, ys = _gp_draws("rbf", [0.3, 0.3], 30, 2, [0])
+    u, y = us[0], ys[0]
+    mask = jnp.asarray(np.arange(30) % 3 != 0)
+    pad_u, pad_y = jnp.where(mask[:, None], u, 0.77), jnp.where(mask, y, -5.0)
+    vg = jax.jit(jax.value_and_grad(gpm.log_marginal_likelihood, argnums=1), static_argnums=0)
+    for kind in gpm.KERNELS:
+        for p in (_params([0.2, 0.5], 1.3, 1e-2), _params([1.0, 0.05], 0.4, 1e-4)):
+            v_m, g_m = vg(kind, p, pad_u, pad_y, mask)
+            v_s, g_s = vg(kind, p, u[mask], y[mask], jnp.ones(20, bool))
+            assert abs(float(v_m - v_s)) < 1e-9
+            for a, b in zip(g_m, g_s):
+                np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
+
+
+def _branin_state(algo, n=8, capacity=12, seed=0):
+    problem = nbo.benchmarks.get("branin")
+    x0 = nbo.initial_design(jax.random.key(seed), problem.bounds, n)
+    init = jax.jit(lambda k, x, y: algo.init(k, x, y, bounds=problem.bounds, capacity=capacity))
+    return problem, init(jax.random.key(1), x0, jax.vmap(problem.objective)(x0))
+
+
+@pytest.fixture(scope="module")
+def ei_setup():
+    algo = gp_bo(acquisition="ei", **FAST)
+    problem, state = _branin_state(algo)
+    return algo, problem, state
+
+
+def test_state_surrogate_and_refinement(ei_setup):
+    """The state's posterior is the GP conditioned on the standardized data with the fitted
+    hyperparameters; EI refinement never returns a worse EI than the raw candidate argmax."""
+    algo, problem, state = ei_setup
+    y_std = state.data.standardized()[0]
+    u_c = jax.random.uniform(jax.random.key(3), (16, 2))
+    post = algo.surrogate(state, u_c)
+    direct = gpm.condition("matern52", state.params, state.data.u, y_std, state.data.mask, 1e-6)
+    mean, var = gpm.predict("matern52", direct, u_c)
+    np.testing.assert_allclose(post.mean, mean, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(post.std ** 2, var, atol=1e-5)  # float32: var = s_f^2 - ||v||^2 cancels
+    assert float(post.incumbent) == float(jnp.min(y_std[:8]))
+    assert float(state.lml) == pytest.approx(float(gpm.log_marginal_likelihood(
+        "matern52", state.params, state.data.u, y_std, state.data.mask, 1e-6)), rel=1e-5)
+
+    refined = gp_bo(acquisition="ei", refine_steps=30, **FAST)
+    lo, hi = problem.bounds
+
+    def ei_at(x):
+        p = algo.surrogate(state, ((x - lo) / (hi - lo))[None, :].astype(jnp.float32))
+        return float(expected_improvement(p.mean, p.std, p.incumbent)[0])
+
+    ask_raw, ask_ref = jax.jit(algo.ask), jax.jit(refined.ask)
+    gains = []
+    for s in range(3):
+        k = jax.random.key(10 + s)
+        x_raw, x_ref = ask_raw(state, k), ask_ref(state, k)
+        assert ei_at(x_ref) >= ei_at(x_raw) * (1 - 1e-5)
+        assert np.all((x_ref >= lo) & (x_ref <= hi))
+        gains.append(ei_at(x_ref) - ei_at(x_raw))
+    assert max(gains) > 0  # the gradient steps do move uphill
+
+
+def test_refit_every_keeps_hyperparameters_between_refits(ei_setup):
+    """refit_every=3: hyperparameters are refitted only when the count is a multiple of 3;
+    a NaN observation at a refit is masked and the fit is the fit of the valid rows."""
+    _, problem, state = ei_setup                              # 8 observations
+    tell = jax.jit(gp_bo(acquisition="ei", refit_every=3, **FAST).tell)
+    s9 = tell(state, jnp.array([3.0, 2.0]), jnp.nan)         # count 9: refit, with a masked NaN row
+    assert not np.allclose(s9.params.log_lengthscale, state.params.log_lengthscale)
+    assert not bool(s9.data.mask[8]) and int(s9.data.count) == 9
+    leaves = jax.tree.leaves((s9.params, s9.posterior, s9.lml))
+    assert all(bool(jnp.all(jnp.isfinite(leaf))) for leaf in leaves)
+    y_std = s9.data.standardized()[0]  # the NaN row is invisible: LML of the 8 valid rows
+    lml_valid = gpm.log_marginal_likelihood("matern52", s9.params, s9.data.u[:8], y_std[:8], jnp.ones(8, bool), 1e-6)
+    assert float(s9.lml) == pytest.approx(float(lml_valid), rel=1e-5)
+    x = jnp.array([0.0, 5.0])
+    s10 = tell(s9, x, problem.objective(x))                  # count 10: no refit
+    for a, b in zip(jax.tree.leaves(s9.params), jax.tree.leaves(s10.params)):
+        np.testing.assert_array_equal(a, b)
+    assert bool(s10.data.mask[9]) and not np.allclose(s10.posterior.alpha, s9.posterior.alpha)
+
+
+_RESULTS = {}  # random search's final regrets, computed once for the three acquisitions
+
+
+KEYS = jax.random.split(jax.random.key(2024), 6)
+
+
+def _final_regret(algo, problem, keys=KEYS, n_init=5, n_iter=25):
+    return jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=n_init, n_iter=n_iter))(keys)
+
+
+@pytest.mark.parametrize("acquisition", ["ei", "ucb", "ts"])
+def test_gp_bo_beats_random_search_and_is_deterministic(acquisition):
+    """Branin with the paper's noise, 5 initial + 25 iterations, 6 seeds vmapped."""
+    problem = nbo.benchmarks.get("branin", noise_std="paper")
+    if "random" not in _RESULTS:
+        rs = _final_regret(nbo.random_search(), problem)
+        _RESULTS["random"] = np.asarray(rs.best_f[:, -1]) - problem.optimal_value
+    algo = gp_bo(acquisition=acquisition, **FAST)
+    assert algo.name == f"gp-{acquisition}"
+    hists = _final_regret(algo, problem)
+    # deterministic per key: the same keys in reverse order (cached compilation) give the
+    # same runs in reverse order
+    again = _final_regret(algo, problem, keys=KEYS[::-1])
+    np.testing.assert_array_equal(hists.x, again.x[::-1])
+    assert len({tuple(np.asarray(h)) for h in hists.x[:, -1]}) == hists.x.shape[0]  # seeds differ
+    assert np.all((hists.x >= problem.bounds.lower) & (hists.x <= problem.bounds.upper))
+    gp_r = np.asarray(hists.best_f[:, -1]) - problem.optimal_value
+    rs_r = _RESULTS["random"]
+    print(f"branin gp-{acquisition}: median final regret {np.median(gp_r):.3f} vs random {np.median(rs_r):.3f}")
+    assert np.median(gp_r) < 0.5 * np.median(rs_r)
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="kernel"):
+        gp_bo(kernel="laplace")
+    with pytest.raises(ValueError, match="acquisition"):
+        gp_bo(acquisition="pi")
+    with pytest.raises(ValueError, match="preset"):
+        gp_bo(preset="botorch")
+    for kw, name in [(dict(n_restarts=0), "n_restarts"), (dict(beta=-1.0), "beta"),
+                     (dict(noise_floor=0.0), "noise_floor"), (dict(local_fraction=1.0), "local_fraction"),
+                     (dict(refit_every=0), "refit_every"), (dict(fit_learning_rate=0.0), "fit_learning_rate"),
+                     (dict(lengthscale_bounds=(1.0, 0.1)), "lengthscale"), (dict(n_candidates=0), "n_candidates")]:
+        with pytest.raises(ValueError, match=name):
+            gp_bo(**kw)
+    with pytest.raises(TypeError, match="fit_steps"):
+        gp_bo(fit_steps=10.5)
+    with pytest.raises(ValueError, match="kernel"):
+        gpm.kernel_matrix("cosine", gpm.default_params(1), jnp.zeros((1, 1)), jnp.zeros((1, 1)))
+
+
+def test_presets_pick_the_documented_kernels(ei_setup):
+    """Paper preset: SE kernel (seed 000 Section 7, seed 002 App. F); default: Matern-5/2."""
+    import nbo_jax.algorithms.gp as gp_mod
+
+    assert gp_mod.PRESETS["paper"]["kernel"] == "rbf" and gp_mod.PRESETS["default"]["kernel"] == "matern52"
+    _, _, state = ei_setup
+    u_c = jax.random.uniform(jax.random.key(0), (5, 2))
+    for algo, kind in ((gp_bo(preset="paper"), "rbf"), (gp_bo(), "matern52"), (gp_bo(kernel="rbf"), "rbf")):
+        np.testing.assert_allclose(algo.surrogate(state, u_c).mean, gpm.predict(kind, state.posterior, u_c)[0])
+    assert not np.allclose(gp_bo(preset="paper").surrogate(state, u_c).mean, gp_bo().surrogate(state, u_c).mean)
