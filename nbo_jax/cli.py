@@ -152,6 +152,21 @@ def _option_of_problem_error(message: str) -> str:
     return "--problem"
 
 
+def _problem_from_args(args, parser):
+    """Enable float64 if ``--x64`` (callers restore the flag), then build the problem; a bad
+    ``--problem``/``--dim``/``--noise`` exits with status 2 naming the option."""
+    import jax
+
+    from . import benchmarks
+
+    if args.x64:
+        jax.config.update("jax_enable_x64", True)
+    try:
+        return benchmarks.get(args.problem, dim=args.dim, noise_std=args.noise)
+    except (ValueError, TypeError) as err:
+        parser.error(f"{_option_of_problem_error(str(err))}: {err}")
+
+
 def _curves(histories, optimal_value):
     """(curves, ylabel, note): simple regret per method, or best_f when f* is unknown."""
     if optimal_value is None:
@@ -215,19 +230,13 @@ def _build_algorithms(args, parser) -> dict:
 def _cmd_run(args, parser, argv) -> int:
     import jax
 
-    from . import benchmarks
     from .loop import run_bo
 
     _validate_counts(args, parser)
     algos = _build_algorithms(args, parser)
     old_x64 = bool(jax.config.jax_enable_x64)
     try:
-        if args.x64:
-            jax.config.update("jax_enable_x64", True)
-        try:
-            problem = benchmarks.get(args.problem, dim=args.dim, noise_std=args.noise)
-        except (ValueError, TypeError) as err:
-            parser.error(f"{_option_of_problem_error(str(err))}: {err}")
+        problem = _problem_from_args(args, parser)
         return _run_all(args, argv, algos, problem, run_bo)
     finally:
         jax.config.update("jax_enable_x64", old_x64)
@@ -324,7 +333,7 @@ def _parse_options(entries, names, parser) -> dict:
 def _cmd_compare(args, parser, argv) -> int:
     import jax
 
-    from . import algorithms, benchmarks, comparison
+    from . import algorithms, comparison
 
     for option, value, minimum in (("--n-init", args.n_init, 1), ("--seeds", args.seeds, 3),
                                    ("--iterations", args.iterations, 0)):
@@ -358,12 +367,7 @@ def _cmd_compare(args, parser, argv) -> int:
             parser.error(f"--option for {name}: {err}")
     old_x64 = bool(jax.config.jax_enable_x64)
     try:
-        if args.x64:
-            jax.config.update("jax_enable_x64", True)
-        try:
-            problem = benchmarks.get(args.problem, dim=args.dim, noise_std=args.noise)
-        except (ValueError, TypeError) as err:
-            parser.error(f"{_option_of_problem_error(str(err))}: {err}")
+        problem = _problem_from_args(args, parser)
         out = pathlib.Path(args.out) if args.out else pathlib.Path(
             "nbo_results", f"compare_{problem.name}_d{problem.dim}_{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
         result = comparison.compare(problem, built, n_init=args.n_init, n_iter=args.iterations, seeds=args.seeds,

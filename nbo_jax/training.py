@@ -61,6 +61,8 @@ def train_regression(
     mask: Array,
     key: Array,
     config: TrainConfig,
+    *,
+    epochs: Any = None,
 ) -> Any:
     """Fit ``apply(params, z_i) ~ y_i`` on the rows with ``mask`` True.
 
@@ -70,6 +72,9 @@ def train_regression(
         z: ``(cap, d)`` inputs; y: ``(cap,)`` targets; mask: ``(cap,)`` bool.
         key: PRNG key for shuffling.
         config: :class:`TrainConfig`.
+        epochs: optional number of epochs overriding ``config.epochs``; may be a traced int
+            (e.g. ``where(retrain, E, 0)``, so that steps without retraining cost nothing
+            under ``vmap``). Epoch keys are then ``fold_in(key, e)`` instead of a split.
 
     Returns:
         Trained parameters (same pytree as ``params``). With no valid rows, ``params``.
@@ -91,7 +96,7 @@ def train_regression(
 
     grad_fn = jax.grad(loss_fn)
 
-    def epoch(carry, k):
+    def run_epoch(carry, k):
         p, s = carry
         order = jnp.argsort(jnp.where(mask, jax.random.uniform(k, (cap,)), 2.0))
         order = jnp.concatenate([order, jnp.zeros((B,), order.dtype)])
@@ -103,7 +108,11 @@ def train_regression(
             updates, s = opt.update(grad_fn(p, idx, w), s, p)
             return optax.apply_updates(p, updates), s
 
-        return jax.lax.fori_loop(0, num_batches, step, (p, s)), None
+        return jax.lax.fori_loop(0, num_batches, step, (p, s))
 
-    (params, _), _ = jax.lax.scan(epoch, (params, opt.init(params)), jax.random.split(key, config.epochs))
-    return params
+    carry = (params, opt.init(params))
+    if epochs is None:
+        carry, _ = jax.lax.scan(lambda c, k: (run_epoch(c, k), None), carry, jax.random.split(key, config.epochs))
+    else:
+        carry = jax.lax.fori_loop(0, epochs, lambda e, c: run_epoch(c, jax.random.fold_in(key, e)), carry)
+    return carry[0]

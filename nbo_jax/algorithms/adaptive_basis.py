@@ -111,13 +111,12 @@ from typing import Any, Callable, NamedTuple, Optional, Sequence
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
-import optax
 from jax.scipy.special import ndtr
 
 from ..acquisition import SurrogatePosterior, expected_improvement
 from ..networks import ACTIVATIONS
 from ..optimize import candidate_set
-from ..training import make_optimizer
+from ..training import TrainConfig, make_optimizer, train_regression
 from ..types import BOAlgorithm, Dataset
 from ._common import check_initial
 
@@ -151,43 +150,6 @@ class _BasisMLP(nn.Module):
             h = self.activation(nn.Dense(w, param_dtype=self.param_dtype)(h))
         out = nn.Dense(1, param_dtype=self.param_dtype)(h)[..., 0]
         return out, h
-
-
-def _train(apply_out, params, z, y, mask, key, n_epochs, optimizer, batch_size: int):
-    """Mini-batch MSE training on the masked rows for ``n_epochs`` (a traced int) epochs.
-
-    Same loss as :func:`nbo_jax.training.train_regression` with ``reg = 0``
-    (``1/(2|B|) sum_B (h - y)^2`` per step, one shuffle of the valid rows per epoch), but the
-    number of epochs is dynamic so that the no-retrain steps cost nothing under ``vmap``.
-    """
-    cap = y.shape[0]
-    B = min(batch_size, cap)
-    n = jnp.sum(mask)
-    num_batches = (n + B - 1) // B
-
-    def loss_fn(p, idx, w):
-        pred = apply_out(p, z[idx])
-        return 0.5 * jnp.sum(w * (pred - y[idx]) ** 2) / jnp.maximum(jnp.sum(w), 1.0)
-
-    grad_fn = jax.grad(loss_fn)
-
-    def epoch(e, carry):
-        p, s = carry
-        k = jax.random.fold_in(key, e)
-        order = jnp.argsort(jnp.where(mask, jax.random.uniform(k, (cap,)), 2.0))
-        order = jnp.concatenate([order, jnp.zeros((B,), order.dtype)])
-
-        def step(b, c):
-            p, s = c
-            idx = jax.lax.dynamic_slice(order, (b * B,), (B,))
-            w = (b * B + jnp.arange(B) < n).astype(y.dtype)
-            updates, s = optimizer.update(grad_fn(p, idx, w), s, p)
-            return optax.apply_updates(p, updates), s
-
-        return jax.lax.fori_loop(0, num_batches, step, (p, s))
-
-    params, _ = jax.lax.fori_loop(0, n_epochs, epoch, (params, optimizer.init(params)))
-    return params
 
 
 # --------------------------------------------------------------------------- linear heads
@@ -539,6 +501,7 @@ def adaptive_basis(
     if not isinstance(chosen["warm_start"], bool):
         raise TypeError(f"warm_start must be a bool, got {type(chosen['warm_start']).__name__}")
     opt = make_optimizer(chosen["optimizer"], lr)
+    train_cfg = TrainConfig(epochs=n_epochs, batch_size=bs, optimizer=opt, reg=0.0)
     n_local = int(round(n_candidates * lf))
     n_uniform = n_candidates - n_local
     act = ACTIVATIONS[activation]
@@ -575,8 +538,8 @@ def adaptive_basis(
         z = 2.0 * data.u - 1.0
         start = state.params if warm else state.params0
         apply_out = lambda p, zz: mod.apply({"params": p}, zz)[0]
-        params = _train(apply_out, start, z, targets, data.mask, k_train,
-                        jnp.where(retrain, n_epochs, 0), opt, bs)
+        params = train_regression(apply_out, start, start, z, targets, data.mask, k_train, train_cfg,
+                                  epochs=jnp.where(retrain, n_epochs, 0))
         params = jax.tree.map(lambda a, b: jnp.where(retrain, a, b), params, state.params)
         lin = fit_head(features(params, mod, z), targets, data.mask)
         return state._replace(data=data, params=params, head=lin, since_train=jnp.where(retrain, 0, since).astype(jnp.int32),

@@ -392,11 +392,13 @@ def get(name: str, dim: Optional[int] = None, noise_std: float | str = 0.0, **kw
             f"{list(spec.params) or 'none'}"
         )
     params = tuple(sorted((k, float(v)) for k, v in kwargs.items()))
-    return _build(canonical, dim, noise, params)
+    # the precision mode is part of the key: the "paper" noise is estimated in the current
+    # precision, so a problem built under float32 is not reused under jax_enable_x64
+    return _build(canonical, dim, noise, params, bool(jax.config.jax_enable_x64))
 
 
 @functools.lru_cache(maxsize=None)
-def _build(name: str, dim: int, noise, params: tuple) -> Problem:
+def _build(name: str, dim: int, noise, params: tuple, x64: bool = False) -> Problem:
     spec = _REGISTRY[name]
     kw = dict(params)
     objective = functools.partial(spec.fn, **kw) if kw else spec.fn
