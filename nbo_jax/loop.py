@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .algorithms._common import check_int as _check_count
 from .types import BOAlgorithm, Bounds, History, Problem, make_bounds
 
 Array = jax.Array
@@ -23,12 +24,6 @@ ProgressHook = Callable[[int], None]
 
 
 # --------------------------------------------------------------------------- validation
-def _check_count(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
 
 
 def _check_problem(problem) -> None:

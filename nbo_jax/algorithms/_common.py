@@ -4,10 +4,25 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..types import Bounds, make_bounds
 
 Array = jax.Array
+
+
+def check_int(name: str, value, minimum: int) -> int:
+    """``value`` as an int ``>= minimum``.
+
+    Raises:
+        TypeError: not an integer (bools are refused). ValueError: below ``minimum``; both
+        messages name the argument.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
 
 
 def check_initial(x0, y0, bounds, capacity: int):

@@ -119,6 +119,7 @@ from ..optimize import candidate_set
 from ..training import TrainConfig, make_optimizer, train_regression
 from ..types import BOAlgorithm, Dataset
 from ._common import check_initial
+from ._common import check_int as _check_int
 
 Array = jax.Array
 
@@ -384,12 +385,6 @@ class AdaptiveBasisState(NamedTuple):
     key: Array
 
 
-def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
 
 
 def _check_pos(name: str, value) -> float:

@@ -58,6 +58,7 @@ from ..acquisition import SurrogatePosterior, expected_improvement
 from ..optimize import argmax_point, candidate_set, projected_gradient_ascent
 from ..types import BOAlgorithm, Dataset
 from ._common import check_initial
+from ._common import check_int as _check_int
 
 Array = jax.Array
 
@@ -90,12 +91,6 @@ class GPState(NamedTuple):
     key: Array
 
 
-def _check_int(name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
 
 
 def _check_float(name: str, value, low: float, high: float, *, low_open=False, high_open=False) -> float:

@@ -76,6 +76,7 @@ from ..optimize import candidate_set, projected_gradient_ascent
 from ..training import TrainConfig, make_optimizer, train_regression
 from ..types import BOAlgorithm, Dataset
 from ._common import check_initial
+from ._common import check_int as _check_int
 
 Array = jax.Array
 Params = Any
@@ -296,12 +297,6 @@ def _check_positive(name, value, *, strict=True):
     return v
 
 
-def _check_int(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
 
 
 def neural_greedy(
