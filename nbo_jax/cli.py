@@ -50,9 +50,29 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+def _add_experiment_options(group, *, noise, seeds: int, min_seeds: int, out: str) -> None:
+    """The problem and run-size options shared by ``run`` and ``compare``."""
+    from . import benchmarks
+
+    group.add_argument("--problem", default="ackley", help=f"benchmark problem, one of {benchmarks.available()}")
+    group.add_argument("--dim", type=int, default=None,
+                       help="input dimension (required for any-dimension problems such as ackley)")
+    group.add_argument("--noise", type=_noise, default=noise,
+                       help="observation noise std: a number >= 0, or 'paper' (variance = 1%% of the "
+                       "function range, SPEC.md section 0)")
+    group.add_argument("--n-init", type=int, default=10, help="number of uniform initial points (>= 1)")
+    group.add_argument("--iterations", type=int, default=200,
+                       help="number of BO iterations after the initial design (>= 0)")
+    group.add_argument("--seeds", type=int, default=seeds,
+                       help=f"number of seeds (independent runs, vmapped) (>= {min_seeds})")
+    group.add_argument("--seed", type=int, default=0, help="base seed: keys = split(key(seed), seeds)")
+    group.add_argument("--out", default=None, help=f"output folder (default: {out})")
+    group.add_argument("--x64", action="store_true", help="enable float64 (jax_enable_x64) for the runs")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``nbo-jax`` (sub-commands ``run`` and ``plot``)."""
-    from . import algorithms, benchmarks
+    from . import algorithms
 
     parser = argparse.ArgumentParser(
         prog="nbo-jax",
@@ -72,19 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     g = run.add_argument_group("experiment")
     g.add_argument("--algorithm", default="neural-bo,random",
                    help=f"comma-separated algorithms, from {sorted(algorithms.REGISTRY)}")
-    g.add_argument("--problem", default="ackley", help=f"benchmark problem, one of {benchmarks.available()}")
-    g.add_argument("--dim", type=int, default=None,
-                   help="input dimension (required for any-dimension problems such as ackley)")
-    g.add_argument("--noise", type=_noise, default=0.0,
-                   help="observation noise std: a number >= 0, or 'paper' (variance = 1%% of the "
-                   "function range, SPEC.md section 0)")
-    g.add_argument("--n-init", type=int, default=10, help="number of uniform initial points (>= 1)")
-    g.add_argument("--iterations", type=int, default=200, help="number of BO iterations after the initial design (>= 0)")
-    g.add_argument("--seeds", type=int, default=4, help="number of seeds (independent runs, vmapped) (>= 1)")
-    g.add_argument("--seed", type=int, default=0, help="base seed: keys = split(key(seed), seeds)")
-    g.add_argument("--out", default=None,
-                   help="output folder (default: nbo_results/<problem>_d<dim>_<date-time>)")
-    g.add_argument("--x64", action="store_true", help="enable float64 (jax_enable_x64) for the runs")
+    _add_experiment_options(g, noise=0.0, seeds=4, min_seeds=1, out="nbo_results/<problem>_d<dim>_<date-time>")
 
     nb = run.add_argument_group("Neural-BO options (passed to neural-bo only)")
     nb.add_argument("--width", type=int, default=500, help="hidden width m")
@@ -114,19 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"comma-separated algorithms, from {sorted(algorithms.REGISTRY)}")
     c.add_argument("--reference", default=None,
                    help="method the others are tested against (default: the first of --algorithms)")
-    c.add_argument("--problem", default="ackley", help=f"benchmark problem, one of {benchmarks.available()}")
-    c.add_argument("--dim", type=int, default=None, help="input dimension (required for any-dimension problems)")
-    c.add_argument("--noise", type=_noise, default="paper", help="observation noise std: a number >= 0 or 'paper'")
-    c.add_argument("--n-init", type=int, default=10, help="number of uniform initial points (>= 1)")
-    c.add_argument("--iterations", type=int, default=200, help="evaluations after the initial design (>= 0)")
-    c.add_argument("--seeds", type=int, default=10, help="number of seeds (>= 3 for the statistics)")
-    c.add_argument("--seed", type=int, default=0, help="base seed: keys = split(key(seed), seeds)")
+    _add_experiment_options(c, noise="paper", seeds=10, min_seeds=3,
+                            out="nbo_results/compare_<problem>_d<dim>_<date-time>")
     c.add_argument("--alpha", type=float, default=0.05, help="Benjamini-Hochberg level")
     c.add_argument("--option", action="append", default=[], metavar="ALGO.KEY=VALUE",
                    help="an argument for one algorithm's factory, e.g. neural-bo.width=200 or "
                    "gp-ei.kernel=rbf (repeatable; VALUE parsed as a Python literal when possible)")
-    c.add_argument("--out", default=None, help="output folder (default: nbo_results/compare_<problem>_d<dim>_<date-time>)")
-    c.add_argument("--x64", action="store_true", help="enable float64 (jax_enable_x64)")
     cmp_.set_defaults(subparser=cmp_)
 
     plot = sub.add_parser(

@@ -263,24 +263,23 @@ def write_tables(results: Sequence[ComparisonResult], out_dir, *, reference: Opt
         md = out / f"table_{name}.md"
         md.write_text(captions[name] + "\n\n" + markdown(header, rows) + "\n")
         paths[f"{name}_md"] = md
-    csv_path = out / "table_welch.csv"
-    with csv_path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["problem", "d", "reference", "baseline", "p", "p_bh", "reject"])
-        for r in results:
-            for b, v in r.welch.items():
-                w.writerow([r.problem, r.dim, r.reference, b, v["p"], v["p_bh"], v["reject"]])
-    paths["welch_csv"] = csv_path
-    ks_csv = out / "table_ks.csv"
-    with ks_csv.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["problem", "d", "method", "ks_p", "median", "q25", "q75"])
-        for r in results:
-            for m, v in r.final.items():
-                q25, med, q75 = np.quantile(v, [0.25, 0.5, 0.75])
-                w.writerow([r.problem, r.dim, m, r.ks.get(m, float("nan")), med, q25, q75])
-    paths["ks_csv"] = ks_csv
+    welch_rows = [[r.problem, r.dim, r.reference, b, v["p"], v["p_bh"], v["reject"]]
+                  for r in results for b, v in r.welch.items()]
+    paths["welch_csv"] = _write_csv(out / "table_welch.csv",
+                                    ["problem", "d", "reference", "baseline", "p", "p_bh", "reject"], welch_rows)
+    ks_rows = [[r.problem, r.dim, m, r.ks.get(m, float("nan")), *np.quantile(v, [0.5, 0.25, 0.75])]
+               for r in results for m, v in r.final.items()]
+    paths["ks_csv"] = _write_csv(out / "table_ks.csv", ["problem", "d", "method", "ks_p", "median", "q25", "q75"],
+                                 ks_rows)
     return paths
+
+
+def _write_csv(path: pathlib.Path, header: Sequence[str], rows) -> pathlib.Path:
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
 
 
 def save(result: ComparisonResult, out_dir, config: Optional[dict] = None, *, title: Optional[str] = None) -> dict:

@@ -149,14 +149,7 @@ class Dataset(NamedTuple):
 
         Writes past the capacity are dropped (the Python-side drivers raise before that).
         """
-        i = self.count
-        ok = jnp.isfinite(y)
-        return Dataset(
-            self.u.at[i].set(u.astype(self.u.dtype), mode="drop"),
-            self.y.at[i].set(jnp.where(ok, y, 0.0).astype(self.y.dtype), mode="drop"),
-            self.mask.at[i].set(ok, mode="drop"),
-            i + 1,
-        )
+        return self.add_batch(jnp.reshape(u, (1, -1)), jnp.reshape(y, (1,)))
 
     def add_batch(self, u: Array, y: Array) -> "Dataset":
         """Append ``q`` observations (``u: (q, d)``, ``y: (q,)``) in one scatter."""

@@ -59,7 +59,7 @@ def _factory(name: str) -> Callable:
     return build
 
 
-REGISTRY: dict[str, Callable] = {name: (lambda n: (lambda **kw: _factory(n)(**kw)))(name) for name in _SPECS}
+REGISTRY: dict[str, Callable] = {name: _factory(name) for name in _SPECS}
 
 
 def canonical_name(name: str) -> str:
@@ -82,7 +82,7 @@ def get(name: str, **kwargs):
     Raises:
         ValueError: unknown name, or errors of the factory.
     """
-    return _factory(canonical_name(name))(**kwargs)
+    return REGISTRY[canonical_name(name)](**kwargs)
 
 
 __all__ = [
