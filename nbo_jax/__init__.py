@@ -22,7 +22,16 @@ from . import (
     posterior,
     training,
 )
-from .algorithms import adaptive_basis, gp_bo, neural_bo, neural_greedy, neural_ts, neural_ucb, random_search
+from .algorithms import (
+    adaptive_basis,
+    gp_bo,
+    neural_bo,
+    neural_cbo,
+    neural_greedy,
+    neural_ts,
+    neural_ucb,
+    random_search,
+)
 from .loop import AskTell, initial_design, run_bo
 from .types import BOAlgorithm, Bounds, Dataset, History, Problem, make_bounds
 
@@ -41,6 +50,7 @@ __all__ = [
     "posterior",
     "training",
     "neural_bo",
+    "neural_cbo",
     "neural_greedy",
     "adaptive_basis",
     "gp_bo",

@@ -7,14 +7,19 @@ number of evaluations (``n_init + n_iter``); any leading shape is allowed where 
 Metrics (SPEC.md section 0), all on the noise-free values ``f(x_t)``:
 
 - simple regret ``r_t = min_{s<=t} f(x_s) - f*`` (:func:`simple_regret`);
-- cumulative regret ``R_t = sum_{s<=t} (f(x_s) - f*)`` (:func:`cumulative_regret`).
+- cumulative regret ``R_t = sum_{s<=t} (f(x_s) - f*)`` (:func:`cumulative_regret`);
+- for constrained problems, the best positive regret plus violation
+  ``min_{s<=t} ([f(x_s) - f*]^+ + sum_k [c_k(x_s)]^+)`` (:func:`regret_plus_violation`;
+  thesis Figure 4.1), which :func:`metric_curves` and :func:`final_values` use whenever a
+  history carries constraint values.
 
 Statistics as in the thesis: a Kolmogorov-Smirnov normality test (:func:`ks_normality`),
 one-sided Welch t-tests with H0 ``mean_baseline <= mean_method`` (:func:`welch_one_sided`)
 and the Benjamini-Hochberg correction over several tests (:func:`benjamini_hochberg`).
 
 Result files (:func:`save_results` / :func:`load_results`): ``histories.npz`` (arrays
-``<method>__x``, ``__y``, ``__f``, ``__best_f``, ``__valid``), ``config.json`` (the run's
+``<method>__x``, ``__y``, ``__f``, ``__best_f``, ``__valid`` and, for constrained runs,
+``__c``, ``__c_true``, ``__feasible``, ``__best_feasible_f``), ``config.json`` (the run's
 configuration, library versions, device, seeds, timings, summary) and ``summary.md``.
 """
 
@@ -32,16 +37,18 @@ from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from .types import History
 
 PathLike = Union[str, pathlib.Path]
 
 HISTORY_FIELDS = ("x", "y", "f", "best_f", "valid")
+CONSTRAINED_FIELDS = ("c", "c_true", "feasible", "best_feasible_f")
 SUMMARY_COLUMNS = ("method", "n", "median", "q25", "q75", "iqr", "mean")
 
 __all__ = [
     "simple_regret",
     "cumulative_regret",
+    "regret_plus_violation",
+    "metric_curves",
     "final_values",
     "summarize",
     "summary_rows",
@@ -121,8 +128,74 @@ def _field(history, name: str) -> np.ndarray:
     return np.asarray(getattr(history, name))
 
 
+def regret_plus_violation(f, c_true, optimal_value: float) -> np.ndarray:
+    """Best positive regret plus violation (SPEC.md section 0; thesis Figure 4.1).
+
+    Args:
+        f: noise-free objective values ``(..., n)`` (``History.f``).
+        c_true: noise-free constraint values ``(..., n, K)`` (``History.c_true``), ``c <= 0``
+            feasible.
+        optimal_value: ``f*``, the best feasible value.
+
+    Returns:
+        ``(..., n)`` float array ``min_{s<=t} ([f_s - f*]^+ + sum_k [c_{k,s}]^+)`` (the sum is
+        taken at one point, then the running minimum); non-finite terms count as ``inf``.
+
+    Raises:
+        ValueError: ``optimal_value`` not finite, or shapes that disagree.
+    """
+    fstar = _check_optimal_value(optimal_value)
+    f = np.asarray(f, dtype=np.float64)
+    c = np.asarray(c_true, dtype=np.float64)
+    if c.shape[:-1] != f.shape:
+        raise ValueError(f"c_true must have shape f.shape + (K,) = {f.shape} + (K,), got {c.shape}")
+    inst = np.maximum(f - fstar, 0.0) + np.sum(np.maximum(c, 0.0), axis=-1)
+    inst = np.where(np.isfinite(inst), inst, np.inf)
+    return np.minimum.accumulate(inst, axis=-1)
+
+
+def _get(history, name: str):
+    """A field of a History or mapping, or ``None`` when absent."""
+    value = history.get(name) if isinstance(history, Mapping) else getattr(history, name, None)
+    return None if value is None else np.asarray(value)
+
+
+def is_constrained(history) -> bool:
+    """True when ``history`` (History or mapping) carries noise-free constraint values."""
+    return _get(history, "c_true") is not None
+
+
+def metric_curves(histories: Mapping[str, Any], optimal_value: Optional[float]) -> tuple[dict, str]:
+    """Per-method curves of the run's metric and its label.
+
+    - constrained histories (with ``c_true``) and a known ``f*``: best positive regret plus
+      violation (:func:`regret_plus_violation`);
+    - otherwise simple regret ``best_f - f*``, or ``best_f`` itself when ``f*`` is unknown
+      (for a constrained history: the best *feasible* ``f``).
+
+    Returns:
+        ``(curves, label)``: method -> ``(S, n)`` (or ``(n,)``) float arrays.
+    """
+    curves, labels = {}, set()
+    for method, hist in histories.items():
+        if is_constrained(hist) and optimal_value is not None:
+            curves[method] = regret_plus_violation(_field(hist, "f"), _field(hist, "c_true"), optimal_value)
+            labels.add("best positive regret plus violation")
+        elif is_constrained(hist):
+            curves[method] = np.asarray(_field(hist, "best_feasible_f"), dtype=np.float64)
+            labels.add("best feasible f (optimal value unknown)")
+        elif optimal_value is not None:
+            curves[method] = simple_regret(_field(hist, "best_f"), optimal_value)
+            labels.add("simple regret (best f - f*)")
+        else:
+            curves[method] = np.asarray(_field(hist, "best_f"), dtype=np.float64)
+            labels.add("best f (optimal value unknown)")
+    return curves, " / ".join(sorted(labels))
+
+
 def final_values(histories: Mapping[str, Any], optimal_value: Optional[float] = None) -> dict[str, np.ndarray]:
-    """Final simple regret per seed for each method.
+    """Final value of the run's metric per seed for each method (:func:`metric_curves`):
+    simple regret, or the best positive regret plus violation for constrained runs.
 
     Args:
         histories: method name -> :class:`~nbo_jax.types.History` (or a mapping with a
@@ -137,12 +210,11 @@ def final_values(histories: Mapping[str, Any], optimal_value: Optional[float] = 
         ValueError: a history with no evaluations.
     """
     out = {}
-    for method, hist in histories.items():
-        best = np.asarray(_field(hist, "best_f"), dtype=np.float64)
-        if best.ndim == 0 or best.shape[-1] == 0:
-            raise ValueError(f"{method}: best_f has no evaluations (shape {best.shape})")
-        last = np.atleast_1d(best[..., -1]).reshape(-1)
-        out[method] = last - _check_optimal_value(optimal_value) if optimal_value is not None else last
+    curves, _ = metric_curves(histories, optimal_value)
+    for method, curve in curves.items():
+        if curve.ndim == 0 or curve.shape[-1] == 0:
+            raise ValueError(f"{method}: the history has no evaluations (shape {curve.shape})")
+        out[method] = np.atleast_1d(curve[..., -1]).reshape(-1)
     return out
 
 
@@ -555,6 +627,10 @@ def save_results(
             raise ValueError(f"method names must be non-empty strings without '__', got {method!r}")
         for name in HISTORY_FIELDS:
             arrays[f"{method}__{name}"] = _field(hist, name)
+        for name in CONSTRAINED_FIELDS:
+            value = _get(hist, name)
+            if value is not None:
+                arrays[f"{method}__{name}"] = value
     if optimal_value is None:
         optimal_value = config.get("optimal_value")
     wall = {}
@@ -566,8 +642,7 @@ def save_results(
             wall[method] = float(t)
     rows = summary_rows(histories, optimal_value, wall)
     n_evals = {m: int(np.shape(_field(h, "best_f"))[-1]) for m, h in histories.items()}
-    metric = ("final simple regret (best f - f*)" if optimal_value is not None
-              else "final best f (optimal value unknown)")
+    metric = "final " + metric_curves(histories, optimal_value)[1]
 
     out.mkdir(parents=True, exist_ok=True)
     paths = {"histories": out / "histories.npz", "config": out / "config.json", "summary": out / "summary.md"}
@@ -643,10 +718,14 @@ def load_results(out_dir: PathLike) -> tuple[dict[str, dict[str, np.ndarray]], d
 
 
 def history_to_numpy(history) -> dict[str, np.ndarray]:
-    """The fields of a :class:`~nbo_jax.types.History` as numpy arrays (host copy)."""
-    if isinstance(history, History):
-        return {name: np.asarray(getattr(history, name)) for name in HISTORY_FIELDS}
-    return {name: _field(history, name) for name in HISTORY_FIELDS}
+    """The fields of a :class:`~nbo_jax.types.History` as numpy arrays (host copy); the
+    constraint fields are included when present."""
+    out = {name: _field(history, name) for name in HISTORY_FIELDS}
+    for name in CONSTRAINED_FIELDS:
+        value = _get(history, name)
+        if value is not None:
+            out[name] = value
+    return out
 
 
 # --------------------------------------------------------------------------- comparisons

@@ -169,13 +169,10 @@ def _problem_from_args(args, parser):
 
 
 def _curves(histories, optimal_value):
-    """(curves, ylabel, note): simple regret per method, or best_f when f* is unknown."""
-    if optimal_value is None:
-        curves = {m: np.asarray(h["best_f"] if isinstance(h, dict) else h.best_f) for m, h in histories.items()}
-        return curves, "best f (optimal value unknown)", "optimal value unknown: plotting best f itself, not regret"
-    curves = {m: analysis.simple_regret(h["best_f"] if isinstance(h, dict) else h.best_f, optimal_value)
-              for m, h in histories.items()}
-    return curves, "simple regret (best f - f*)", None
+    """(curves, ylabel, note): the run's metric per method (:func:`analysis.metric_curves`)."""
+    curves, label = analysis.metric_curves(histories, optimal_value)
+    note = f"optimal value unknown: plotting {label}" if optimal_value is None else None
+    return curves, label, note
 
 
 def _title(cfg: dict) -> str:

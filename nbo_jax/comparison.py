@@ -11,7 +11,9 @@
   the row ("T" = H0 rejected: the reference method is significantly better).
 
 The final value is the simple regret ``min_s f(x_s) - f*`` after the last evaluation (or the
-best ``f`` itself when ``f*`` is unknown); smaller is better.
+best ``f`` itself when ``f*`` is unknown); smaller is better. For a constrained problem it is
+``log10`` of the best positive regret plus violation (thesis Section 4.3, Table 4.2 and
+Figure 4.1), floored at ``LOG_FLOOR`` so that a seed that reaches 0 stays finite.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ import numpy as np
 from . import analysis
 from .types import BOAlgorithm, Problem
 
+LOG_FLOOR = 1e-12
+
 
 @dataclasses.dataclass
 class ComparisonResult:
@@ -43,6 +47,8 @@ class ComparisonResult:
         reference: the method the baselines are tested against.
         timings: method -> ``{"compile_s", "run_s"}``.
         n_init, n_evaluations: per seed.
+        metric: what ``final`` holds (e.g. ``"simple regret"`` or
+            ``"log10 best positive regret plus violation"``).
     """
 
     problem: str
@@ -56,6 +62,7 @@ class ComparisonResult:
     timings: dict
     n_init: int
     n_evaluations: int
+    metric: str = "simple regret"
 
 
 def statistics(final: Mapping[str, np.ndarray], reference: str, alpha: float = 0.05) -> tuple[dict, dict]:
@@ -138,7 +145,7 @@ def compare(
     """
     import jax
 
-    from .loop import _check_algorithm, _check_count, _check_problem, run_bo
+    from .loop import _check_algorithm, _check_count, _check_pair, _check_problem, run_bo
 
     if not algorithms:
         raise ValueError("algorithms must name at least one method")
@@ -147,6 +154,8 @@ def compare(
             raise ValueError(f"algorithm name {name!r} may not contain '__'")
         _check_algorithm(algo)
     _check_problem(problem)
+    for algo in algorithms.values():
+        _check_pair(algo, problem)
     n_init = _check_count("n_init", n_init, 1)
     n_iter = _check_count("n_iter", n_iter, 0)
     seeds = _check_count("seeds", seeds, 3)
@@ -179,11 +188,14 @@ def compare(
             print(f"  {name}: compile {t1 - t0:.1f} s, run {t2 - t1:.1f} s", flush=True)
 
     fstar = problem.optimal_value
-    final = {m: (h["best_f"][:, -1] - fstar if fstar is not None else h["best_f"][:, -1])
-             for m, h in histories.items()}
+    final = analysis.final_values(histories, fstar)
+    metric = analysis.metric_curves(histories, fstar)[1]
+    if problem.constraints is not None and fstar is not None:
+        final = {m: np.log10(np.maximum(v, LOG_FLOOR)) for m, v in final.items()}
+        metric = "log10 " + metric
     ks, welch = statistics(final, reference, alpha) if seeds >= 3 else ({}, {})
     return ComparisonResult(problem.name, problem.dim, fstar, histories, final, ks, welch, reference,
-                            timings, n_init, n_total)
+                            timings, n_init, n_total, metric)
 
 
 # --------------------------------------------------------------------------- tables
@@ -213,7 +225,7 @@ def welch_table(results: Sequence[ComparisonResult]) -> tuple[list[str], list[li
 
 
 def summary_table(results: Sequence[ComparisonResult]) -> tuple[list[str], list[list[str]]]:
-    """Median [q25, q75] of the final simple regret per (problem, d) and method."""
+    """Median [q25, q75] of the final metric (``result.metric``) per (problem, d) and method."""
     methods = _methods(results)
     rows = []
     for r in results:
@@ -252,11 +264,14 @@ def write_tables(results: Sequence[ComparisonResult], out_dir, *, reference: Opt
     out.mkdir(parents=True, exist_ok=True)
     ref = reference or (results[0].reference if results else "")
     paths = {}
+    metric = " / ".join(sorted({r.metric for r in results})) or "simple regret"
+    constrained = "violation" in metric
     captions = {
-        "ks": "Table 3.1 analogue: Kolmogorov-Smirnov normality p-values of the final simple regret.",
-        "welch": f"Table 3.2 analogue: one-sided Welch t-tests, H0: mean_baseline <= mean_{ref}; "
+        "ks": f"Table 3.1 analogue: Kolmogorov-Smirnov normality p-values of the final {metric}.",
+        "welch": f"Table {'4.2' if constrained else '3.2'} analogue: one-sided Welch t-tests on the final "
+                 f"{metric}, H0: mean_baseline <= mean_{ref}; "
                  "cell = (p-value, Benjamini-Hochberg decision at 0.05; T = H0 rejected).",
-        "summary": "Final simple regret: median [25%, 75%] over seeds.",
+        "summary": f"Final {metric}: median [25%, 75%] over seeds.",
     }
     for name, fn in (("summary", summary_table), ("ks", ks_table), ("welch", welch_table)):
         header, rows = fn(results)
@@ -291,10 +306,9 @@ def save(result: ComparisonResult, out_dir, config: Optional[dict] = None, *, ti
                n_evaluations=result.n_evaluations)
     paths = analysis.save_results(out, result.histories, cfg, optimal_value=result.optimal_value,
                                   timings=result.timings)
-    fstar = result.optimal_value
-    curves = {m: (h["best_f"] - fstar if fstar is not None else h["best_f"]) for m, h in result.histories.items()}
+    curves, label = analysis.metric_curves(result.histories, result.optimal_value)
     paths["plot"] = analysis.plot_regret(
         curves, out / "regret.png", title=title or f"{result.problem} (d={result.dim})", n_init=result.n_init,
-        ylabel="simple regret (best f - f*)" if fstar is not None else "best f")
+        ylabel=label)
     paths.update(write_tables([result], out))
     return paths

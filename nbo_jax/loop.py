@@ -35,6 +35,24 @@ def _check_problem(problem) -> None:
     make_bounds(problem.bounds.lower, problem.bounds.upper, problem.dim, name="problem.bounds")
     if not (problem.noise_std >= 0 and math.isfinite(problem.noise_std)):
         raise ValueError(f"problem.noise_std must be finite and >= 0, got {problem.noise_std}")
+    if problem.constraints is not None:
+        k = problem.n_constraints
+        std = np.asarray(problem.constraint_noise_std, dtype=float)
+        if std.ndim > 1 or (std.ndim == 1 and std.shape[0] != k):
+            raise ValueError(
+                f"problem.constraint_noise_std must be a float or {k} floats (one per constraint), "
+                f"got shape {std.shape}")
+        if not np.all(np.isfinite(std) & (std >= 0)):
+            raise ValueError(f"problem.constraint_noise_std must be finite and >= 0, got {std.tolist()}")
+
+
+def _check_pair(algorithm, problem) -> None:
+    """A constrained algorithm needs a problem with constraints."""
+    if algorithm.constrained and problem.constraints is None:
+        raise ValueError(
+            f"algorithm {algorithm.name!r} models black-box constraints but problem {problem.name!r} "
+            "has none (problem.constraints is None); use an unconstrained algorithm or a constrained "
+            "problem such as nbo.benchmarks.get('branin_constrained')")
 
 
 def _check_algorithm(algorithm) -> None:
@@ -81,7 +99,7 @@ def _report_invalid(n_invalid) -> None:
     n = int(np.sum(np.asarray(n_invalid)))
     if n:
         warnings.warn(
-            f"run_bo: {n} observation(s) were NaN/inf; they were masked (never trained on) "
+            f"run_bo: {n} observation(s) held NaN/inf values; they were masked (never trained on) "
             "and are flagged False in History.valid",
             RuntimeWarning,
             stacklevel=2,
@@ -97,43 +115,77 @@ def initial_design(key: Array, bounds: Bounds, n: int, dtype=None) -> Array:
     return lo + jax.random.uniform(key, (n, lo.shape[0]), dtype) * (hi - lo)
 
 
+def observe(problem: Problem, x: Array, key: Array, dtype=None):
+    """Evaluate ``problem`` at ``x (n, d)`` with its observation noise.
+
+    Returns ``(f, y, c_true, c)``: noise-free ``f (n,)``, observed ``y (n,)`` and, for a
+    constrained problem, noise-free ``c_true (n, K)`` and observed ``c (n, K)`` (``None``
+    otherwise). The objective and constraint noises are independent Gaussians.
+    """
+    dtype = dtype or x.dtype
+    k_f, k_c = jax.random.split(key)
+    f = jax.vmap(problem.objective)(x).astype(dtype)
+    y = f + problem.noise_std * jax.random.normal(k_f, f.shape, dtype)
+    if problem.constraints is None:
+        return f, y, None, None
+    c_true = jax.vmap(problem.constraints)(x).astype(dtype)
+    std = jnp.asarray(problem.constraint_noise_std, dtype)
+    c = c_true + std * jax.random.normal(k_c, c_true.shape, dtype)
+    return f, y, c_true, c
+
+
 def _run_bo_impl(key, x0, *, algorithm, problem, n_init, n_iter, progress):
     dtype = jnp.zeros(()).dtype
     k_init, k_noise0, k_alg, k_loop = jax.random.split(key, 4)
     if x0 is None:
         x0 = initial_design(k_init, problem.bounds, n_init, dtype)
     x0 = jnp.asarray(x0, dtype)
-    f0 = jax.vmap(problem.objective)(x0).astype(dtype)
-    y0 = f0 + problem.noise_std * jax.random.normal(k_noise0, f0.shape, dtype)
+    f0, y0, ct0, c0 = observe(problem, x0, k_noise0, dtype)
     q = algorithm.batch_size
-    state = algorithm.init(k_alg, x0, y0, bounds=problem.bounds, capacity=n_init + n_iter * q)
+    cap = n_init + n_iter * q
+    if algorithm.constrained:
+        state = algorithm.init(k_alg, x0, y0, bounds=problem.bounds, capacity=cap, c0=c0)
+    else:
+        state = algorithm.init(k_alg, x0, y0, bounds=problem.bounds, capacity=cap)
 
     def step(state, inp):
         t, k = inp
         k_ask, k_noise = jax.random.split(k)
         x = jnp.asarray(algorithm.ask(state, k_ask), dtype)
+        f, y, c_true, c = observe(problem, jnp.reshape(x, (q, -1)), k_noise, dtype)
         if q == 1:
-            f = jnp.asarray(problem.objective(x), dtype)
-            y = f + problem.noise_std * jax.random.normal(k_noise, (), dtype)
+            y_t, c_t = y[0], (None if c is None else c[0])
         else:
-            f = jax.vmap(problem.objective)(x).astype(dtype)
-            y = f + problem.noise_std * jax.random.normal(k_noise, (q,), dtype)
-        state = algorithm.tell(state, x, y)
+            y_t, c_t = y, c
+        if algorithm.constrained:
+            state = algorithm.tell(state, x, y_t, c_t)
+        else:
+            state = algorithm.tell(state, x, y_t)
         if progress is True:
             jax.debug.callback(_tick, t, n_iter)
         elif progress:
             jax.debug.callback(progress, t)
-        return state, (x, y, f)
+        return state, (jnp.reshape(x, (q, -1)), y, f, c_true, c)
 
-    _, (xs, ys, fs) = jax.lax.scan(step, state, (jnp.arange(n_iter), jax.random.split(k_loop, n_iter)))
-    xs, ys, fs = xs.reshape(-1, x0.shape[1]), ys.reshape(-1), fs.reshape(-1)
-    x = jnp.concatenate([x0, xs], axis=0)
-    y = jnp.concatenate([y0, ys], axis=0)
-    f = jnp.concatenate([f0, fs], axis=0)
+    _, (xs, ys, fs, cts, cs) = jax.lax.scan(
+        step, state, (jnp.arange(n_iter), jax.random.split(k_loop, n_iter)))
+    d = x0.shape[1]
+    x = jnp.concatenate([x0, xs.reshape(-1, d)], axis=0)
+    y = jnp.concatenate([y0, ys.reshape(-1)], axis=0)
+    f = jnp.concatenate([f0, fs.reshape(-1)], axis=0)
     best_f = jax.lax.cummin(jnp.where(jnp.isfinite(f), f, jnp.inf))
     valid = jnp.isfinite(y)
+    extra = {}
+    if problem.constraints is not None:
+        K = ct0.shape[1]
+        c = jnp.concatenate([c0, cs.reshape(-1, K)], axis=0)
+        c_true = jnp.concatenate([ct0, cts.reshape(-1, K)], axis=0)
+        valid = valid & jnp.all(jnp.isfinite(c), axis=1)
+        feasible = jnp.all(c_true <= 0.0, axis=1) & jnp.isfinite(f)
+        best_feasible_f = jax.lax.cummin(jnp.where(feasible, f, jnp.inf))
+        extra = dict(c=c, c_true=c_true, feasible=feasible, best_feasible_f=best_feasible_f)
     jax.debug.callback(_report_invalid, jnp.sum(~valid))
-    return History(x, y, f, best_f, valid)
+    return History(x, y, f, best_f, valid, **extra)
 
 
 _run_bo_jit = jax.jit(
@@ -168,12 +220,19 @@ def run_bo(
 
     Returns:
         :class:`History` with ``n = n_init + n_iter * batch_size`` rows: ``x (n, d)``, ``y (n,)``,
-        ``f (n,)``, ``best_f (n,)``, ``valid (n,)``. NaN/inf observations are masked from
-        the surrogate, flagged in ``valid`` and reported by a ``RuntimeWarning``.
+        ``f (n,)``, ``best_f (n,)``, ``valid (n,)``; for a constrained problem also
+        ``c (n, K)`` (observed), ``c_true (n, K)``, ``feasible (n,)`` and
+        ``best_feasible_f (n,)``. NaN/inf observations are masked from the surrogate,
+        flagged in ``valid`` and reported by a ``RuntimeWarning``.
+
+    A constrained algorithm (``algorithm.constrained``) receives the observed constraint
+    values with the objective's; any other algorithm runs on a constrained problem as if it
+    had none (its history still records the constraints).
 
     Raises:
         TypeError / ValueError: before compiling, for a wrong key, algorithm, problem,
-        ``n_init < 1``, ``n_iter < 0``, bad bounds or an ``x0`` of the wrong shape.
+        ``n_init < 1``, ``n_iter < 0``, bad bounds, an ``x0`` of the wrong shape, or a
+        constrained algorithm on a problem without constraints.
 
     The jit cache is keyed on the identity of ``algorithm`` and ``problem``: build them once
     and reuse them.
@@ -181,6 +240,7 @@ def run_bo(
     _check_key(key)
     _check_algorithm(algorithm)
     _check_problem(problem)
+    _check_pair(algorithm, problem)
     n_init = _check_count("n_init", n_init, 1)
     n_iter = _check_count("n_iter", n_iter, 0)
     if not (progress is True or progress is False or callable(progress)):
@@ -208,12 +268,17 @@ class AskTell:
             opt.tell(x, my_simulator(x))
         opt.best()   # (x, y) of the best valid observation
 
+    A constrained algorithm (``algorithm.constrained``, e.g. Neural-CBO) also needs the
+    observed constraint values: ``c0 (n0, K)`` here and ``tell(x, y, c)`` with ``c (K,)``
+    (``c <= 0`` feasible).
+
     Raises:
-        ValueError: capacity exceeded on ``tell`` (message says to raise ``capacity``), or
-        bad initial data. Warns (``RuntimeWarning``) when a NaN/inf is told (it is masked).
+        ValueError: capacity exceeded on ``tell`` (message says to raise ``capacity``), bad
+        initial data, or constraint values missing / of the wrong shape for a constrained
+        algorithm. Warns (``RuntimeWarning``) when a NaN/inf is told (it is masked).
     """
 
-    def __init__(self, algorithm: BOAlgorithm, bounds, capacity: int, key: Array, x0, y0):
+    def __init__(self, algorithm: BOAlgorithm, bounds, capacity: int, key: Array, x0, y0, c0=None):
         _check_algorithm(algorithm)
         lo, hi = bounds
         self.bounds = make_bounds(lo, hi, name="bounds")
@@ -225,7 +290,21 @@ class AskTell:
         self._warn_invalid(y0)
         self.algorithm = algorithm
         self._key, k0 = jax.random.split(key)
-        self.state = algorithm.init(k0, x0, y0, bounds=self.bounds, capacity=self.capacity)
+        self.c = None
+        if algorithm.constrained:
+            if c0 is None:
+                raise ValueError(f"c0: algorithm {algorithm.name!r} is constrained; pass the observed "
+                                 "constraint values of the initial points, shape (n0, K)")
+            c0 = np.asarray(c0, dtype=float)
+            if c0.ndim != 2 or c0.shape[0] != x0.shape[0]:
+                raise ValueError(f"c0 must have shape (n0, K) = ({x0.shape[0]}, K), got {c0.shape}")
+            self._warn_invalid(c0)
+            self.state = algorithm.init(k0, x0, y0, bounds=self.bounds, capacity=self.capacity, c0=c0)
+            self.c = [row for row in c0]
+        else:
+            if c0 is not None:
+                raise ValueError(f"c0: algorithm {algorithm.name!r} does not model constraints; drop c0")
+            self.state = algorithm.init(k0, x0, y0, bounds=self.bounds, capacity=self.capacity)
         self._ask = jax.jit(algorithm.ask)
         self._tell = jax.jit(algorithm.tell)
         self.x = [row for row in x0]
@@ -244,9 +323,10 @@ class AskTell:
         self._key, k = jax.random.split(self._key)
         return np.asarray(self._ask(self.state, k))
 
-    def tell(self, x, y) -> None:
+    def tell(self, x, y, c=None) -> None:
         """Record ``y = f(x)``: ``x (d,)`` and a scalar ``y``, or for a batch algorithm
-        ``x (q, d)`` and ``y (q,)``. NaN/inf is masked and reported."""
+        ``x (q, d)`` and ``y (q,)``; for a constrained algorithm also ``c (K,)`` (``(q, K)``).
+        NaN/inf is masked and reported."""
         q = self.algorithm.batch_size
         x = np.asarray(x, dtype=float).reshape(q, -1)
         y = np.asarray(y, dtype=float).reshape(q)
@@ -255,15 +335,34 @@ class AskTell:
         if x.shape[1] != self.bounds.dim:
             raise ValueError(f"x must have {self.bounds.dim} coordinates, got {x.shape[1]}")
         self._warn_invalid(y)
-        if q == 1:
-            self.state = self._tell(self.state, jnp.asarray(x[0]), jnp.asarray(y[0]))
-        else:
-            self.state = self._tell(self.state, jnp.asarray(x), jnp.asarray(y))
+        args = [jnp.asarray(x[0] if q == 1 else x), jnp.asarray(y[0] if q == 1 else y)]
+        if self.c is not None:
+            if c is None:
+                raise ValueError(f"c: algorithm {self.algorithm.name!r} is constrained; tell(x, y, c) "
+                                 "needs the observed constraint values")
+            k = self.c[0].shape[0]
+            c = np.asarray(c, dtype=float)
+            if c.size != q * k:
+                raise ValueError(f"c must hold {k} constraint value(s) per point, got shape {c.shape}")
+            c = c.reshape(q, k)
+            self._warn_invalid(c)
+            args.append(jnp.asarray(c[0] if q == 1 else c))
+        elif c is not None:
+            raise ValueError(f"c: algorithm {self.algorithm.name!r} does not model constraints; drop c")
+        self.state = self._tell(self.state, *args)
         self.x.extend(list(x))
         self.y.extend(float(v) for v in y)
+        if self.c is not None:
+            self.c.extend(list(c))
 
     def best(self) -> tuple[np.ndarray, float]:
-        """``(x, y)`` of the smallest finite observation so far."""
+        """``(x, y)`` of the smallest finite observation so far; for a constrained algorithm,
+        the smallest among the observations whose observed constraints are all ``<= 0``
+        (the smallest overall when none is)."""
         y = np.where(np.isfinite(self.y), self.y, np.inf)
+        if self.c is not None:
+            feasible = np.all(np.asarray(self.c) <= 0, axis=1)
+            if np.any(feasible & np.isfinite(y)):
+                y = np.where(feasible, y, np.inf)
         i = int(np.argmin(y))
         return np.asarray(self.x[i]), float(self.y[i])

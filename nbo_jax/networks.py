@@ -138,3 +138,132 @@ def mlp(
     if use_bias:
         p += hidden + 1
     return Network(init, apply, input_dim, width, depth, activation, p)
+
+
+# --------------------------------------------------------------------------- Neural-CBO net
+@dataclasses.dataclass(frozen=True, eq=False)
+class ZeroInitNetwork:
+    """The Neural-CBO network (thesis eq. 4.1) with its fixed outer layer.
+
+    ``init(key) -> (params, q)``: trainable ``params`` (a list of per-layer dicts ``{"W"}``,
+    plus ``"b"`` with biases) and the fixed outer weights ``q (m,)``.
+    ``apply(params, q, z (d,)) -> ()``. ``ntk_factors(params, q, z (d,))`` returns one pair
+    ``(h, delta)`` per layer (see :func:`zero_init_mlp`). ``num_params`` is ``p``.
+    """
+
+    init: Callable[[Array], tuple]
+    apply: Callable[[Params, Array, Array], Array]
+    ntk_factors: Callable[[Params, Array, Array], tuple]
+    input_dim: int
+    width: int
+    depth: int
+    use_bias: bool
+    num_params: int
+
+
+def zero_init_mlp(input_dim: int, width: int = 256, depth: int = 2, *, use_bias: bool = False,
+                  dtype=None) -> ZeroInitNetwork:
+    """Neural-CBO's ReLU network (thesis eq. 4.1; SPEC.md section 4), zero at initialization.
+
+    ``a(z; W) = q^T h_L``, ``h_l = relu(W_l h_{l-1} + b_l) / sqrt(m)``, ``h_0 = z``, with
+    ``W_1 (m, d)``, ``W_l (m, m)`` for ``2 <= l <= L``, biases ``b_l (m,)`` only when
+    ``use_bias`` (the thesis has none) and fixed outer weights ``q (m,)``. Symmetric
+    initialization (thesis Section 4.1.1, after Du et al. 2018): ``W_1 = [Psi; Psi]``,
+    ``W_l = diag(Psi_l, Psi_l)``, ``b_l = [beta; beta]`` with i.i.d. ``N(0, 1)`` entries, and
+    ``q = (q^, -q^)`` with ``q^`` uniform on ``{-1, +1}``. The two halves of every layer are
+    then equal, so ``a(z; W_0) = 0`` for every ``z``. The forward pass computes each half with
+    its own block products, so the zero is exact in floating point, not only up to round-off.
+
+    ``ntk_factors`` gives, for layer ``l``, ``h~_{l-1}`` (``h_{l-1}`` with a trailing 1 when
+    ``use_bias``) and ``delta_l = d a / d(pre-activation_l)``; the empirical NTK is then
+    ``<g(z), g(z')> = sum_l (delta_l . delta_l') (h~_{l-1} . h~_{l-1}')`` because
+    ``d a / d W_l = delta_l h_{l-1}^T`` (:func:`factor_kernel`). That costs ``O(L m)`` per pair
+    instead of ``O(p) = O(m d + (L-1) m^2)``.
+
+    Args:
+        input_dim: ``d`` (>= 1). width: ``m``, even (>= 2). depth: ``L`` (>= 1), the number of
+            trainable weight matrices (the thesis uses ``L = 2``). use_bias: add biases.
+        dtype: parameter dtype (default: JAX's default float).
+
+    Raises:
+        ValueError: ``input_dim < 1``, ``width`` odd or < 2, ``depth < 1``.
+    """
+    if input_dim < 1:
+        raise ValueError(f"input_dim must be >= 1, got {input_dim}")
+    if width < 2 or width % 2:
+        raise ValueError(f"width must be an even integer >= 2 (two equal halves), got {width}")
+    if depth < 1:
+        raise ValueError(f"depth (number of trainable weight layers L) must be >= 1, got {depth}")
+    dtype = dtype or jnp.zeros(()).dtype
+    m, k = int(width), int(width) // 2
+    inv = 1.0 / math.sqrt(m)
+
+    def init(key: Array):
+        keys = jax.random.split(key, 2 * depth + 1)
+        params = []
+        for layer in range(depth):
+            n_in = input_dim if layer == 0 else k
+            psi = jax.random.normal(keys[2 * layer], (k, n_in), dtype)
+            if layer == 0:
+                W = jnp.concatenate([psi, psi], axis=0)
+            else:
+                zero = jnp.zeros((k, k), dtype)
+                W = jnp.block([[psi, zero], [zero, psi]])
+            entry = {"W": W}
+            if use_bias:
+                beta = jax.random.normal(keys[2 * layer + 1], (k,), dtype)
+                entry["b"] = jnp.concatenate([beta, beta])
+            params.append(entry)
+        q_half = jnp.where(jax.random.bernoulli(keys[-1], 0.5, (k,)), 1.0, -1.0).astype(dtype)
+        return params, jnp.concatenate([q_half, -q_half])
+
+    def forward(params, z):
+        """Pre-activations and hidden layers, each half by its own block product."""
+        top = bot = None
+        pres, hs = [], [z]
+        for layer, entry in enumerate(params):
+            W = entry["W"]
+            if layer == 0:
+                p_top, p_bot = W[:k] @ z, W[k:] @ z
+            else:
+                p_top = W[:k, :k] @ top + W[:k, k:] @ bot
+                p_bot = W[k:, :k] @ top + W[k:, k:] @ bot
+            if use_bias:
+                p_top, p_bot = p_top + entry["b"][:k], p_bot + entry["b"][k:]
+            top, bot = jax.nn.relu(p_top) * inv, jax.nn.relu(p_bot) * inv
+            pres.append(jnp.concatenate([p_top, p_bot]))
+            hs.append(jnp.concatenate([top, bot]))
+        return pres, hs, top, bot
+
+    def apply(params, q, z):
+        _, _, top, bot = forward(params, z)
+        return q[:k] @ top + q[k:] @ bot
+
+    def ntk_factors(params, q, z):
+        pres, hs, _, _ = forward(params, z)
+        grad_h = q
+        out = []
+        for layer in reversed(range(depth)):
+            delta = grad_h * (pres[layer] > 0).astype(z.dtype) * inv
+            h_prev = hs[layer]
+            if use_bias:
+                h_prev = jnp.concatenate([h_prev, jnp.ones((1,), z.dtype)])
+            out.append((h_prev, delta))
+            grad_h = params[layer]["W"].T @ delta
+        return tuple(reversed(out))
+
+    p = m * input_dim + (depth - 1) * m * m + (depth * m if use_bias else 0)
+    return ZeroInitNetwork(init, apply, ntk_factors, input_dim, m, depth, use_bias, p)
+
+
+def factor_kernel(factors_a, factors_b) -> Array:
+    """Empirical NTK ``<g(z_i), g(z'_j)>`` from batched :meth:`ZeroInitNetwork.ntk_factors`:
+    each argument is a tuple of per-layer ``(h (n, a_l), delta (n, m))`` pairs; returns
+    ``(n_a, n_b)``."""
+    return sum((da @ db.T) * (ha @ hb.T) for (ha, da), (hb, db) in zip(factors_a, factors_b))
+
+
+def factor_diag(factors) -> Array:
+    """``<g(z_i), g(z_i)>`` for batched factors, ``(n,)`` (the diagonal of
+    :func:`factor_kernel` without forming it)."""
+    return sum(jnp.sum(d * d, axis=1) * jnp.sum(h * h, axis=1) for h, d in factors)

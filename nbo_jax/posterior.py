@@ -107,15 +107,37 @@ def update(state: PosteriorState, g: Array, index: Array, valid: Array, lam, m) 
     if isinstance(state, DiagonalState):
         return DiagonalState(state.U + g * g / m)
     G, L = state.G, state.L
-    cap = G.shape[0]
-    k = G @ g / m  # (cap,) kernel against earlier rows (later rows are zero)
+    L = chol_append(L, G @ g / m, g @ g / m, index, lam)
+    return DualState(G.at[index].set(g, mode="drop"), L)
+
+
+def chol_append(L: Array, k: Array, kxx: Array, index: Array, lam) -> Array:
+    """Append row ``index`` to the lower Cholesky factor ``L (cap, cap)`` of
+    ``K + lam I`` (rows ``>= index`` of ``L`` are still the identity times ``sqrt(lam)``).
+
+    Args:
+        k: ``(cap,)`` kernel values of the new point against the rows (entries at
+            ``>= index`` are ignored). kxx: ``()`` its kernel value with itself.
+        index: ``()`` int, the row to write; writes past the capacity are dropped.
+
+    A masked (invalid) observation passes ``k = 0`` and ``kxx = 0``: its row becomes
+    ``sqrt(lam) e_index``, which leaves every posterior unchanged. O(cap^2).
+    """
+    cap = L.shape[0]
     k = jnp.where(jnp.arange(cap) < index, k, 0.0)
     ell = solve_triangular(L, k, lower=True)  # zero from `index` on
-    diag = g @ g / m + lam - ell @ ell
-    tiny = jnp.asarray(lam, G.dtype) * 1e-6
-    l_tt = jnp.sqrt(jnp.maximum(diag, tiny))
-    row = ell.at[index].set(l_tt, mode="drop")
-    return DualState(G.at[index].set(g, mode="drop"), L.at[index].set(row, mode="drop"))
+    diag = kxx + lam - ell @ ell
+    tiny = jnp.asarray(lam, L.dtype) * 1e-6
+    row = ell.at[index].set(jnp.sqrt(jnp.maximum(diag, tiny)), mode="drop")
+    return L.at[index].set(row, mode="drop")
+
+
+def chol_variance(L: Array, k_cross: Array, kxx: Array) -> Array:
+    """Posterior variance ``k(x, x) - k_x^T (K + lam I)^{-1} k_x`` from the factor ``L`` of
+    ``K + lam I`` (:func:`chol_append`): ``k_cross (cap, N)``, ``kxx (N,)`` -> ``(N,)``,
+    clipped at 0. O(N cap^2)."""
+    v = solve_triangular(L, k_cross, lower=True)
+    return jnp.maximum(kxx - jnp.sum(v * v, axis=0), 0.0)
 
 
 def variance(state: PosteriorState, G_c: Array, lam, m) -> Array:
@@ -129,10 +151,7 @@ def variance(state: PosteriorState, G_c: Array, lam, m) -> Array:
     elif isinstance(state, DiagonalState):
         s2 = lam * jnp.sum(G_c * G_c / state.U, axis=1) / m
     else:
-        kxx = jnp.sum(G_c * G_c, axis=1) / m
-        k = state.G @ G_c.T / m  # (cap, N)
-        v = solve_triangular(state.L, k, lower=True)
-        s2 = kxx - jnp.sum(v * v, axis=0)
+        s2 = chol_variance(state.L, state.G @ G_c.T / m, jnp.sum(G_c * G_c, axis=1) / m)
     return jnp.maximum(s2, 0.0)
 
 
@@ -174,4 +193,6 @@ __all__ = [
     "variance",
     "rebuild",
     "direct_variance",
+    "chol_append",
+    "chol_variance",
 ]

@@ -82,8 +82,10 @@ class Problem:
             (same units as ``f``); ``0.0`` for noiseless.
         optimal_value: the known global minimum ``f*`` (``None`` when unknown).
         optimizer: a known global minimizer ``(d,)`` (``None`` when unknown or not unique).
-        constraints: ``c: (d,) -> (K,)`` with ``c <= 0`` feasible, or ``None``.
-        constraint_noise_std: noise of observed constraint values.
+        constraints: ``c: (d,) -> (K,)`` noise-free, with ``c <= 0`` feasible (SPEC.md
+            section 0; BoTorch's slack is ``-c``), or ``None``.
+        constraint_noise_std: standard deviation of the additive Gaussian noise of the
+            observed constraint values: a float (all ``K``) or a tuple of ``K`` floats.
         operator, source: for physics-informed problems, the known PDE ``N[f] = g``.
 
     Problems compare by identity (``eq=False``) so they can be static arguments of ``jit``.
@@ -97,7 +99,7 @@ class Problem:
     optimal_value: Optional[float] = None
     optimizer: Optional[np.ndarray] = None
     constraints: Optional[Callable[[Array], Array]] = None
-    constraint_noise_std: float = 0.0
+    constraint_noise_std: float | tuple = 0.0
     operator: Optional[Callable] = None
     source: Optional[Callable] = None
     metadata: dict = dataclasses.field(default_factory=dict)
@@ -109,6 +111,30 @@ class Problem:
             return self.objective(x)
         flat = x.reshape(-1, x.shape[-1])
         return jax.vmap(self.objective)(flat).reshape(x.shape[:-1])
+
+    @property
+    def n_constraints(self) -> int:
+        """``K``, the number of constraints (0 for an unconstrained problem)."""
+        if self.constraints is None:
+            return 0
+        shape = jax.eval_shape(self.constraints, jax.ShapeDtypeStruct((self.dim,), jnp.zeros(()).dtype)).shape
+        if len(shape) != 1:
+            raise ValueError(f"problem.constraints must map (d,) to (K,), got output shape {shape}")
+        return int(shape[0])
+
+    def constraint_values(self, x: Array) -> Array:
+        """Noise-free constraint values: ``(K,)`` for ``x (d,)``, ``(..., K)`` for a batch.
+
+        Raises:
+            ValueError: the problem has no constraints."""
+        if self.constraints is None:
+            raise ValueError(f"problem {self.name!r} has no constraints")
+        x = jnp.asarray(x)
+        if x.ndim == 1:
+            return self.constraints(x)
+        flat = x.reshape(-1, x.shape[-1])
+        out = jax.vmap(self.constraints)(flat)
+        return out.reshape(x.shape[:-1] + out.shape[-1:])
 
     def with_noise(self, noise_std: float) -> "Problem":
         """A copy with another observation noise standard deviation."""
@@ -195,6 +221,12 @@ class BOAlgorithm(NamedTuple):
     - ``batch_size``: ``q``, the number of points one ``ask`` returns. With ``q > 1``,
       ``ask`` returns ``(q, d)`` and ``tell`` takes ``x (q, d)``, ``y (q,)``; ``run_bo`` then
       evaluates ``n_iter * q`` points after the initial design.
+    - ``constrained``: True for algorithms that model black-box constraints (Neural-CBO,
+      cEI). They take the observed constraint values too: ``init(key, x0, y0, *, bounds,
+      capacity, c0)`` with ``c0 (n0, K)`` and ``tell(state, x, y, c)`` with ``c (K,)``
+      (``(q, K)`` for a batch); ``c <= 0`` is feasible, NaN/inf entries are masked.
+      Unconstrained algorithms ignore a problem's constraints (the history still records
+      them).
     """
 
     init: Callable[..., Any]
@@ -203,6 +235,7 @@ class BOAlgorithm(NamedTuple):
     name: str = "algorithm"
     surrogate: Optional[Callable[[Any, Array], Any]] = None
     batch_size: int = 1
+    constrained: bool = False
 
 
 class History(NamedTuple):
@@ -213,7 +246,13 @@ class History(NamedTuple):
         y: ``(n,)`` observed values (noisy; NaN/inf kept as observed).
         f: ``(n,)`` noise-free objective values ``f(x)``.
         best_f: ``(n,)`` running minimum of the finite values of ``f``.
-        valid: ``(n,)`` bool, False where the observation was NaN/inf and was masked.
+        valid: ``(n,)`` bool, False where an observed value of the row (the objective or,
+            for a constrained problem, any constraint) was NaN/inf and was masked.
+        c: ``(n, K)`` observed (noisy) constraint values; ``None`` without constraints.
+        c_true: ``(n, K)`` noise-free constraint values ``c(x)``; ``None`` likewise.
+        feasible: ``(n,)`` bool, ``all(c_true <= 0)`` (noise-free feasibility).
+        best_feasible_f: ``(n,)`` running minimum of ``f`` over feasible rows (``inf``
+            until the first feasible one).
     ``n = n_init + n_iter * q`` (``q`` = the algorithm's ``batch_size``); a leading batch
     axis is added by ``vmap``.
     """
@@ -223,6 +262,25 @@ class History(NamedTuple):
     f: Array
     best_f: Array
     valid: Array
+    c: Optional[Array] = None
+    c_true: Optional[Array] = None
+    feasible: Optional[Array] = None
+    best_feasible_f: Optional[Array] = None
+
+    def violation(self) -> Array:
+        """Total noise-free violation ``sum_k [c_k(x_t)]^+`` per row, ``(n,)`` (zeros
+        without constraints)."""
+        if self.c_true is None:
+            return jnp.zeros_like(self.f)
+        return jnp.sum(jnp.maximum(self.c_true, 0.0), axis=-1)
+
+    def regret_plus_violation(self, optimal_value: float) -> Array:
+        """Best positive regret plus violation (SPEC.md section 0; thesis Figure 4.1):
+        ``min_{s<=t} ([f(x_s) - f*]^+ + sum_k [c_k(x_s)]^+)``, shape like ``f``. Without
+        constraints it is the simple regret clipped at 0."""
+        inst = jnp.maximum(self.f - optimal_value, 0.0) + self.violation()
+        inst = jnp.where(jnp.isfinite(inst), inst, jnp.inf)
+        return jax.lax.cummin(inst, axis=inst.ndim - 1)
 
     def simple_regret(self, optimal_value: float) -> Array:
         """``r_t = min_{s<=t} f(x_s) - f*`` (SPEC.md section 0), shape like ``best_f``."""

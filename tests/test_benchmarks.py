@@ -86,7 +86,7 @@ def _box_points(p, n, seed):
 
 
 def test_available_and_exports():
-    assert benchmarks.available() == list(REF)
+    assert benchmarks.synthetic.available() == list(REF)
     for name in REF:
         assert callable(getattr(benchmarks, name))
 

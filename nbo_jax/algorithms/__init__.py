@@ -11,6 +11,7 @@ from typing import Callable
 from .adaptive_basis import AdaptiveBasisState, adaptive_basis
 from .gp import GPState, gp_bo
 from .neural_bo import NeuralBOState, neural_bo
+from .neural_cbo import NeuralCBOState, neural_cbo
 from .neural_greedy import NeuralGreedyState, neural_greedy
 from .neural_ucb import neural_ts, neural_ucb
 from .random_search import RandomSearchState, random_search
@@ -28,6 +29,7 @@ _SPECS: dict[str, tuple[str, str, dict]] = {
     "gp-ucb": ("gp", "gp_bo", {"acquisition": "ucb"}),
     "gp-ts": ("gp", "gp_bo", {"acquisition": "ts"}),
     "random": ("random_search", "random_search", {}),
+    "neural-cbo": ("neural_cbo", "neural_cbo", {}),
 }
 _ALIASES = {
     "neuralbo": "neural-bo",
@@ -41,6 +43,7 @@ _ALIASES = {
     "gpei": "gp-ei",
     "gpucb": "gp-ucb",
     "gpts": "gp-ts",
+    "neuralcbo": "neural-cbo",
 }
 
 
@@ -93,6 +96,8 @@ __all__ = [
     "GPState",
     "NeuralGreedyState",
     "neural_bo",
+    "neural_cbo",
+    "NeuralCBOState",
     "neural_ucb",
     "neural_ts",
     "random_search",

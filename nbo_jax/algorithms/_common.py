@@ -55,3 +55,20 @@ def check_initial(x0, y0, bounds, capacity: int):
     if capacity < x0.shape[0]:
         raise ValueError(f"capacity ({capacity}) must be >= the number of initial points ({x0.shape[0]})")
     return x0, y0, lower, upper
+
+
+def check_constraint_values(c0, n0: int, dtype) -> Array:
+    """Validate the initial constraint observations of a constrained algorithm's ``init``.
+
+    Returns ``c0`` as a ``(n0, K)`` array of ``dtype`` (``K >= 1``).
+
+    Raises:
+        ValueError: ``c0`` missing or not of shape ``(n0, K)`` (message names ``c0``).
+    """
+    if c0 is None:
+        raise ValueError("c0: a constrained algorithm needs the observed constraint values of the "
+                         "initial points, shape (n0, K) (run_bo passes them for a constrained problem)")
+    c0 = jnp.asarray(c0, dtype)
+    if c0.ndim != 2 or c0.shape[0] != n0 or c0.shape[1] < 1:
+        raise ValueError(f"c0 must have shape (n0, K) = ({n0}, K) with K >= 1, got {c0.shape}")
+    return c0

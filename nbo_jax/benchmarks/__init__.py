@@ -1,12 +1,35 @@
-"""Benchmark problems: synthetic test functions and the :func:`get` factory."""
+"""Benchmark problems: synthetic test functions, constrained problems and the :func:`get` factory.
 
+:func:`get` dispatches constrained names (see :mod:`nbo_jax.benchmarks.constrained`) to
+:func:`nbo_jax.benchmarks.constrained.get` and every other name to
+:func:`nbo_jax.benchmarks.synthetic.get`; :func:`available` lists both.
+"""
+
+from typing import Optional
+
+from . import constrained, synthetic
+from .constrained import (
+    ackley_constraints,
+    branin_constraints,
+    gas_transmission,
+    gas_transmission_constraints,
+    hartmann6_constraints,
+    pressure_vessel,
+    pressure_vessel_constraints,
+    simionescu,
+    simionescu_constraints,
+    speed_reducer,
+    speed_reducer_constraints,
+    tension_compression_spring,
+    tension_compression_spring_constraints,
+    welded_beam,
+    welded_beam_constraints,
+)
 from .synthetic import (
     ackley,
-    available,
     branin,
     cosine_mixture,
     drop_wave,
-    get,
     griewank,
     hartmann6,
     levy,
@@ -19,6 +42,8 @@ from .synthetic import (
 __all__ = [
     "get",
     "available",
+    "synthetic",
+    "constrained",
     "ackley",
     "levy",
     "michalewicz",
@@ -30,4 +55,43 @@ __all__ = [
     "branin",
     "rosenbrock",
     "griewank",
+    "branin_constraints",
+    "simionescu",
+    "simionescu_constraints",
+    "ackley_constraints",
+    "hartmann6_constraints",
+    "gas_transmission",
+    "gas_transmission_constraints",
+    "speed_reducer",
+    "speed_reducer_constraints",
+    "pressure_vessel",
+    "pressure_vessel_constraints",
+    "welded_beam",
+    "welded_beam_constraints",
+    "tension_compression_spring",
+    "tension_compression_spring_constraints",
 ]
+
+
+def available() -> list[str]:
+    """Canonical names accepted by :func:`get`: the synthetic ones, then the constrained ones."""
+    return synthetic.available() + constrained.available()
+
+
+def get(name: str, dim: Optional[int] = None, noise_std: float | str = 0.0, **kwargs):
+    """Build (or return the cached) :class:`~nbo_jax.types.Problem` named ``name``.
+
+    Constrained names go to :func:`nbo_jax.benchmarks.constrained.get` (extra keyword:
+    ``constraint_noise_std``), all others to :func:`nbo_jax.benchmarks.synthetic.get`
+    (function parameters as keywords, e.g. ``m`` for Michalewicz); see those for the
+    arguments.
+
+    Raises:
+        ValueError: unknown ``name`` (the message lists every available name), and the
+            errors of the two factories.
+    """
+    if constrained.canonical_name(name) is not None:
+        return constrained.get(name, dim=dim, noise_std=noise_std, **kwargs)
+    if synthetic._ALIASES.get(synthetic._key(str(name))) is None:
+        raise ValueError(f"name: unknown benchmark {name!r}; available: {available()}")
+    return synthetic.get(name, dim, noise_std, **kwargs)

@@ -1,0 +1,403 @@
+"""Neural-CBO: constrained BO with one zero-initialized network per black-box function
+(thesis Ch. 4, Algorithm 4, eqs. 4.1-4.4; SPEC.md section 4).
+
+Networks ``v(x; theta)`` for the objective and ``u_k(x; omega_k)`` for the ``K``
+constraints (:func:`nbo_jax.networks.zero_init_mlp`: symmetric initialization, so each is
+exactly 0 at ``t = 0``; fixed outer layer). Per network, with ``g`` its parameter gradient
+at the initial weights::
+
+    U_0 = lam I,   U_t = U_{t-1} + g(x_t) g(x_t)^T               (eq. 4.4; thesis lam = 1)
+    sigma_t(x) = sqrt(g(x)^T U_{t-1}^{-1} g(x))                   (eq. 4.3)
+
+and per iteration (minimization form)::
+
+    x_t = argmax_x  EI(x) = rho(mu_best - v(x) + E, nu sigma_f(x))
+          subject to  LCB_k(x) = u_k(x) - beta_k sigma_k(x) - E <= 0   for every k
+          (no candidate passes: the smallest total violation sum_k [LCB_k]^+; SPEC Decision)
+    observe y_t = f(x_t) + eps,  z_{k,t} = c_k(x_t) + eta_k
+    train every network on its data; update each U
+
+(:func:`nbo_jax.acquisition.constrained_ei`). ``sigma`` is computed in the dual (Gram)
+form ``sigma^2 = (k(x, x) - k_x^T (K + lam I)^{-1} k_x) / lam`` with the empirical NTK
+``k(x, x') = g(x)^T g(x')`` evaluated layer by layer from activations and back-propagated
+errors (:func:`nbo_jax.networks.factor_kernel`): O(L m) per kernel entry instead of
+O(p) = O(m d + m^2), and no ``p x p`` matrix. The objective's and the constraints'
+networks have the same shapes, so all of them are trained and evaluated in one ``vmap``.
+
+Targets: the objective is standardized (mean 0, std 1 over valid rows; SPEC.md section 0);
+each constraint is divided by its root-mean-square over valid rows, *not* centred, so that
+0 stays the feasibility threshold. NaN/inf values are masked per function (a NaN
+constraint value does not discard the objective value of the same point).
+
+**Paper preset** (``preset="paper"``; thesis Section 4.3.1): width ``m = T`` (the run's
+capacity, rounded up to even), depth ``L = 2``, no biases, one pass of plain SGD on each
+new observation (eq. 4.2) with step size 1e-3, training targets transformed with the
+statistics of the initial design (fixed afterwards, since earlier steps cannot be redone),
+incumbent ``mu_best`` = the smallest predicted mean over all observed points, uniform
+candidates.
+
+**Library defaults** (``preset="default"``): width 128, biases, ``lam = 0.01``, full
+retraining after each observation (the authors' code) with Adam (lr 1e-2, about 100
+mini-batch steps of 32 per observation, 500 on the initial design, warm start, ridge
+``lam ||theta - theta_0||^2`` matching ``U_0 = lam I``), incumbent over observations
+whose observed constraints are all ``<= 0`` (all observations while there is none), a
+quarter of the candidates local around the best feasible observations (the least
+violating ones while none is feasible). Every choice is an argument.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, NamedTuple, Optional, Sequence, Union
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import posterior as post_lib
+from ..acquisition import AcquisitionFn, SurrogatePosterior, constrained_ei
+from ..networks import factor_diag, factor_kernel, zero_init_mlp
+from ..optimize import argmax_point, candidate_set
+from ..training import TrainConfig, make_optimizer, train_regression
+from ..types import BOAlgorithm, Dataset
+from ._common import check_constraint_values, check_initial
+from ._common import check_int as _check_int
+
+Array = jax.Array
+
+PRESETS = {
+    "paper": dict(width=None, lam=1.0, training="sgd", optimizer="sgd", learning_rate=1e-3, use_bias=False,
+                  local_fraction=0.0, incumbent="all"),
+    "default": dict(width=128, lam=0.01, training="retrain", optimizer="adam", learning_rate=1e-2,
+                    use_bias=True, local_fraction=0.25, incumbent="feasible"),
+}
+TRAINING = ("sgd", "retrain")
+INCUMBENTS = ("all", "feasible")
+
+
+class NeuralCBOState(NamedTuple):
+    """Neural-CBO state (a pytree; fixed shapes; ``J = K + 1`` functions, objective first).
+
+    Attributes:
+        u: ``(cap, d)`` inputs in the unit cube. Y: ``(cap, J)`` observed values (0 where
+            masked). M: ``(cap, J)`` bool validity. count: ``()`` rows written.
+        params0, params: initial / current weights, stacked over the ``J`` networks.
+        q: ``(J, m)`` fixed outer weights.
+        factors: per layer ``(h (J, cap, a_l), delta (J, cap, m))``: NTK factors of the
+            observed points at ``params0`` (zero on masked rows).
+        chol: ``(J, cap, cap)`` lower Cholesky factors of ``K_j + lam I``.
+        shift, scale: ``(J,)`` target transform of the last training (``(v - shift)/scale``).
+        lower, upper: ``(d,)`` box bounds. key: PRNG key for training shuffles.
+    """
+
+    u: Array
+    Y: Array
+    M: Array
+    count: Array
+    params0: Any
+    params: Any
+    q: Array
+    factors: Any
+    chol: Array
+    shift: Array
+    scale: Array
+    lower: Array
+    upper: Array
+    key: Array
+
+
+def _check_positive(name: str, value) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a float, got {type(value).__name__}") from None
+    if not (v > 0 and math.isfinite(v)):
+        raise ValueError(f"{name} must be a finite float > 0, got {value}")
+    return v
+
+
+def neural_cbo(
+    width: Optional[int] = None,
+    depth: int = 2,
+    beta: Union[float, Sequence[float]] = 1.0,
+    nu: float = 1.0,
+    lam: Optional[float] = None,
+    *,
+    preset: str = "default",
+    training: Optional[str] = None,
+    optimizer: Optional[str] = None,
+    learning_rate: Optional[float] = None,
+    train_steps: int = 100,
+    init_steps: int = 500,
+    batch_size: int = 32,
+    n_candidates: int = 2048,
+    local_fraction: Optional[float] = None,
+    local_std: float = 0.05,
+    n_best: int = 5,
+    incumbent: Optional[str] = None,
+    approx_error: float = 0.0,
+    acquisition: Optional[AcquisitionFn] = None,
+    use_bias: Optional[bool] = None,
+) -> BOAlgorithm:
+    """Build Neural-CBO as a constrained :class:`~nbo_jax.types.BOAlgorithm` (thesis Ch. 4,
+    Algorithm 4; SPEC.md section 4).
+
+    Args:
+        width: hidden width ``m`` (even). ``None`` takes the preset's: 128 (default) or the
+            run's capacity ``T`` rounded up to even (paper, ``m = T``).
+        depth: ``L``, trainable weight layers per network (thesis: 2).
+        beta: constraint confidence scale ``beta_k`` (>= 0), one float or one per constraint
+            (the length is checked against ``K`` at ``init``).
+        nu: scale of the objective's ``sigma`` inside EI (> 0).
+        lam: ``U_0 = lam I`` (thesis: ``U_0 = I``, i.e. 1; default 0.01); also the ridge
+            weight of ``retrain`` training, so the trained network and ``sigma`` describe
+            the same linearized posterior (the noise variance in standardized units).
+        preset: ``"default"`` or ``"paper"``: fills ``width``, ``lam``, ``training``, ``optimizer``,
+            ``learning_rate``, ``use_bias``, ``local_fraction`` and ``incumbent`` where left
+            ``None`` (module doc).
+        training: ``"sgd"``: one gradient step per new observation and network (eq. 4.2,
+            the paper); ``"retrain"``: mini-batch training on all data after each
+            observation (the authors' code; see ``train_steps``).
+        optimizer, learning_rate: ``"sgd"`` or ``"adam"`` and its step size (``retrain``;
+            ``training="sgd"`` always takes plain steps of ``learning_rate``).
+        train_steps: ``retrain``: about this many mini-batch steps after each observation
+            (``ceil(train_steps / batches per epoch)`` epochs over the valid rows, so the cost
+            per iteration stays flat as data accumulate; warm start makes that enough).
+        init_steps: the same for the first fit on the initial design (from ``theta_0``).
+        batch_size: ``retrain`` mini-batch size.
+        n_candidates: candidates scored per ask; local_fraction: share of them drawn around
+            the ``n_best`` best feasible observations (Gaussian, std ``local_std`` in
+            unit-cube units), in ``[0, 1)``.
+        incumbent: ``mu_best`` over ``"all"`` observed points (thesis) or the ``"feasible"``
+            ones (observed constraints all ``<= 0``; all of them while none is).
+        approx_error: the ``E(m)/(T+1)`` term of the confidence bounds (thesis
+            Corollary 4.1.6), 0 by default (SPEC.md).
+        acquisition: ``acq(SurrogatePosterior, key) -> (N,)`` utility to maximize; it
+            receives ``constraint_mean``/``constraint_std`` ``(N, K)``. Default
+            :func:`nbo_jax.acquisition.constrained_ei` with ``beta``, ``nu``,
+            ``approx_error`` (then those three may not be combined with ``acquisition``).
+        use_bias: biases in the hidden layers (thesis: none; default: yes; the symmetric
+            initialization duplicates them so the network is still 0 at ``t = 0``).
+
+    Returns:
+        ``BOAlgorithm(init, ask, tell, name="neural-cbo", surrogate, constrained=True)``:
+        ``init(key, x0 (n0, d), y0 (n0,), *, bounds, capacity, c0 (n0, K))``,
+        ``ask(state, key) -> (d,)``, ``tell(state, x (d,), y (), c (K,))``,
+        ``surrogate(state, u (N, d)) -> SurrogatePosterior`` with the constraint fields.
+
+    Raises:
+        ValueError / TypeError: an argument out of range or unknown (the message names it);
+        at ``init``, a ``beta`` sequence whose length is not ``K`` or a bad ``c0``.
+    """
+    if preset not in PRESETS:
+        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
+    chosen = dict(PRESETS[preset])
+    for k, v in dict(width=width, lam=lam, training=training, optimizer=optimizer, learning_rate=learning_rate,
+                     use_bias=use_bias, local_fraction=local_fraction, incumbent=incumbent).items():
+        if v is not None:
+            chosen[k] = v
+    if chosen["width"] is not None:
+        w = _check_int("width", chosen["width"], 2)
+        if w % 2:
+            raise ValueError(f"width must be even (the network has two equal halves), got {w}")
+    _check_int("depth", depth, 1)
+    for name, val, lo in (("train_steps", train_steps, 1), ("init_steps", init_steps, 1),
+                          ("batch_size", batch_size, 1),
+                          ("n_candidates", n_candidates, 1), ("n_best", n_best, 1)):
+        _check_int(name, val, lo)
+    if chosen["training"] not in TRAINING:
+        raise ValueError(f"training must be one of {TRAINING}, got {chosen['training']!r}")
+    if chosen["incumbent"] not in INCUMBENTS:
+        raise ValueError(f"incumbent must be one of {INCUMBENTS}, got {chosen['incumbent']!r}")
+    lam = _check_positive("lam", chosen["lam"])
+    nu = _check_positive("nu", nu)
+    lr = _check_positive("learning_rate", chosen["learning_rate"])
+    opt = make_optimizer(chosen["optimizer"], lr)
+    if not 0.0 <= float(chosen["local_fraction"]) < 1.0:
+        raise ValueError(f"local_fraction must be in [0, 1), got {chosen['local_fraction']}")
+    if not (float(approx_error) >= 0 and math.isfinite(float(approx_error))):
+        raise ValueError(f"approx_error must be a finite float >= 0, got {approx_error}")
+    beta_arr = np.asarray(beta, dtype=float)
+    if beta_arr.ndim > 1 or not np.all(np.isfinite(beta_arr) & (beta_arr >= 0)):
+        raise ValueError(f"beta must be a float >= 0 or a sequence of them (one per constraint), got {beta!r}")
+    if acquisition is None:
+        acq = constrained_ei(beta=beta_arr if beta_arr.ndim else float(beta_arr), nu=nu,
+                             approx_error=float(approx_error))
+    else:
+        if not callable(acquisition):
+            raise TypeError(f"acquisition must be callable (posterior, key) -> (N,), got "
+                            f"{type(acquisition).__name__}")
+        if beta_arr.ndim or float(beta_arr) != 1.0 or nu != 1.0 or approx_error != 0.0:
+            raise ValueError("beta, nu and approx_error parameterize the default acquisition; with "
+                             "acquisition= given, put them into it (nbo.acquisition.constrained_ei(beta, nu))")
+        acq = acquisition
+    n_local = int(round(n_candidates * float(chosen["local_fraction"])))
+    n_uniform = n_candidates - n_local
+    if n_uniform < 1:
+        raise ValueError(f"local_fraction={chosen['local_fraction']} leaves no uniform candidates")
+    sgd_mode = chosen["training"] == "sgd"
+    train_cfg = TrainConfig(epochs=1, batch_size=int(batch_size), optimizer=opt, reg=lam)
+    bias = bool(chosen["use_bias"])
+
+    @functools.lru_cache(maxsize=None)
+    def network(d: int, m: int, dtype):
+        return zero_init_mlp(d, m, depth, use_bias=bias, dtype=dtype)
+
+    def net_of(state: NeuralCBOState):
+        return network(state.u.shape[1], state.q.shape[1], state.u.dtype)
+
+    # ------------------------------------------------------------------ helpers
+    def transform(Y: Array, M: Array) -> tuple[Array, Array]:
+        """(shift, scale) per function: objective standardized, constraints RMS-scaled."""
+        n = jnp.maximum(jnp.sum(M, axis=0), 1)
+        mean = jnp.sum(jnp.where(M, Y, 0.0), axis=0) / n
+        var = jnp.sum(jnp.where(M, (Y - mean) ** 2, 0.0), axis=0) / n
+        ms = jnp.sum(jnp.where(M, Y * Y, 0.0), axis=0) / n
+        shift = jnp.zeros_like(mean).at[0].set(mean[0])
+        spread = jnp.concatenate([var[:1], ms[1:]])
+        scale = jnp.where(spread > 1e-12, jnp.sqrt(spread), 1.0)
+        return shift, scale
+
+    def observed_feasible(state: NeuralCBOState) -> Array:
+        """``(cap,)``: rows whose observed constraints are all valid and <= 0."""
+        return jnp.all(state.M[:, 1:] & (state.Y[:, 1:] <= 0.0), axis=1) & state.M[:, 0]
+
+    def factors_at(params0, q, net, z):
+        """NTK factors of points ``z (n, d)`` for one network."""
+        return jax.vmap(lambda zz: net.ntk_factors(params0, q, zz))(z)
+
+    def absorb(state: NeuralCBOState, x_new: Array, Y_new: Array, steps: int = train_steps) -> NeuralCBOState:
+        net = net_of(state)
+        n = x_new.shape[0]
+        u_new = (x_new - state.lower) / (state.upper - state.lower)
+        z_new = 2.0 * u_new - 1.0
+        idx = state.count + jnp.arange(n)
+        ok = jnp.isfinite(Y_new)  # (n, J)
+        u = state.u.at[idx].set(u_new.astype(state.u.dtype), mode="drop")
+        Y = state.Y.at[idx].set(jnp.where(ok, Y_new, 0.0).astype(state.Y.dtype), mode="drop")
+        M = state.M.at[idx].set(ok, mode="drop")
+
+        # posterior: append each new row to every network's Cholesky factor (masked rows: 0)
+        def per_net(p0, q, factors, L, ok_j):
+            F = factors_at(p0, q, net, z_new)
+            F = jax.tree.map(lambda a: a * ok_j.reshape((-1,) + (1,) * (a.ndim - 1)), F)
+
+            def add(carry, i):
+                factors, L = carry
+                Fi = jax.tree.map(lambda a: a[i][None], F)
+                k = factor_kernel(factors, Fi)[:, 0]
+                L = post_lib.chol_append(L, k, factor_diag(Fi)[0], idx[i], lam)
+                factors = jax.tree.map(lambda a, b: a.at[idx[i]].set(b[0], mode="drop"), factors, Fi)
+                return (factors, L), None
+
+            (factors, L), _ = jax.lax.scan(add, (factors, L), jnp.arange(n))
+            return factors, L
+
+        factors, chol = jax.vmap(per_net)(state.params0, state.q, state.factors, state.chol, ok.T)
+
+        key, k_train = jax.random.split(state.key)
+        if sgd_mode:
+            shift, scale = state.shift, state.scale
+            targets = (Y_new - shift) / scale
+
+            def sgd_net(params, q, t_j, ok_j):
+                def step(p, i):
+                    g = jax.grad(lambda pp: 0.5 * (net.apply(pp, q, z_new[i]) - t_j[i]) ** 2)(p)
+                    return jax.tree.map(lambda a, b: a - jnp.where(ok_j[i], lr, 0.0) * b, p, g), None
+
+                return jax.lax.scan(step, params, jnp.arange(n))[0]
+
+            params = jax.vmap(sgd_net)(state.params, state.q, targets.T, ok.T)
+        else:
+            shift, scale = transform(Y, M)
+            targets = jnp.where(M, (Y - shift) / scale, 0.0)
+            z_all = 2.0 * u - 1.0
+            keys = jax.random.split(k_train, Y.shape[1])
+
+            def fit_net(params, params0, q, t_j, m_j, k):
+                apply = lambda p, z: net.apply(p, q, z)
+                batches = jnp.maximum((jnp.sum(m_j) + batch_size - 1) // batch_size, 1)
+                epochs = (steps + batches - 1) // batches
+                return train_regression(apply, params, params0, z_all, t_j, m_j, k, train_cfg, epochs=epochs)
+
+            params = jax.vmap(fit_net)(state.params, state.params0, state.q, targets.T, M.T, keys)
+        return state._replace(u=u, Y=Y, M=M, count=state.count + n, params=params, factors=factors,
+                              chol=chol, shift=shift, scale=scale, key=key)
+
+    # ------------------------------------------------------------------ init / ask / tell
+    def init(key: Array, x0: Array, y0: Array, *, bounds, capacity: int, c0=None) -> NeuralCBOState:
+        x0, y0, lower, upper = check_initial(x0, y0, bounds, capacity)
+        c0 = check_constraint_values(c0, x0.shape[0], x0.dtype)
+        K = c0.shape[1]
+        if beta_arr.ndim == 1 and beta_arr.shape[0] != K:
+            raise ValueError(f"beta has {beta_arr.shape[0]} values but the problem has K = {K} constraints")
+        J, d, dtype = K + 1, x0.shape[1], x0.dtype
+        m = chosen["width"] if chosen["width"] is not None else capacity + (capacity % 2)
+        net = network(d, int(m), dtype)
+        k_net, k_state = jax.random.split(key)
+        params0, q = jax.vmap(net.init)(jax.random.split(k_net, J))
+        Y0 = jnp.concatenate([y0[:, None], c0], axis=1)
+        M0 = jnp.isfinite(Y0)
+        shift, scale = transform(jnp.where(M0, Y0, 0.0), M0)
+        z1 = jnp.zeros((1, d), dtype)
+        shapes = factors_at(jax.tree.map(lambda a: a[0], params0), q[0], net, z1)
+        factors = jax.tree.map(lambda a: jnp.zeros((J, capacity) + a.shape[1:], dtype), shapes)
+        chol = jnp.broadcast_to(jnp.sqrt(jnp.asarray(lam, dtype)) * jnp.eye(capacity, dtype=dtype),
+                                (J, capacity, capacity))
+        state = NeuralCBOState(
+            u=jnp.zeros((capacity, d), dtype), Y=jnp.zeros((capacity, J), dtype),
+            M=jnp.zeros((capacity, J), bool), count=jnp.zeros((), jnp.int32),
+            params0=params0, params=params0, q=q, factors=factors, chol=chol,
+            shift=shift, scale=scale, lower=lower, upper=upper, key=k_state)
+        return absorb(state, x0, Y0, init_steps)
+
+    def predict_all(state: NeuralCBOState, u_c: Array) -> tuple[Array, Array]:
+        """Means and standard deviations of all ``J`` networks at ``u_c``: ``(J, N)`` each
+        (transformed units)."""
+        net = net_of(state)
+        z_c = 2.0 * u_c - 1.0
+
+        def per_net(params, params0, q, factors, L):
+            mean = jax.vmap(lambda z: net.apply(params, q, z))(z_c)
+            Fc = factors_at(params0, q, net, z_c)
+            var = post_lib.chol_variance(L, factor_kernel(factors, Fc), factor_diag(Fc)) / lam
+            return mean, jnp.sqrt(var)
+
+        return jax.vmap(per_net)(state.params, state.params0, state.q, state.factors, state.chol)
+
+    def mu_best(state: NeuralCBOState) -> Array:
+        """Incumbent: the smallest predicted objective mean over the chosen observed rows."""
+        net = net_of(state)
+        z_obs = 2.0 * state.u - 1.0
+        p0 = jax.tree.map(lambda a: a[0], state.params)
+        pred = jax.vmap(lambda z: net.apply(p0, state.q[0], z))(z_obs)
+        rows = state.M[:, 0]
+        if chosen["incumbent"] == "feasible":
+            feas = observed_feasible(state)
+            rows = jnp.where(jnp.any(feas), feas, rows)
+        return jnp.min(jnp.where(rows, pred, jnp.inf))
+
+    def surrogate_posterior(state: NeuralCBOState, u_c: Array) -> SurrogatePosterior:
+        mean, std = predict_all(state, u_c)
+        return SurrogatePosterior(u_c, mean[0], std[0], mu_best(state), mean[1:].T, std[1:].T)
+
+    def ask(state: NeuralCBOState, key: Array) -> Array:
+        k_c, k_a = jax.random.split(key)
+        feas = observed_feasible(state)
+        viol = jnp.sum(jnp.where(state.M[:, 1:], jnp.maximum(state.Y[:, 1:] / state.scale[1:], 0.0), jnp.inf),
+                       axis=1)
+        score = jnp.where(jnp.any(feas), jnp.where(feas, state.Y[:, 0], jnp.inf), viol)
+        ranked = Dataset(state.u, score, state.M[:, 0] & jnp.isfinite(score), state.count)
+        u_c = candidate_set(k_c, ranked, n_uniform, n_local, local_std=local_std, n_best=n_best)
+        u = argmax_point(acq(surrogate_posterior(state, u_c), k_a), u_c)
+        return state.lower + u * (state.upper - state.lower)
+
+    def tell(state: NeuralCBOState, x: Array, y: Array, c: Array) -> NeuralCBOState:
+        row = jnp.concatenate([jnp.reshape(y, (1,)), jnp.reshape(c, (-1,))]).astype(state.Y.dtype)
+        return absorb(state, jnp.reshape(x, (1, -1)), row[None, :])
+
+    return BOAlgorithm(init, ask, tell, "neural-cbo", surrogate_posterior, constrained=True)
+
+
+__all__ = ["neural_cbo", "NeuralCBOState", "PRESETS", "TRAINING", "INCUMBENTS"]

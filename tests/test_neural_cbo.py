@@ -1,0 +1,265 @@
+"""Neural-CBO (thesis Ch. 4, Algorithm 4): network, posterior, acquisition, loop."""
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.flatten_util import ravel_pytree
+from scipy.stats import norm
+
+import nbo_jax as nbo
+from nbo_jax import acquisition as acq_lib
+from nbo_jax.acquisition import SurrogatePosterior
+from nbo_jax.algorithms.neural_cbo import neural_cbo
+from nbo_jax.networks import factor_diag, factor_kernel, zero_init_mlp
+from nbo_jax.optimize import candidate_set
+
+BRANIN_C = lambda x: jnp.array([(x[0] - 2.5) ** 2 + (x[1] - 7.5) ** 2 - 50.0])
+
+
+def _branin_constrained(noise=0.0, cnoise=0.0):
+    base = nbo.benchmarks.get("branin")
+    return dataclasses.replace(base, constraints=BRANIN_C, noise_std=noise, constraint_noise_std=cnoise)
+
+
+# ------------------------------------------------------------------ network
+@pytest.mark.parametrize("use_bias", [False, True])
+@pytest.mark.parametrize("width,depth", [(8, 1), (16, 2), (64, 3)])
+def test_zero_init_output_is_exactly_zero(use_bias, width, depth):
+    net = zero_init_mlp(5, width, depth, use_bias=use_bias)
+    params, q = net.init(jax.random.key(width + depth))
+    z = jax.random.normal(jax.random.key(1), (500, 5)) * 3.0
+    out = jax.vmap(lambda zz: net.apply(params, q, zz))(z)
+    assert np.all(np.asarray(out) == 0.0)
+    # the halves are equal and q = (q^, -q^), q^ in {-1, 1}
+    k = width // 2
+    assert np.array_equal(np.abs(np.asarray(q)), np.ones(width))
+    assert np.array_equal(np.asarray(q[:k]), -np.asarray(q[k:]))
+    assert np.array_equal(np.asarray(params[0]["W"][:k]), np.asarray(params[0]["W"][k:]))
+    flat, _ = ravel_pytree(params)
+    assert flat.size == net.num_params
+    # after one gradient step the output is no longer zero (the network can learn)
+    g = jax.grad(lambda p: (net.apply(p, q, z[0]) - 1.0) ** 2)(params)
+    moved = jax.tree.map(lambda a, b: a - 0.1 * b, params, g)
+    assert abs(float(net.apply(moved, q, z[0]))) > 1e-6
+
+
+def test_factor_kernel_equals_jacobian_gram(x64):
+    net = zero_init_mlp(3, 10, 2, use_bias=True)
+    params, q = net.init(jax.random.key(0))
+    flat, unravel = ravel_pytree(params)
+    params = unravel(flat + 0.5 * jax.random.normal(jax.random.key(2), flat.shape))  # away from init
+    flat = ravel_pytree(params)[0]
+    za = jax.random.uniform(jax.random.key(3), (7, 3), minval=-1, maxval=1)
+    zb = jax.random.uniform(jax.random.key(4), (4, 3), minval=-1, maxval=1)
+    jac = jax.vmap(jax.grad(lambda f, z: net.apply(unravel(f), q, z)), in_axes=(None, 0))
+    Ga, Gb = jac(flat, za), jac(flat, zb)
+    Fa = jax.vmap(lambda z: net.ntk_factors(params, q, z))(za)
+    Fb = jax.vmap(lambda z: net.ntk_factors(params, q, z))(zb)
+    np.testing.assert_allclose(factor_kernel(Fa, Fb), Ga @ Gb.T, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(factor_diag(Fa), jnp.sum(Ga * Ga, 1), rtol=1e-10)
+
+
+def test_network_errors():
+    with pytest.raises(ValueError, match="even"):
+        zero_init_mlp(2, 7)
+    with pytest.raises(ValueError, match="depth"):
+        zero_init_mlp(2, 8, 0)
+
+
+# ------------------------------------------------------------------ posterior
+def _init_state(algo, n=12, seed=0, nan_row=None):
+    problem = _branin_constrained()
+    x0 = nbo.initial_design(jax.random.key(seed), problem.bounds, n)
+    y0 = jax.vmap(problem.objective)(x0)
+    c0 = jax.vmap(problem.constraints)(x0)
+    if nan_row is not None:
+        c0 = c0.at[nan_row, 0].set(jnp.nan)
+    state = algo.init(jax.random.key(seed + 1), x0, y0, bounds=problem.bounds, capacity=n + 3, c0=c0)
+    return problem, state, x0, y0, c0
+
+
+@pytest.mark.parametrize("lam", [1.0, 0.05])
+def test_sigma_matches_direct_feature_space_computation(x64, lam):
+    """sigma(x)^2 = g^T U^{-1} g with U = lam I + sum_t g_t g_t^T (eqs. 4.3-4.4), g at theta_0,
+    the NaN-constraint row excluded from the constraint's U but not from the objective's."""
+    algo = neural_cbo(width=8, lam=lam, n_candidates=16)
+    problem, state, x0, _, _ = _init_state(algo, nan_row=3)
+    net = zero_init_mlp(2, 8, 2, use_bias=True)
+    u_c = jax.random.uniform(jax.random.key(9), (6, 2))
+    post = algo.surrogate(state, u_c)
+    z_obs = 2.0 * problem.bounds.to_unit(x0) - 1.0
+    for j in range(2):
+        p0 = jax.tree.map(lambda a: a[j], state.params0)
+        flat, unravel = ravel_pytree(p0)
+        jac = jax.vmap(jax.grad(lambda f, z: net.apply(unravel(f), state.q[j], z)), in_axes=(None, 0))
+        G = jac(flat, z_obs)
+        if j == 1:
+            G = G.at[3].set(0.0)  # masked observation
+        U = lam * jnp.eye(flat.size) + G.T @ G
+        Gc = jac(flat, 2.0 * u_c - 1.0)
+        direct = jnp.sqrt(jnp.sum(Gc * jnp.linalg.solve(U, Gc.T).T, axis=1))
+        got = post.std if j == 0 else post.constraint_std[:, 0]
+        np.testing.assert_allclose(got, direct, rtol=1e-8)
+    assert bool(state.M[3, 0]) and not bool(state.M[3, 1])
+
+
+def test_mean_is_trained_network_and_constraints_keep_zero_threshold(x64):
+    algo = neural_cbo(width=16, n_candidates=16)
+    problem, state, x0, y0, c0 = _init_state(algo, n=15)
+    # the transform: objective standardized, constraint divided by its RMS (not centred)
+    np.testing.assert_allclose(state.shift, [np.mean(y0), 0.0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(state.scale, [np.std(y0), np.sqrt(np.mean(np.asarray(c0) ** 2))], rtol=1e-10)
+    u0 = problem.bounds.to_unit(x0)
+    post = algo.surrogate(state, u0)
+    net = zero_init_mlp(2, 16, 2, use_bias=True)
+    p1 = jax.tree.map(lambda a: a[1], state.params)
+    expect = jax.vmap(lambda z: net.apply(p1, state.q[1], z))(2.0 * u0 - 1.0)
+    np.testing.assert_allclose(post.constraint_mean[:, 0], expect, rtol=1e-10)
+    # the fit on the initial design is good: the constraint's sign is right on most points
+    agree = np.mean(np.sign(np.asarray(post.constraint_mean[:, 0])) == np.sign(np.asarray(c0[:, 0])))
+    assert agree >= 0.8
+
+
+# ------------------------------------------------------------------ acquisition
+def test_expected_improvement_minimization_closed_form(x64):
+    rng = np.random.default_rng(0)
+    mean = rng.normal(size=50)
+    std = np.abs(rng.normal(size=50))
+    std[:10] = 0.0
+    best = 0.3
+    got = np.asarray(acq_lib.expected_improvement(jnp.asarray(mean), jnp.asarray(std), best))
+    u = best - mean
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = u * norm.cdf(u / std) + std * norm.pdf(u / std)
+    rho = np.where(std > 0, rho, np.maximum(u, 0.0))
+    np.testing.assert_allclose(got, rho, rtol=1e-12, atol=1e-15)
+    assert np.all(got >= 0)
+
+
+def test_constrained_ei_rule_and_fallback(x64):
+    mean = jnp.array([0.0, -1.0, 0.5, -2.0])
+    std = jnp.array([1.0, 0.0, 0.2, 0.5])
+    cm = jnp.array([[-1.0, 0.5], [-0.5, -0.5], [0.2, 0.1], [2.0, 0.0]])
+    cs = jnp.array([[0.1, 1.0], [0.1, 0.1], [0.1, 0.1], [0.5, 0.5]])
+    post = SurrogatePosterior(jnp.zeros((4, 2)), mean, std, jnp.asarray(0.2), cm, cs)
+    util = np.asarray(acq_lib.constrained_ei(beta=1.0)(post, None))
+    lcb = np.asarray(cm - cs)
+    feas = np.all(lcb <= 0, axis=1)
+    assert feas.tolist() == [True, True, False, False]
+    ei = np.asarray(acq_lib.expected_improvement(mean, std, 0.2))
+    np.testing.assert_allclose(util[feas], ei[feas])
+    assert np.all(np.isneginf(util[~feas]))
+    # nothing LCB-feasible: the utility is minus the total LCB violation
+    post2 = post._replace(constraint_mean=cm + 5.0)
+    util2 = np.asarray(acq_lib.constrained_ei(beta=1.0)(post2, None))
+    viol = np.sum(np.maximum(np.asarray(cm + 5.0 - cs), 0.0), axis=1)
+    np.testing.assert_allclose(util2, -viol)
+    assert int(np.argmax(util2)) == int(np.argmin(viol))
+    # per-constraint beta
+    util3 = np.asarray(acq_lib.constrained_ei(beta=jnp.array([0.0, 10.0]))(post, None))
+    assert np.isfinite(util3[2]) == bool(np.all(np.asarray(cm[2] - jnp.array([0.0, 10.0]) * cs[2]) <= 0))
+
+
+def test_ask_picks_minimum_violation_when_nothing_is_lcb_feasible(x64):
+    """A constraint that no point satisfies (c = 50 + 0.1 |x|^2, 20 + x_1) and beta = 0: the chosen point
+    minimizes the total LCB violation over the candidates (SPEC.md section 4, Decision)."""
+    base = nbo.benchmarks.get("branin")
+    problem = dataclasses.replace(base, constraints=lambda x: jnp.array([50.0 + 0.1 * x @ x, 20.0 + x[0]]))
+    algo = neural_cbo(width=16, beta=0.0, n_candidates=64, local_fraction=0.0)
+    x0 = nbo.initial_design(jax.random.key(0), problem.bounds, 10)
+    c0 = jax.vmap(problem.constraints)(x0)
+    state = algo.init(jax.random.key(1), x0, jax.vmap(problem.objective)(x0), bounds=problem.bounds,
+                      capacity=12, c0=c0)
+    key = jax.random.key(5)
+    x = algo.ask(state, key)
+    k_c, _ = jax.random.split(key)
+    u_c = candidate_set(k_c, nbo.Dataset.empty(12, 2), 64)  # what ask scores
+    post = algo.surrogate(state, u_c)
+    viol = np.sum(np.maximum(np.asarray(post.constraint_mean), 0.0), axis=1)
+    assert np.all(viol > 0)
+    expected = problem.bounds.from_unit(u_c[int(np.argmin(viol))])
+    np.testing.assert_allclose(x, expected, rtol=1e-12)
+
+
+def test_paper_preset_is_one_sgd_step_per_observation(x64):
+    """Eq. 4.2: W <- W + alpha (y - a(x; W)) grad_W a(x; W), per network, per new point."""
+    algo = neural_cbo(preset="paper", n_candidates=16)
+    problem, state, _, _, _ = _init_state(algo, n=6)
+    assert state.q.shape == (2, 10)  # m = T = capacity (9) rounded up to even
+    x = jnp.array([1.0, 2.0])
+    y, c = problem.objective(x), problem.constraints(x)
+    new = algo.tell(state, x, y, c)
+    net = zero_init_mlp(2, 10, 2, use_bias=False)
+    z = 2.0 * problem.bounds.to_unit(x) - 1.0
+    targets = (jnp.concatenate([y[None], c]) - state.shift) / state.scale
+    for j in range(2):
+        pj = jax.tree.map(lambda a: a[j], state.params)
+        a, g = jax.value_and_grad(lambda p: net.apply(p, state.q[j], z))(pj)
+        expect = jax.tree.map(lambda w, gw: w + 1e-3 * (targets[j] - a) * gw, pj, g)
+        got = jax.tree.map(lambda a: a[j], new.params)
+        np.testing.assert_allclose(ravel_pytree(got)[0], ravel_pytree(expect)[0], rtol=1e-12)
+    # the transform is frozen after init in the one-pass mode
+    np.testing.assert_array_equal(new.shift, state.shift)
+
+
+# ------------------------------------------------------------------ loop
+def test_run_bo_vmapped_records_constraints_and_beats_random():
+    problem = nbo.benchmarks.get("branin_constrained", noise_std="paper")
+    keys = jax.random.split(jax.random.key(0), 8)
+    results = {}
+    for name, algo in (("neural-cbo", neural_cbo(width=64, n_candidates=512)), ("random", nbo.random_search())):
+        hist = jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=30))(keys)
+        assert hist.c.shape == (8, 35, 1) and hist.c_true.shape == (8, 35, 1)
+        np.testing.assert_allclose(hist.c_true[..., 0], jax.vmap(jax.vmap(BRANIN_C))(hist.x)[..., 0], rtol=1e-5)
+        assert np.array_equal(np.asarray(hist.feasible), np.asarray(hist.c_true[..., 0] <= 0))
+        results[name] = np.asarray(hist.regret_plus_violation(problem.optimal_value))[:, -1]
+    med_cbo, med_rand = np.median(results["neural-cbo"]), np.median(results["random"])
+    print(f"constrained Branin, median final regret+violation: neural-cbo {med_cbo:.3f}, random {med_rand:.3f}")
+    assert med_cbo < med_rand
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="width"):
+        neural_cbo(width=7)
+    with pytest.raises(ValueError, match="training"):
+        neural_cbo(training="adam")
+    with pytest.raises(ValueError, match="incumbent"):
+        neural_cbo(incumbent="best")
+    with pytest.raises(ValueError, match="beta"):
+        neural_cbo(beta=-1.0)
+    with pytest.raises(ValueError, match="acquisition"):
+        neural_cbo(beta=2.0, acquisition=acq_lib.cei())
+    with pytest.raises(ValueError, match="preset"):
+        neural_cbo(preset="fast")
+    algo = neural_cbo(width=8, beta=[1.0, 2.0])
+    problem = _branin_constrained()
+    with pytest.raises(ValueError, match="beta has 2 values"):
+        nbo.run_bo(jax.random.key(0), algo, problem, 3, 1)
+    with pytest.raises(ValueError, match="has none"):
+        nbo.run_bo(jax.random.key(0), neural_cbo(width=8), nbo.benchmarks.get("branin"), 3, 1)
+    x0 = np.zeros((2, 2))
+    with pytest.raises(ValueError, match="c0"):
+        algo.init(jax.random.key(0), x0, np.zeros(2), bounds=problem.bounds, capacity=4)
+
+
+def test_ask_tell_driver_with_constraints():
+    problem = _branin_constrained()
+    x0 = np.asarray(nbo.initial_design(jax.random.key(0), problem.bounds, 4))
+    y0 = np.asarray(jax.vmap(problem.objective)(x0))
+    c0 = np.asarray(jax.vmap(problem.constraints)(x0))
+    opt = nbo.AskTell(neural_cbo(width=8, n_candidates=32), problem.bounds, capacity=7,
+                      key=jax.random.key(1), x0=x0, y0=y0, c0=c0)
+    for _ in range(3):
+        x = opt.ask()
+        opt.tell(x, float(problem.objective(x)), np.asarray(problem.constraints(x)))
+    xb, yb = opt.best()
+    feasible = [bool(np.all(c <= 0)) for c in opt.c]
+    ys = np.where(feasible, opt.y, np.inf)
+    assert yb == pytest.approx(float(np.min(ys)))
+    with pytest.raises(ValueError, match="capacity"):
+        opt.tell(x, 1.0, [0.0])
+    with pytest.raises(ValueError, match="c0"):
+        nbo.AskTell(neural_cbo(width=8), problem.bounds, capacity=7, key=jax.random.key(1), x0=x0, y0=y0)
