@@ -19,11 +19,10 @@ Writes per problem a folder with histories and ``regret.png``, and at the top
 from __future__ import annotations
 
 import argparse
-import pathlib
-import time
+
+from _study import run_study
 
 import nbo_jax as nbo
-from nbo_jax import comparison
 
 METHODS = ["neural-bo", "neural-greedy", "gp-ucb", "gp-ts", "gp-ei", "dngo", "random"]
 
@@ -42,28 +41,16 @@ def main():
     args = ap.parse_args()
 
     dims = list(args.dims) + ([50, 100] if args.large else [])
-    out = pathlib.Path(args.out)
-    results = []
-    t_start = time.perf_counter()
-    for name in args.problems:
-        for d in dims:
-            problem = nbo.benchmarks.get(name, dim=d, noise_std="paper")
-            algos = {}
-            for m in args.methods:
-                kw = {"width": args.width} if m in ("neural-bo", "neural-greedy") else {}
-                algos[m] = nbo.algorithms.get(m, **kw)
-            res = comparison.compare(problem, algos, n_init=args.n_init, n_iter=args.iterations, seeds=args.seeds,
-                                     reference=args.methods[0], progress=False)
-            comparison.save(res, out / f"{name}_d{d}", {"script": "reproduce_neural_bo_table", **vars(args)})
-            results.append(res)
-            print(f"== {name} d={d} done ({time.perf_counter() - t_start:.0f} s so far)", flush=True)
-    paths = comparison.write_tables(results, out)
-    for title, fn in (("final simple regret, median [q25, q75]", comparison.summary_table),
-                      ("Table 3.1: KS normality p-values", comparison.ks_table),
-                      (f"Table 3.2: one-sided Welch t-tests vs {args.methods[0]} (p, BH decision)", comparison.welch_table)):
-        print(f"\n{title}:")
-        print(comparison.markdown(*fn(results)))
-    print(f"\ntotal {time.perf_counter() - t_start:.0f} s; tables in {out}: {sorted(p.name for p in paths.values())}")
+
+    def algorithms(problem):
+        return {m: nbo.algorithms.get(m, **({"width": args.width} if m in ("neural-bo", "neural-greedy") else {}))
+                for m in args.methods}
+
+    problems = ((f"{name}_d{d}", nbo.benchmarks.get(name, dim=d, noise_std="paper"))
+                for name in args.problems for d in dims)
+    run_study(problems, algorithms, out=args.out, reference=args.methods[0], n_init=args.n_init,
+              n_iter=args.iterations, seeds=args.seeds, config={"script": "reproduce_neural_bo_table", **vars(args)},
+              welch_title=f"Table 3.2: one-sided Welch t-tests vs {args.methods[0]} (p, BH decision)")
 
 
 if __name__ == "__main__":

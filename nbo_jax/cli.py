@@ -168,6 +168,17 @@ def _problem_from_args(args, parser):
         parser.error(f"{_option_of_problem_error(str(err))}: {err}")
 
 
+def _check_constrained(algos, problem, parser, option) -> None:
+    """A constrained algorithm (Neural-CBO, cEI) needs a problem with constraints."""
+    from .loop import _check_pair
+
+    for algo in algos.values():
+        try:
+            _check_pair(algo, problem)
+        except ValueError as err:
+            parser.error(f"{option}: {err}")
+
+
 def _curves(histories, optimal_value):
     """(curves, ylabel, note): the run's metric per method (:func:`analysis.metric_curves`)."""
     curves, label = analysis.metric_curves(histories, optimal_value)
@@ -235,6 +246,7 @@ def _cmd_run(args, parser, argv) -> int:
     old_x64 = bool(jax.config.jax_enable_x64)
     try:
         problem = _problem_from_args(args, parser)
+        _check_constrained(algos, problem, parser, "--algorithm")
         return _run_all(args, argv, algos, problem, run_bo)
     finally:
         jax.config.update("jax_enable_x64", old_x64)
@@ -366,6 +378,7 @@ def _cmd_compare(args, parser, argv) -> int:
     old_x64 = bool(jax.config.jax_enable_x64)
     try:
         problem = _problem_from_args(args, parser)
+        _check_constrained(built, problem, parser, "--algorithms")
         out = pathlib.Path(args.out) if args.out else pathlib.Path(
             "nbo_results", f"compare_{problem.name}_d{problem.dim}_{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
         result = comparison.compare(problem, built, n_init=args.n_init, n_iter=args.iterations, seeds=args.seeds,

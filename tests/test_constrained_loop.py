@@ -92,3 +92,24 @@ def test_analysis_files_and_comparison_use_the_constrained_metric(tmp_path):
     with pytest.raises(ValueError, match="has none"):
         comparison.compare(nbo.benchmarks.get("branin"), {"cbo": nbo.neural_cbo(width=8)},
                            n_init=3, n_iter=2, seeds=3, progress=False, verbose=False)
+
+
+def test_cli_compare_on_a_constrained_problem(tmp_path, capsys):
+    from nbo_jax.cli import main
+
+    out = tmp_path / "cmp"
+    code = main(["compare", "--problem", "branin_constrained", "--algorithms", "neural-cbo,cei,random",
+                 "--n-init", "3", "--iterations", "3", "--seeds", "3", "--out", str(out),
+                 "--option", "neural-cbo.width=8", "--option", "neural-cbo.n_candidates=32",
+                 "--option", "gp-cei.n_candidates=32"])
+    assert code == 0
+    histories, record = analysis.load_results(out)
+    assert list(histories) == ["neural-cbo", "gp-cei", "random"]
+    assert histories["gp-cei"]["c"].shape == (3, 6, 1)
+    assert "Table 4.2" in (out / "table_welch.md").read_text()
+    # a constrained algorithm on an unconstrained problem: exit code 2 naming the option
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", "--problem", "branin", "--algorithms", "neural-cbo,random", "--seeds", "3",
+              "--out", str(tmp_path / "bad")])
+    assert exc.value.code == 2
+    assert "--algorithms" in capsys.readouterr().err

@@ -9,7 +9,7 @@ import importlib
 from typing import Callable
 
 from .adaptive_basis import AdaptiveBasisState, adaptive_basis
-from .gp import GPState, gp_bo
+from .gp import GPConstrainedState, GPState, gp_bo
 from .neural_bo import NeuralBOState, neural_bo
 from .neural_cbo import NeuralCBOState, neural_cbo
 from .neural_greedy import NeuralGreedyState, neural_greedy
@@ -30,6 +30,8 @@ _SPECS: dict[str, tuple[str, str, dict]] = {
     "gp-ts": ("gp", "gp_bo", {"acquisition": "ts"}),
     "random": ("random_search", "random_search", {}),
     "neural-cbo": ("neural_cbo", "neural_cbo", {}),
+    "gp-cei": ("gp", "gp_bo", {"acquisition": "cei"}),
+    "gp-lcb-c": ("gp", "gp_bo", {"acquisition": "lcb-c"}),
 }
 _ALIASES = {
     "neuralbo": "neural-bo",
@@ -44,6 +46,11 @@ _ALIASES = {
     "gpucb": "gp-ucb",
     "gpts": "gp-ts",
     "neuralcbo": "neural-cbo",
+    "cei": "gp-cei",
+    "gpcei": "gp-cei",
+    "lcb-c": "gp-lcb-c",
+    "configopt": "gp-lcb-c",
+    "ucb-c": "gp-lcb-c",
 }
 
 
@@ -94,6 +101,7 @@ __all__ = [
     "neural_greedy",
     "AdaptiveBasisState",
     "GPState",
+    "GPConstrainedState",
     "NeuralGreedyState",
     "neural_bo",
     "neural_cbo",

@@ -1,4 +1,5 @@
-"""GP-EI, GP-UCB and GP-TS: the Gaussian-process baselines (SPEC.md section 3).
+"""GP-EI, GP-UCB and GP-TS, and the constrained GP-cEI / GP-LCB-C: the Gaussian-process
+baselines (SPEC.md sections 3 and 4).
 
 The model (:mod:`nbo_jax.gp_model`) is an exact zero-mean GP with an ARD Matern-5/2 or
 squared-exponential kernel on unit-cube inputs ``u = (x - lower)/(upper - lower)``, fitted
@@ -43,6 +44,37 @@ each step costs ``O(capacity^3)`` for every Cholesky (``n_restarts * fit_steps``
 per refit) whatever the number of observations so far. ``refit_every > 1`` skips refits in
 a plain (un-vmapped) run; under ``vmap`` the ``lax.cond`` becomes a select and both
 branches run, so it saves nothing there.
+
+**Constrained baselines** (``acquisition="cei"`` or ``"lcb-c"``; SPEC.md section 4, the
+Neural-CBO comparisons). The problem has black-box constraints ``c_k(x) <= 0``
+(``k = 1..K``, feasible when all hold); the returned algorithm is ``constrained=True``
+(``init(..., c0=(n0, K))``, ``tell(state, x, y, c (K,))``, as :mod:`nbo_jax.algorithms.neural_cbo`).
+One independent GP per function, ``J = K + 1`` (objective first), each with its own
+hyperparameters fitted by the same machinery (warm start + random restarts); the ``J``
+fits and factorizations run as *one* batched (vmapped over the functions) call, never as
+``J`` independent calls (the jaxlib CPU deadlock of ``gp_model._serial_note``). Targets
+follow Neural-CBO: the objective standardized, each constraint divided by its root mean
+square over its valid rows but *not* centred, so 0 stays the feasibility threshold (the
+zero prior mean then sits on the threshold). NaN/inf values are masked per function::
+
+    cEI   (Gardner et al. 2014, ICML, "Bayesian optimization with inequality constraints",
+           eqs. 5-6):  x_t = argmax  EI(x; y_best) * prod_k Phi(-mu_k(x) / sigma_k(x)),
+           y_best = best observed feasible standardized objective value; with no feasible
+           observation yet the utility is the probability of feasibility alone (Section 3).
+    LCB-C (ConfigOpt, Xu et al. 2023; UCB-C, Nguyen et al. 2023; minimization form):
+           x_t = argmin  mu_f(x) - beta sigma_f(x)
+                 over  {x : mu_k(x) - beta_c sigma_k(x) <= 0 for every k};
+           no candidate passes: argmin sum_k [mu_k(x) - beta_c sigma_k(x)]^+.
+
+(:func:`nbo_jax.acquisition.cei`, :func:`nbo_jax.acquisition.lcb_feasible`.) **Decisions**
+(papers silent): "feasible observation" = every *observed* (noisy) constraint value
+``<= 0`` and the objective valid (noisy feasibility is not modelled further); the sigmas
+are the latent (noise-free) posterior standard deviations; ``beta_c`` defaults to ``beta``
+(= 2); a quarter of the candidates (library default) are local around the ``n_best`` best
+feasible observations, or the least-violating ones (total scaled violation
+``sum_k [c_k / rms_k]^+``) while none is feasible, as in Neural-CBO. The LCB-C utility is
+a hard filter (discontinuous), so ``refine_steps > 0`` is refused for it; for cEI the
+refinement climbs ``EI * PoF``.
 """
 
 from __future__ import annotations
@@ -54,15 +86,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import gp_model as gpm
-from ..acquisition import SurrogatePosterior, expected_improvement
+from ..acquisition import SurrogatePosterior, cei, expected_improvement, lcb_feasible
 from ..optimize import argmax_point, candidate_set, projected_gradient_ascent
 from ..types import BOAlgorithm, Dataset
-from ._common import check_initial
+from ._common import check_constraint_values, check_initial
 from ._common import check_int as _check_int
 
 Array = jax.Array
 
-ACQUISITIONS = ("ei", "ucb", "ts")
+ACQUISITIONS = ("ei", "ucb", "ts", "cei", "lcb-c")
+CONSTRAINED_ACQUISITIONS = ("cei", "lcb-c")
 
 PRESETS = {
     "paper": dict(kernel="rbf", local_fraction=0.0),
@@ -91,6 +124,35 @@ class GPState(NamedTuple):
     key: Array
 
 
+class GPConstrainedState(NamedTuple):
+    """State of the constrained GP baselines (a pytree; fixed shapes; ``J = K + 1``
+    functions, objective first).
+
+    Attributes:
+        u: ``(cap, d)`` inputs in the unit cube. Y: ``(cap, J)`` observed values (0 where
+            masked). M: ``(cap, J)`` bool validity, per function. count: ``()`` rows written.
+        params: :class:`~nbo_jax.gp_model.GPParams` stacked over the ``J`` functions
+            (leading axis ``J``; transformed-target units).
+        posterior: :class:`~nbo_jax.gp_model.GPPosterior` stacked over ``J`` (each
+            conditioned on its own function's valid rows).
+        lml: ``(J,)`` log marginal likelihoods of the fits.
+        shift, scale: ``(J,)`` target transform ``(Y - shift) / scale`` (objective:
+            mean/std; constraints: 0/root mean square).
+        lower, upper: ``(d,)`` box bounds. key: PRNG key for the random restarts.
+    """
+
+    u: Array
+    Y: Array
+    M: Array
+    count: Array
+    params: gpm.GPParams
+    posterior: gpm.GPPosterior
+    lml: Array
+    shift: Array
+    scale: Array
+    lower: Array
+    upper: Array
+    key: Array
 
 
 def _check_float(name: str, value, low: float, high: float, *, low_open=False, high_open=False) -> float:
@@ -111,6 +173,7 @@ def gp_bo(
     *,
     preset: str = "default",
     beta: float = 2.0,
+    beta_c=None,
     n_candidates: int = 2048,
     ts_candidates: int = 512,
     local_fraction: Optional[float] = None,
@@ -129,7 +192,8 @@ def gp_bo(
     jitter: Optional[float] = None,
     standardize: bool = True,
 ) -> BOAlgorithm:
-    """Build GP-EI / GP-UCB / GP-TS as a :class:`~nbo_jax.types.BOAlgorithm` (SPEC.md section 3).
+    """Build GP-EI / GP-UCB / GP-TS (SPEC.md section 3) or the constrained GP-cEI / GP-LCB-C
+    (SPEC.md section 4) as a :class:`~nbo_jax.types.BOAlgorithm`.
 
     Args:
         kernel: ``"matern52"`` or ``"rbf"`` (squared exponential), ARD; ``None`` takes the
@@ -138,10 +202,19 @@ def gp_bo(
             ``sigma (z Phi(z) + phi(z))``, ``z = (y_best - mu)/sigma``), ``"ucb"`` (Srinivas
             et al. 2010 in minimization form: minimize ``mu - beta sigma``, i.e. maximize
             ``-(mu - beta sigma)``) or ``"ts"`` (Chowdhury & Gopalan 2017: one joint
-            posterior draw over ``ts_candidates`` candidates, its argmin).
+            posterior draw over ``ts_candidates`` candidates, its argmin); constrained:
+            ``"cei"`` (Gardner et al. 2014, ICML, eqs. 5-6: EI over the best observed
+            feasible value times the probability of feasibility; PoF alone while nothing
+            feasible is observed) or ``"lcb-c"`` (ConfigOpt, Xu et al. 2023; UCB-C, Nguyen
+            et al. 2023: minimize ``mu - beta sigma`` over the candidates whose constraint
+            LCBs ``mu_k - beta_c sigma_k`` are all ``<= 0``, else the smallest total LCB
+            violation); see the module doc.
         preset: ``"default"`` or ``"paper"``; fills ``kernel`` and ``local_fraction`` where
             left ``None`` (module doc).
-        beta: UCB exploration weight on ``sigma`` (>= 0); used by ``"ucb"`` only.
+        beta: UCB / LCB exploration weight on ``sigma`` (>= 0); used by ``"ucb"`` and
+            ``"lcb-c"`` (the objective's LCB) only.
+        beta_c: ``"lcb-c"`` only: the constraints' LCB weight, a float ``>= 0`` or one per
+            constraint (length checked against ``K`` at ``init``); ``None`` = ``beta``.
         n_candidates: candidates scored per ask for EI/UCB; ts_candidates: for TS (the
             joint draw forms a ``ts_candidates^2`` covariance).
         local_fraction: share of candidates drawn around the ``n_best`` best observations
@@ -154,12 +227,14 @@ def gp_bo(
             of this (the posterior is always updated); 1 = every iteration.
         noise_floor: lower limit of the noise variance (standardized units), in ``(0, 1)``.
         lengthscale_bounds, outputscale_bounds: ``(low, high)`` box limits.
-        refine_steps: projected Adam steps (lr ``refine_learning_rate``) on EI/UCB from the
-            ``refine_starts`` best candidates; 0 disables (library default).
+        refine_steps: projected Adam steps (lr ``refine_learning_rate``) on EI/UCB/cEI from
+            the ``refine_starts`` best candidates; 0 disables (library default); not
+            available for ``"lcb-c"`` (a hard feasibility filter has no useful gradient).
         jitter: added to the noise variance inside every Cholesky; default 0 in float64 and
             ``1e-6`` in float32.
         standardize: fit the GP to standardized targets (SPEC.md section 0); if False, to the
-            raw ``y`` (then the outputscale bounds are in ``y``'s units).
+            raw ``y`` (then the outputscale bounds are in ``y``'s units). Constrained: the
+            constraints are RMS-scaled when True, raw when False.
 
     Returns:
         ``BOAlgorithm(init, ask, tell, name="gp-ei" | "gp-ucb" | "gp-ts", surrogate)``;
@@ -168,9 +243,21 @@ def gp_bo(
         SurrogatePosterior`` (latent mean/std, standardized units, incumbent = best
         standardized observation).
 
+        For ``"cei"`` / ``"lcb-c"``: ``BOAlgorithm(..., name="gp-cei" | "gp-lcb-c",
+        constrained=True)`` with ``init(key, x0 (n0, d), y0 (n0,), *, bounds, capacity,
+        c0 (n0, K)) -> GPConstrainedState``, ``ask(state, key) -> (d,)``,
+        ``tell(state, x (d,), y (), c (K,)) -> GPConstrainedState`` (``c <= 0`` feasible,
+        NaN/inf entries masked per function), ``surrogate(state, u (N, d)) ->
+        SurrogatePosterior`` with ``constraint_mean``/``constraint_std`` ``(N, K)`` (RMS-scaled
+        units, 0 = threshold) and ``incumbent`` = best observed feasible standardized
+        objective value (``+inf`` when none).
+
     Raises:
         ValueError: unknown ``kernel``, ``acquisition`` or ``preset``, or a number out of
-            range (the message names the argument).
+            range (the message names the argument); ``beta_c`` with an acquisition other than
+            ``"lcb-c"``; ``refine_steps > 0`` with ``"lcb-c"``. At ``init`` of a constrained
+            algorithm: ``c0`` missing or not ``(n0, K)``, or a ``beta_c`` sequence whose
+            length is not ``K``.
         TypeError: a count that is not an int.
     """
     if preset not in PRESETS:
@@ -207,6 +294,20 @@ def gp_bo(
         raise ValueError(f"lengthscale_bounds/outputscale_bounds: {e}") from None
     if not isinstance(standardize, bool):
         raise TypeError(f"standardize must be a bool, got {type(standardize).__name__}")
+    if beta_c is not None and acquisition != "lcb-c":
+        raise ValueError(f"beta_c is used by acquisition='lcb-c' only, got acquisition={acquisition!r}")
+    if acquisition == "lcb-c":
+        if refine_steps > 0:
+            raise ValueError("refine_steps must be 0 with acquisition='lcb-c' (its utility is a hard "
+                             "feasibility filter, with no useful gradient)")
+        try:
+            bc = np.asarray(beta if beta_c is None else beta_c, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(f"beta_c must be a float or a sequence of floats, got {beta_c!r}") from None
+        if bc.ndim > 1 or bc.size == 0 or not np.all(np.isfinite(bc) & (bc >= 0)):
+            raise ValueError(f"beta_c must be a float >= 0 or a sequence of them (one per constraint), "
+                             f"got {beta_c!r}")
+        beta_c = bc if bc.ndim else float(bc)
 
     n_pool = ts_candidates if acquisition == "ts" else n_candidates
     n_local = int(round(n_pool * lf))
@@ -214,6 +315,13 @@ def gp_bo(
     if n_uniform < 1:
         raise ValueError(f"local_fraction={lf} leaves no uniform candidates out of {n_pool}")
     n_refine = min(refine_starts, n_pool)
+    if acquisition in CONSTRAINED_ACQUISITIONS:
+        return _constrained_gp_bo(
+            kind, acquisition, beta=beta, beta_c=beta_c, pb=pb, n_uniform=n_uniform, n_local=n_local,
+            local_std=float(local_std), n_best=n_best, n_restarts=n_restarts, fit_steps=fit_steps,
+            fit_learning_rate=float(fit_learning_rate), refit_every=refit_every, refine_steps=refine_steps,
+            n_refine=n_refine, refine_learning_rate=float(refine_learning_rate), jitter=jitter,
+            standardize=standardize)
 
     def jit_of(dtype) -> float:
         if jitter is not None:
@@ -301,4 +409,163 @@ def gp_bo(
     return BOAlgorithm(init, ask, tell, f"gp-{acquisition}", surrogate_posterior)
 
 
-__all__ = ["gp_bo", "GPState", "ACQUISITIONS", "PRESETS"]
+def _constrained_gp_bo(
+    kind: str,
+    acquisition: str,
+    *,
+    beta: float,
+    beta_c,
+    pb: gpm.ParamBounds,
+    n_uniform: int,
+    n_local: int,
+    local_std: float,
+    n_best: int,
+    n_restarts: int,
+    fit_steps: int,
+    fit_learning_rate: float,
+    refit_every: int,
+    refine_steps: int,
+    n_refine: int,
+    refine_learning_rate: float,
+    jitter: Optional[float],
+    standardize: bool,
+) -> BOAlgorithm:
+    """GP-cEI / GP-LCB-C (module doc, "Constrained baselines"); arguments already validated
+    by :func:`gp_bo`. One GP per function, all ``J`` handled in one vmap over the functions
+    (their factorizations form one batched call; ``gp_model._serial_note``)."""
+    acq = cei() if acquisition == "cei" else lcb_feasible(beta, beta_c)
+    beta_c_len = None if acquisition != "lcb-c" or np.ndim(beta_c) == 0 else int(np.shape(beta_c)[0])
+
+    def jit_of(dtype) -> float:
+        if jitter is not None:
+            return jitter
+        return 0.0 if dtype == jnp.float64 else 1e-6
+
+    def transform(Y: Array, M: Array) -> tuple[Array, Array]:
+        """``(shift, scale)`` per function ``(J,)``: the objective standardized over its valid
+        rows (``Dataset.standardized`` rules: std 1 when fewer than two distinct values), each
+        constraint divided by its root mean square (not centred: 0 stays the threshold)."""
+        J = Y.shape[1]
+        if not standardize:
+            return jnp.zeros((J,), Y.dtype), jnp.ones((J,), Y.dtype)
+        n = jnp.maximum(jnp.sum(M, axis=0), 1)
+        mean = jnp.sum(jnp.where(M, Y, 0.0), axis=0) / n
+        var = jnp.sum(jnp.where(M, (Y - mean) ** 2, 0.0), axis=0) / n
+        ms = jnp.sum(jnp.where(M, Y * Y, 0.0), axis=0) / n
+        shift = jnp.zeros_like(mean).at[0].set(mean[0])
+        spread = jnp.concatenate([var[:1], ms[1:]])
+        scale = jnp.where(spread > 1e-12, jnp.sqrt(spread), 1.0)
+        return shift, scale
+
+    def targets(Y: Array, M: Array, shift: Array, scale: Array) -> Array:
+        """Transformed targets ``(cap, J)``, 0 on masked entries."""
+        return jnp.where(M, (Y - shift) / scale, 0.0)
+
+    def refit(u: Array, T: Array, M: Array, params: gpm.GPParams, key: Array) -> gpm.GPParams:
+        """ML-II fit of every function's hyperparameters, vmapped over the ``J`` functions
+        (warm start from ``params`` + ``n_restarts - 1`` random starts each)."""
+        d = u.shape[1]
+        jit = jit_of(u.dtype)
+
+        def one(p, y, m, k):
+            starts = jax.tree.map(lambda a: a[None], p)
+            if n_restarts > 1:
+                rand = gpm.random_params(k, n_restarts - 1, d, pb, u.dtype)
+                starts = jax.tree.map(lambda a, b: jnp.concatenate([a, b], axis=0), starts, rand)
+            return gpm.fit(kind, starts, u, y, m, steps=fit_steps, learning_rate=fit_learning_rate,
+                           bounds=pb, jitter=jit)[0]
+
+        return jax.vmap(one)(params, T.T, M.T, jax.random.split(key, T.shape[1]))
+
+    def absorb(state: GPConstrainedState, x_new: Array, Y_new: Array, force_refit: bool) -> GPConstrainedState:
+        n = x_new.shape[0]
+        u_new = (x_new - state.lower) / (state.upper - state.lower)
+        idx = state.count + jnp.arange(n)
+        ok = jnp.isfinite(Y_new)  # (n, J): masked per function
+        u = state.u.at[idx].set(u_new.astype(state.u.dtype), mode="drop")
+        Y = state.Y.at[idx].set(jnp.where(ok, Y_new, 0.0).astype(state.Y.dtype), mode="drop")
+        M = state.M.at[idx].set(ok, mode="drop")
+        count = state.count + n
+        shift, scale = transform(Y, M)
+        T = targets(Y, M, shift, scale)
+        key, k_fit = jax.random.split(state.key)
+        if force_refit or refit_every == 1:
+            params = refit(u, T, M, state.params, k_fit)
+        else:
+            # under vmap this cond becomes a select and both branches run; the kept branch
+            # does no linear algebra, so no two factorizations run side by side
+            params = jax.lax.cond(count % refit_every == 0,
+                                  lambda: refit(u, T, M, state.params, k_fit), lambda: state.params)
+        jit = jit_of(u.dtype)
+        post = jax.vmap(lambda p, y, m: gpm.condition(kind, p, u, y, m, jit))(params, T.T, M.T)
+        lml = jax.vmap(gpm.posterior_lml)(post, T.T)
+        return state._replace(u=u, Y=Y, M=M, count=count, params=params, posterior=post, lml=lml,
+                              shift=shift, scale=scale, key=key)
+
+    def init(key: Array, x0: Array, y0: Array, *, bounds, capacity: int, c0=None) -> GPConstrainedState:
+        x0, y0, lower, upper = check_initial(x0, y0, bounds, capacity)
+        c0 = check_constraint_values(c0, x0.shape[0], x0.dtype)
+        K = c0.shape[1]
+        if beta_c_len is not None and beta_c_len != K:
+            raise ValueError(f"beta_c has {beta_c_len} values but the problem has K = {K} constraints")
+        J, d, dtype = K + 1, x0.shape[1], x0.dtype
+        params = jax.tree.map(lambda a: jnp.broadcast_to(a, (J,) + a.shape), gpm.default_params(d, pb, dtype))
+        u = jnp.zeros((capacity, d), dtype)
+        M = jnp.zeros((capacity, J), bool)
+        # placeholder posterior (replaced by absorb; built without a factorization)
+        post = gpm.GPPosterior(params, jnp.broadcast_to(u, (J, capacity, d)), M.T,
+                               jnp.broadcast_to(jnp.eye(capacity, dtype=dtype), (J, capacity, capacity)),
+                               jnp.zeros((J, capacity), dtype))
+        state = GPConstrainedState(u, jnp.zeros((capacity, J), dtype), M, jnp.zeros((), jnp.int32), params, post,
+                                   jnp.zeros((J,), dtype), jnp.zeros((J,), dtype), jnp.ones((J,), dtype),
+                                   lower, upper, key)
+        return absorb(state, x0, jnp.concatenate([y0[:, None], c0], axis=1), force_refit=True)
+
+    def observed_feasible(state: GPConstrainedState) -> Array:
+        """``(cap,)``: rows with a valid objective and every observed constraint valid and <= 0."""
+        return jnp.all(state.M[:, 1:] & (state.Y[:, 1:] <= 0.0), axis=1) & state.M[:, 0]
+
+    def incumbent(state: GPConstrainedState) -> Array:
+        t0 = (state.Y[:, 0] - state.shift[0]) / state.scale[0]
+        return jnp.min(jnp.where(observed_feasible(state), t0, jnp.inf))
+
+    def posterior_at(state: GPConstrainedState, u_c: Array, floor: bool = False) -> SurrogatePosterior:
+        mean, var = jax.vmap(lambda p: gpm.predict(kind, p, u_c))(state.posterior)  # (J, N) each
+        if floor:  # keeps the gradient of sqrt finite at observed points (refinement only)
+            var = jnp.maximum(var, jnp.finfo(var.dtype).eps * 1e-3)
+        std = jnp.sqrt(var)
+        return SurrogatePosterior(u_c, mean[0], std[0], incumbent(state), mean[1:].T, std[1:].T)
+
+    def surrogate_posterior(state: GPConstrainedState, u_c: Array) -> SurrogatePosterior:
+        return posterior_at(state, u_c)
+
+    def ask(state: GPConstrainedState, key: Array) -> Array:
+        k_c, k_a = jax.random.split(key)
+        # local candidates around the best feasible observations, or the least violating
+        # ones while none is feasible (as Neural-CBO)
+        feas = observed_feasible(state)
+        viol = jnp.sum(jnp.where(state.M[:, 1:], jnp.maximum(state.Y[:, 1:] / state.scale[1:], 0.0), jnp.inf),
+                       axis=1)
+        score = jnp.where(jnp.any(feas), jnp.where(feas, state.Y[:, 0], jnp.inf), viol)
+        ranked = Dataset(state.u, score, jnp.isfinite(score), state.count)
+        u_c = candidate_set(k_c, ranked, n_uniform, n_local, local_std=local_std, n_best=n_best)
+        vals = acq(posterior_at(state, u_c), k_a)
+        u = argmax_point(vals, u_c)
+        if refine_steps > 0:  # cEI only (refused for lcb-c at factory time)
+            safe = jnp.where(jnp.isnan(vals), -jnp.inf, vals)
+            _, top = jax.lax.top_k(safe, n_refine)
+            one = lambda v: acq(posterior_at(state, v[None, :], floor=True), k_a)[0]
+            refined = projected_gradient_ascent(one, u_c[top], steps=refine_steps,
+                                                learning_rate=refine_learning_rate)
+            pool = jnp.concatenate([u[None, :], refined], axis=0)
+            u = argmax_point(acq(posterior_at(state, pool), k_a), pool)
+        return state.lower + u * (state.upper - state.lower)
+
+    def tell(state: GPConstrainedState, x: Array, y: Array, c: Array) -> GPConstrainedState:
+        row = jnp.concatenate([jnp.reshape(y, (1,)), jnp.reshape(c, (-1,))]).astype(state.Y.dtype)
+        return absorb(state, jnp.reshape(x, (1, -1)), row[None, :], force_refit=False)
+
+    return BOAlgorithm(init, ask, tell, f"gp-{acquisition}", surrogate_posterior, constrained=True)
+
+
+__all__ = ["gp_bo", "GPState", "GPConstrainedState", "ACQUISITIONS", "CONSTRAINED_ACQUISITIONS", "PRESETS"]
