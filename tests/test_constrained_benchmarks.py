@@ -27,12 +27,7 @@ N_CONSTRAINTS = dict(zip(NAMES, [1, 1, 2, 1, 1, 11, 4, 6, 4]))
 DIMS = dict(zip(NAMES, [2, 2, 5, 6, 4, 7, 4, 4, 3]))
 
 
-@pytest.fixture(autouse=True)
-def x64():
-    old = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", old)
+pytestmark = pytest.mark.usefixtures("x64")  # float64 throughout (tests/conftest.py)
 
 
 # ----------------------------------------------------------------------------------------

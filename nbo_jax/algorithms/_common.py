@@ -72,3 +72,41 @@ def check_constraint_values(c0, n0: int, dtype) -> Array:
     if c0.ndim != 2 or c0.shape[0] != n0 or c0.shape[1] < 1:
         raise ValueError(f"c0 must have shape (n0, K) = ({n0}, K) with K >= 1, got {c0.shape}")
     return c0
+
+
+# ---------------------------------------------------------------- constrained algorithms
+# Observations of J = K + 1 functions (column 0 the objective, then the K constraints) live in
+# (cap, J) buffers ``Y`` with validity ``M`` (Neural-CBO, constrained GP-BO).
+
+
+def constrained_transform(Y: Array, M: Array) -> tuple[Array, Array]:
+    """Target transform ``(v - shift) / scale`` per function, ``(J,)`` each: the objective
+    standardized over its valid rows (SPEC.md section 0), each constraint divided by its
+    root mean square and *not* centred, so that 0 stays the feasibility threshold. A
+    spread below ``1e-12`` (fewer than two distinct values) gives scale 1."""
+    n = jnp.maximum(jnp.sum(M, axis=0), 1)
+    mean = jnp.sum(jnp.where(M, Y, 0.0), axis=0) / n
+    var = jnp.sum(jnp.where(M, (Y - mean) ** 2, 0.0), axis=0) / n
+    ms = jnp.sum(jnp.where(M, Y * Y, 0.0), axis=0) / n
+    shift = jnp.zeros_like(mean).at[0].set(mean[0])
+    spread = jnp.concatenate([var[:1], ms[1:]])
+    scale = jnp.where(spread > 1e-12, jnp.sqrt(spread), 1.0)
+    return shift, scale
+
+
+def observed_feasible(Y: Array, M: Array) -> Array:
+    """``(cap,)`` bool: rows with a valid objective whose observed constraints are all valid
+    and ``<= 0``."""
+    return jnp.all(M[:, 1:] & (Y[:, 1:] <= 0.0), axis=1) & M[:, 0]
+
+
+def feasibility_ranked(u: Array, Y: Array, M: Array, scale: Array, count: Array):
+    """A :class:`~nbo_jax.types.Dataset` whose ``y`` ranks the rows for local candidates
+    (:func:`nbo_jax.optimize.candidate_set`): the feasible rows by objective value, or, while
+    none is feasible, every row by its total scaled violation ``sum_k [c_k / scale_k]^+``."""
+    from ..types import Dataset
+
+    feas = observed_feasible(Y, M)
+    viol = jnp.sum(jnp.where(M[:, 1:], jnp.maximum(Y[:, 1:] / scale[1:], 0.0), jnp.inf), axis=1)
+    score = jnp.where(jnp.any(feas), jnp.where(feas, Y[:, 0], jnp.inf), viol)
+    return Dataset(u, score, jnp.isfinite(score), count)

@@ -89,7 +89,8 @@ from .. import gp_model as gpm
 from ..acquisition import SurrogatePosterior, cei, expected_improvement, lcb_feasible
 from ..optimize import argmax_point, candidate_set, projected_gradient_ascent
 from ..types import BOAlgorithm, Dataset
-from ._common import check_constraint_values, check_initial
+from ._common import check_constraint_values, check_initial, constrained_transform, feasibility_ranked
+from ._common import observed_feasible as _observed_feasible
 from ._common import check_int as _check_int
 
 Array = jax.Array
@@ -448,14 +449,7 @@ def _constrained_gp_bo(
         J = Y.shape[1]
         if not standardize:
             return jnp.zeros((J,), Y.dtype), jnp.ones((J,), Y.dtype)
-        n = jnp.maximum(jnp.sum(M, axis=0), 1)
-        mean = jnp.sum(jnp.where(M, Y, 0.0), axis=0) / n
-        var = jnp.sum(jnp.where(M, (Y - mean) ** 2, 0.0), axis=0) / n
-        ms = jnp.sum(jnp.where(M, Y * Y, 0.0), axis=0) / n
-        shift = jnp.zeros_like(mean).at[0].set(mean[0])
-        spread = jnp.concatenate([var[:1], ms[1:]])
-        scale = jnp.where(spread > 1e-12, jnp.sqrt(spread), 1.0)
-        return shift, scale
+        return constrained_transform(Y, M)
 
     def targets(Y: Array, M: Array, shift: Array, scale: Array) -> Array:
         """Transformed targets ``(cap, J)``, 0 on masked entries."""
@@ -522,8 +516,7 @@ def _constrained_gp_bo(
         return absorb(state, x0, jnp.concatenate([y0[:, None], c0], axis=1), force_refit=True)
 
     def observed_feasible(state: GPConstrainedState) -> Array:
-        """``(cap,)``: rows with a valid objective and every observed constraint valid and <= 0."""
-        return jnp.all(state.M[:, 1:] & (state.Y[:, 1:] <= 0.0), axis=1) & state.M[:, 0]
+        return _observed_feasible(state.Y, state.M)
 
     def incumbent(state: GPConstrainedState) -> Array:
         t0 = (state.Y[:, 0] - state.shift[0]) / state.scale[0]
@@ -543,11 +536,7 @@ def _constrained_gp_bo(
         k_c, k_a = jax.random.split(key)
         # local candidates around the best feasible observations, or the least violating
         # ones while none is feasible (as Neural-CBO)
-        feas = observed_feasible(state)
-        viol = jnp.sum(jnp.where(state.M[:, 1:], jnp.maximum(state.Y[:, 1:] / state.scale[1:], 0.0), jnp.inf),
-                       axis=1)
-        score = jnp.where(jnp.any(feas), jnp.where(feas, state.Y[:, 0], jnp.inf), viol)
-        ranked = Dataset(state.u, score, jnp.isfinite(score), state.count)
+        ranked = feasibility_ranked(state.u, state.Y, state.M, state.scale, state.count)
         u_c = candidate_set(k_c, ranked, n_uniform, n_local, local_std=local_std, n_best=n_best)
         vals = acq(posterior_at(state, u_c), k_a)
         u = argmax_point(vals, u_c)

@@ -60,8 +60,9 @@ from ..acquisition import AcquisitionFn, SurrogatePosterior, constrained_ei
 from ..networks import factor_diag, factor_kernel, zero_init_mlp
 from ..optimize import argmax_point, candidate_set
 from ..training import TrainConfig, make_optimizer, train_regression
-from ..types import BOAlgorithm, Dataset
-from ._common import check_constraint_values, check_initial
+from ..types import BOAlgorithm
+from ._common import check_constraint_values, check_initial, constrained_transform, feasibility_ranked
+from ._common import observed_feasible as _observed_feasible
 from ._common import check_int as _check_int
 
 Array = jax.Array
@@ -248,20 +249,10 @@ def neural_cbo(
         return network(state.u.shape[1], state.q.shape[1], state.u.dtype)
 
     # ------------------------------------------------------------------ helpers
-    def transform(Y: Array, M: Array) -> tuple[Array, Array]:
-        """(shift, scale) per function: objective standardized, constraints RMS-scaled."""
-        n = jnp.maximum(jnp.sum(M, axis=0), 1)
-        mean = jnp.sum(jnp.where(M, Y, 0.0), axis=0) / n
-        var = jnp.sum(jnp.where(M, (Y - mean) ** 2, 0.0), axis=0) / n
-        ms = jnp.sum(jnp.where(M, Y * Y, 0.0), axis=0) / n
-        shift = jnp.zeros_like(mean).at[0].set(mean[0])
-        spread = jnp.concatenate([var[:1], ms[1:]])
-        scale = jnp.where(spread > 1e-12, jnp.sqrt(spread), 1.0)
-        return shift, scale
+    transform = constrained_transform
 
     def observed_feasible(state: NeuralCBOState) -> Array:
-        """``(cap,)``: rows whose observed constraints are all valid and <= 0."""
-        return jnp.all(state.M[:, 1:] & (state.Y[:, 1:] <= 0.0), axis=1) & state.M[:, 0]
+        return _observed_feasible(state.Y, state.M)
 
     def factors_at(params0, q, net, z):
         """NTK factors of points ``z (n, d)`` for one network."""
@@ -384,11 +375,7 @@ def neural_cbo(
 
     def ask(state: NeuralCBOState, key: Array) -> Array:
         k_c, k_a = jax.random.split(key)
-        feas = observed_feasible(state)
-        viol = jnp.sum(jnp.where(state.M[:, 1:], jnp.maximum(state.Y[:, 1:] / state.scale[1:], 0.0), jnp.inf),
-                       axis=1)
-        score = jnp.where(jnp.any(feas), jnp.where(feas, state.Y[:, 0], jnp.inf), viol)
-        ranked = Dataset(state.u, score, state.M[:, 0] & jnp.isfinite(score), state.count)
+        ranked = feasibility_ranked(state.u, state.Y, state.M, state.scale, state.count)
         u_c = candidate_set(k_c, ranked, n_uniform, n_local, local_std=local_std, n_best=n_best)
         u = argmax_point(acq(surrogate_posterior(state, u_c), k_a), u_c)
         return state.lower + u * (state.upper - state.lower)

@@ -46,7 +46,7 @@ import numpy as np
 
 from nbo_jax.types import Problem, make_bounds
 
-from .synthetic import ackley, branin, hartmann6
+from .synthetic import _as_float, _safe_sqrt, ackley, branin, hartmann6
 
 __all__ = [
     "branin_constraints",
@@ -74,18 +74,9 @@ _BOTORCH_SIGN = "c(x) <= 0 feasible; BoTorch's slack = -c"
 _OURS_SIGN = "c(x) <= 0 feasible"
 
 
-def _as_float(x):
-    x = jnp.asarray(x)
-    if jnp.issubdtype(x.dtype, jnp.floating):
-        return x
-    return x.astype(jnp.result_type(float))
-
-
 def _safe_norm(v):
     """``||v||_2`` with a zero (not NaN) gradient at ``v = 0``."""
-    s = jnp.sum(v**2)
-    pos = s > 0
-    return jnp.where(pos, jnp.sqrt(jnp.where(pos, s, 1.0)), 0.0)
+    return _safe_sqrt(jnp.sum(v**2))
 
 
 # --------------------------------------------------------------------------- thesis problems
