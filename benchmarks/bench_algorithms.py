@@ -11,6 +11,11 @@ An iteration is one jit-compiled ``ask`` plus ``tell`` on a state holding t obse
 the paper's noise. Each algorithm runs with its library defaults unless ``--width`` is given
 (applied to the neural methods that take a width). NeuralGreedy runs with ``exploration=0``
 so that its fit-and-minimize step is what is timed.
+
+``--constrained`` times the constrained algorithms (Neural-CBO, GP-cEI, GP-LCB-C) on the speed
+reducer (d = 7, K = 11 constraints, so 12 networks or GPs per step)::
+
+    uv run python benchmarks/bench_algorithms.py --constrained --ts 50 100 200
 """
 
 from __future__ import annotations
@@ -25,19 +30,27 @@ import nbo_jax as nbo
 
 DEFAULT_ALGOS = ["neural-bo", "neural-ucb", "neural-ts", "neural-greedy", "adaptive-basis", "dngo",
                  "gp-ei", "gp-ucb", "gp-ts", "random"]
-WIDTH_ALGOS = {"neural-bo", "neural-ucb", "neural-ts", "neural-greedy", "neural-greedy-posterior"}
+CONSTRAINED_ALGOS = ["neural-cbo", "gp-cei", "gp-lcb-c"]
+WIDTH_ALGOS = {"neural-bo", "neural-ucb", "neural-ts", "neural-greedy", "neural-greedy-posterior", "neural-cbo"}
 
 
 def seconds_per_iteration(algo, problem, t: int, repeats: int) -> tuple[float, float]:
     x0 = nbo.initial_design(jax.random.key(1), problem.bounds, t)
     y0 = jax.vmap(problem.objective)(x0)
-    init = jax.jit(lambda k, x, y: algo.init(k, x, y, bounds=problem.bounds, capacity=t + 10 * algo.batch_size))
+    cap = t + 10 * algo.batch_size
+    if algo.constrained:
+        c0 = jax.vmap(problem.constraints)(x0)
+        init = jax.jit(lambda k, x, y: algo.init(k, x, y, bounds=problem.bounds, capacity=cap, c0=c0))
+    else:
+        init = jax.jit(lambda k, x, y: algo.init(k, x, y, bounds=problem.bounds, capacity=cap))
     state = jax.block_until_ready(init(jax.random.key(0), x0, y0))
 
     @jax.jit
     def step(state, key):
         x = algo.ask(state, key)
         y = jax.vmap(problem.objective)(x) if x.ndim == 2 else problem.objective(x)
+        if algo.constrained:
+            return algo.tell(state, x, y, problem.constraints(x))
         return algo.tell(state, x, y)
 
     t0 = time.perf_counter()
@@ -60,14 +73,21 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dim", type=int, default=10)
     ap.add_argument("--ts", type=int, nargs="+", default=[100, 500, 1000])
-    ap.add_argument("--algorithms", nargs="+", default=DEFAULT_ALGOS)
+    ap.add_argument("--algorithms", nargs="+", default=None, help="default: all unconstrained ones, "
+                    "or the constrained ones with --constrained")
+    ap.add_argument("--constrained", action="store_true", help="speed reducer and the constrained algorithms")
     ap.add_argument("--width", type=int, default=None, help="width for the neural methods (default: theirs)")
     ap.add_argument("--repeats", type=int, default=2)
     args = ap.parse_args()
 
-    problem = nbo.benchmarks.get("ackley", dim=args.dim, noise_std="paper")
+    if args.constrained:
+        problem = nbo.benchmarks.get("speed_reducer", noise_std="paper")
+        args.algorithms = args.algorithms or CONSTRAINED_ALGOS
+    else:
+        problem = nbo.benchmarks.get("ackley", dim=args.dim, noise_std="paper")
+        args.algorithms = args.algorithms or DEFAULT_ALGOS
     dev = jax.devices()[0]
-    print(f"# seconds per iteration (ask + tell) | Ackley-{args.dim} | jax {jax.__version__} | "
+    print(f"# seconds per iteration (ask + tell) | {problem.name} d={problem.dim} | jax {jax.__version__} | "
           f"device {dev.platform}:{dev.device_kind}")
     print("| algorithm | " + " | ".join(f"t={t}" for t in args.ts) + " | log-log slope | compile s (first t) |")
     print("|---|" + "---|" * (len(args.ts) + 2))
