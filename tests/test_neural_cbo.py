@@ -83,7 +83,7 @@ def _init_state(algo, n=12, seed=0, nan_row=None):
 
 @pytest.mark.parametrize("lam", [1.0, 0.05])
 def test_sigma_matches_direct_feature_space_computation(x64, lam):
-    """sigma(x)^2 = g^T U^{-1} g with U = lam I + sum_t g_t g_t^T (eqs. 4.3-4.4), g at theta_0,
+    """sigma(x)^2 = lam g^T U^{-1} g with U = lam I + sum_t g_t g_t^T (eqs. 4.3-4.4 at lam = 1), g at theta_0,
     the NaN-constraint row excluded from the constraint's U but not from the objective's."""
     algo = neural_cbo(width=8, lam=lam, n_candidates=16)
     problem, state, x0, _, _ = _init_state(algo, nan_row=3)
@@ -100,7 +100,7 @@ def test_sigma_matches_direct_feature_space_computation(x64, lam):
             G = G.at[3].set(0.0)  # masked observation
         U = lam * jnp.eye(flat.size) + G.T @ G
         Gc = jac(flat, 2.0 * u_c - 1.0)
-        direct = jnp.sqrt(jnp.sum(Gc * jnp.linalg.solve(U, Gc.T).T, axis=1))
+        direct = jnp.sqrt(lam * jnp.sum(Gc * jnp.linalg.solve(U, Gc.T).T, axis=1))
         got = post.std if j == 0 else post.constraint_std[:, 0]
         np.testing.assert_allclose(got, direct, rtol=1e-8)
     assert bool(state.M[3, 0]) and not bool(state.M[3, 1])
@@ -213,7 +213,7 @@ def test_run_bo_vmapped_records_constraints_and_beats_random():
     for name, algo in (("neural-cbo", neural_cbo(width=64, n_candidates=512)), ("random", nbo.random_search())):
         hist = jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=30))(keys)
         assert hist.c.shape == (8, 35, 1) and hist.c_true.shape == (8, 35, 1)
-        np.testing.assert_allclose(hist.c_true[..., 0], jax.vmap(jax.vmap(BRANIN_C))(hist.x)[..., 0], rtol=1e-5)
+        np.testing.assert_allclose(hist.c_true[..., 0], jax.vmap(jax.vmap(BRANIN_C))(hist.x)[..., 0], rtol=1e-5, atol=1e-3)
         assert np.array_equal(np.asarray(hist.feasible), np.asarray(hist.c_true[..., 0] <= 0))
         results[name] = np.asarray(hist.regret_plus_violation(problem.optimal_value))[:, -1]
     med_cbo, med_rand = np.median(results["neural-cbo"]), np.median(results["random"])
