@@ -19,6 +19,7 @@ from . import (
     networks,
     ntk,
     optimize,
+    pde,
     posterior,
     training,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "networks",
     "ntk",
     "optimize",
+    "pde",
     "posterior",
     "training",
     "neural_bo",
