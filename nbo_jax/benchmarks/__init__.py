@@ -1,13 +1,15 @@
-"""Benchmark problems: synthetic test functions, constrained problems and the :func:`get` factory.
+"""Benchmark problems: synthetic test functions, constrained problems, problems with a known
+PDE, and the :func:`get` factory.
 
 :func:`get` dispatches constrained names (see :mod:`nbo_jax.benchmarks.constrained`) to
-:func:`nbo_jax.benchmarks.constrained.get` and every other name to
-:func:`nbo_jax.benchmarks.synthetic.get`; :func:`available` lists both.
+:func:`nbo_jax.benchmarks.constrained.get`, PDE names (:mod:`nbo_jax.benchmarks.pde_problems`,
+e.g. ``"rastrigin_pde"``, ``"beam"``) to :func:`nbo_jax.benchmarks.pde_problems.get` and every
+other name to :func:`nbo_jax.benchmarks.synthetic.get`; :func:`available` lists all.
 """
 
 from typing import Optional
 
-from . import constrained, synthetic
+from . import constrained, pde_problems, synthetic
 from .constrained import (
     ackley_constraints,
     branin_constraints,
@@ -43,6 +45,7 @@ __all__ = [
     "get",
     "available",
     "synthetic",
+    "pde_problems",
     "constrained",
     "ackley",
     "levy",
@@ -74,8 +77,9 @@ __all__ = [
 
 
 def available() -> list[str]:
-    """Canonical names accepted by :func:`get`: the synthetic ones, then the constrained ones."""
-    return synthetic.available() + constrained.available()
+    """Canonical names accepted by :func:`get`: the synthetic ones, the constrained ones, then
+    the PDE ones."""
+    return synthetic.available() + constrained.available() + pde_problems.available()
 
 
 def get(name: str, dim: Optional[int] = None, noise_std: float | str = 0.0, **kwargs):
@@ -92,6 +96,8 @@ def get(name: str, dim: Optional[int] = None, noise_std: float | str = 0.0, **kw
     """
     if constrained.canonical_name(name) is not None:
         return constrained.get(name, dim=dim, noise_std=noise_std, **kwargs)
+    if str(name).strip().lower().replace("-", "_") in pde_problems.available():
+        return pde_problems.get(name, dim=dim, noise_std=noise_std, **kwargs)
     if synthetic._ALIASES.get(synthetic._key(str(name))) is None:
         raise ValueError(f"name: unknown benchmark {name!r}; available: {available()}")
     return synthetic.get(name, dim, noise_std, **kwargs)
