@@ -70,6 +70,41 @@ def projected_gradient_ascent(
     return jax.vmap(one)(u0)
 
 
+def refine_argmax(
+    values: Array,
+    candidates: Array,
+    utility: Callable[[Array], Array],
+    *,
+    n_starts: int,
+    steps: int,
+    learning_rate: float,
+    pool_utility: Callable[[Array], Array] | None = None,
+) -> Array:
+    """Raw candidates -> top-k -> projected gradient steps -> the best point ``(d,)``.
+
+    Args:
+        values: ``(N,)`` utilities of ``candidates (N, d)`` (NaN never wins).
+        utility: ``u (d,) -> ()``, the utility the gradient steps climb.
+        n_starts: how many of the best candidates start a climb; steps, learning_rate:
+            :func:`projected_gradient_ascent` settings (``steps = 0``: no climb).
+        pool_utility: ``(M, d) -> (M,)`` scoring the final pool (the best candidate and the
+            climbed points); default ``vmap(utility)``.
+
+    Returns:
+        The pool point with the largest ``pool_utility`` (the best candidate itself when
+        ``steps = 0``): never worse than the best candidate, which is in the pool.
+    """
+    best = argmax_point(values, candidates)
+    if steps == 0:
+        return best
+    safe = jnp.where(jnp.isnan(values), -jnp.inf, values)
+    _, top = jax.lax.top_k(safe, n_starts)
+    refined = projected_gradient_ascent(utility, candidates[top], steps=steps, learning_rate=learning_rate)
+    pool = jnp.concatenate([best[None, :], refined], axis=0)
+    score = pool_utility if pool_utility is not None else jax.vmap(utility)
+    return argmax_point(score(pool), pool)
+
+
 def argmax_point(utility_values: Array, candidates: Array) -> Array:
     """The candidate ``(d,)`` with the largest utility (NaN utilities never win)."""
     vals = jnp.where(jnp.isnan(utility_values), -jnp.inf, utility_values)

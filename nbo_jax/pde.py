@@ -73,32 +73,15 @@ class Field:
             return Field(lambda x: op(other_fn(x), self.fn(x)))
         return Field(lambda x: op(self.fn(x), other_fn(x)))
 
-    def __add__(self, other):
-        return self._binary(other, jnp.add)
-
-    def __radd__(self, other):
-        return self._binary(other, jnp.add, reverse=True)
-
-    def __sub__(self, other):
-        return self._binary(other, jnp.subtract)
-
-    def __rsub__(self, other):
-        return self._binary(other, jnp.subtract, reverse=True)
-
-    def __mul__(self, other):
-        return self._binary(other, jnp.multiply)
-
-    def __rmul__(self, other):
-        return self._binary(other, jnp.multiply, reverse=True)
-
-    def __truediv__(self, other):
-        return self._binary(other, jnp.divide)
-
-    def __rtruediv__(self, other):
-        return self._binary(other, jnp.divide, reverse=True)
-
-    def __pow__(self, other):
-        return self._binary(other, jnp.power)
+    __add__ = lambda self, other: self._binary(other, jnp.add)  # noqa: E731
+    __radd__ = lambda self, other: self._binary(other, jnp.add, reverse=True)  # noqa: E731
+    __sub__ = lambda self, other: self._binary(other, jnp.subtract)  # noqa: E731
+    __rsub__ = lambda self, other: self._binary(other, jnp.subtract, reverse=True)  # noqa: E731
+    __mul__ = lambda self, other: self._binary(other, jnp.multiply)  # noqa: E731
+    __rmul__ = lambda self, other: self._binary(other, jnp.multiply, reverse=True)  # noqa: E731
+    __truediv__ = lambda self, other: self._binary(other, jnp.divide)  # noqa: E731
+    __rtruediv__ = lambda self, other: self._binary(other, jnp.divide, reverse=True)  # noqa: E731
+    __pow__ = lambda self, other: self._binary(other, jnp.power)  # noqa: E731
 
     def __neg__(self):
         return Field(lambda x: -self.fn(x))

@@ -178,7 +178,11 @@ class Dataset(NamedTuple):
         return self.add_batch(jnp.reshape(u, (1, -1)), jnp.reshape(y, (1,)))
 
     def add_batch(self, u: Array, y: Array) -> "Dataset":
-        """Append ``q`` observations (``u: (q, d)``, ``y: (q,)``) in one scatter."""
+        """Append ``q`` observations (``u: (q, d)``, ``y: (q,)``) in one scatter.
+
+        Also serves multi-output buffers (``y``/``mask`` of shape ``(cap, J)``, as the
+        constrained algorithms keep the objective and ``K`` constraints): then ``y`` is
+        ``(q, J)`` and each entry is masked on its own."""
         idx = self.count + jnp.arange(y.shape[0])
         ok = jnp.isfinite(y)
         return Dataset(

@@ -38,3 +38,21 @@ def test_projected_gradient_ascent_finds_interior_and_boundary_maxima():
 def test_argmax_point_ignores_nan():
     cand = jnp.arange(8.0).reshape(4, 2)
     assert np.array_equal(argmax_point(jnp.array([1.0, jnp.nan, 3.0, 2.0]), cand), cand[2])
+
+
+def test_refine_argmax_climbs_from_the_best_candidates():
+    from nbo_jax.optimize import refine_argmax
+
+    target = jnp.array([0.3, 0.7])
+    utility = lambda u: -jnp.sum((u - target) ** 2)
+    cand = jax.random.uniform(jax.random.key(0), (64, 2))
+    vals = jax.vmap(utility)(cand).at[5].set(jnp.nan)
+    best = cand[int(jnp.nanargmax(vals))]
+    # no steps: the best candidate itself (NaN never wins)
+    assert np.array_equal(refine_argmax(vals, cand, utility, n_starts=4, steps=0, learning_rate=0.05), best)
+    out = refine_argmax(vals, cand, utility, n_starts=4, steps=300, learning_rate=0.02)
+    np.testing.assert_allclose(out, target, atol=1e-3)
+    # a pool utility that prefers the unclimbed point keeps it
+    keep = refine_argmax(vals, cand, utility, n_starts=4, steps=50, learning_rate=0.02,
+                         pool_utility=lambda pool: -jnp.sum((pool - best) ** 2, axis=1))
+    assert np.array_equal(keep, best)

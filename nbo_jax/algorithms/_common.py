@@ -79,6 +79,24 @@ def check_constraint_values(c0, n0: int, dtype) -> Array:
 # (cap, J) buffers ``Y`` with validity ``M`` (Neural-CBO, constrained GP-BO).
 
 
+def observation_rows(y: Array, c: Array) -> Array:
+    """``(q, J)`` rows ``[y, c_1..c_K]`` from ``y`` (``()`` or ``(q,)``) and ``c`` (``(K,)`` or
+    ``(q, K)``)."""
+    c = jnp.asarray(c)
+    c = c.reshape((-1, c.shape[-1]))
+    return jnp.concatenate([jnp.reshape(y, (-1, 1)).astype(c.dtype), c], axis=1)
+
+
+def append_observations(u: Array, Y: Array, M: Array, count: Array, u_new: Array, Y_new: Array):
+    """Write ``q`` rows (``u_new (q, d)``, ``Y_new (q, J)``) into the buffers with
+    :meth:`nbo_jax.types.Dataset.add_batch` (non-finite entries masked one by one); returns
+    ``(u, Y, M, count)``."""
+    from ..types import Dataset
+
+    data = Dataset(u, Y, M, count).add_batch(u_new, Y_new)
+    return data.u, data.y, data.mask, data.count
+
+
 def constrained_transform(Y: Array, M: Array) -> tuple[Array, Array]:
     """Target transform ``(v - shift) / scale`` per function, ``(J,)`` each: the objective
     standardized over its valid rows (SPEC.md section 0), each constraint divided by its

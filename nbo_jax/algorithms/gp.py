@@ -87,9 +87,16 @@ import numpy as np
 
 from .. import gp_model as gpm
 from ..acquisition import SurrogatePosterior, cei, expected_improvement, lcb_feasible
-from ..optimize import argmax_point, candidate_set, projected_gradient_ascent
+from ..optimize import argmax_point, candidate_set, refine_argmax
 from ..types import BOAlgorithm, Dataset
-from ._common import check_constraint_values, check_initial, constrained_transform, feasibility_ranked
+from ._common import (
+    append_observations,
+    check_constraint_values,
+    check_initial,
+    constrained_transform,
+    feasibility_ranked,
+    observation_rows,
+)
 from ._common import observed_feasible as _observed_feasible
 from ._common import check_int as _check_int
 
@@ -154,6 +161,13 @@ class GPConstrainedState(NamedTuple):
     lower: Array
     upper: Array
     key: Array
+
+
+def _default_jitter(jitter: Optional[float], dtype) -> float:
+    """The Cholesky jitter: ``jitter`` when given, else 0 in float64 and ``1e-6`` in float32."""
+    if jitter is not None:
+        return jitter
+    return 0.0 if dtype == jnp.float64 else 1e-6
 
 
 def _check_float(name: str, value, low: float, high: float, *, low_open=False, high_open=False) -> float:
@@ -325,9 +339,7 @@ def gp_bo(
             standardize=standardize)
 
     def jit_of(dtype) -> float:
-        if jitter is not None:
-            return jitter
-        return 0.0 if dtype == jnp.float64 else 1e-6
+        return _default_jitter(jitter, dtype)
 
     def targets(data: Dataset) -> Array:
         return data.standardized()[0] if standardize else jnp.where(data.mask, data.y, 0.0)
@@ -393,15 +405,9 @@ def gp_bo(
         else:
             best = incumbent(state)
             vals = utility_values(state, u_c, best)
-            u = argmax_point(vals, u_c)
-            if refine_steps > 0:
-                safe = jnp.where(jnp.isnan(vals), -jnp.inf, vals)
-                _, top = jax.lax.top_k(safe, n_refine)
-                one = lambda v: utility_values(state, v[None, :], best)[0]
-                refined = projected_gradient_ascent(one, u_c[top], steps=refine_steps,
-                                                    learning_rate=refine_learning_rate)
-                pool = jnp.concatenate([u[None, :], refined], axis=0)
-                u = argmax_point(utility_values(state, pool, best), pool)
+            u = refine_argmax(vals, u_c, lambda v: utility_values(state, v[None, :], best)[0],
+                              n_starts=n_refine, steps=refine_steps, learning_rate=refine_learning_rate,
+                              pool_utility=lambda pool: utility_values(state, pool, best))
         return state.lower + u * (state.upper - state.lower)
 
     def tell(state: GPState, x: Array, y: Array) -> GPState:
@@ -438,9 +444,7 @@ def _constrained_gp_bo(
     beta_c_len = None if acquisition != "lcb-c" or np.ndim(beta_c) == 0 else int(np.shape(beta_c)[0])
 
     def jit_of(dtype) -> float:
-        if jitter is not None:
-            return jitter
-        return 0.0 if dtype == jnp.float64 else 1e-6
+        return _default_jitter(jitter, dtype)
 
     def transform(Y: Array, M: Array) -> tuple[Array, Array]:
         """``(shift, scale)`` per function ``(J,)``: the objective standardized over its valid
@@ -472,14 +476,8 @@ def _constrained_gp_bo(
         return jax.vmap(one)(params, T.T, M.T, jax.random.split(key, T.shape[1]))
 
     def absorb(state: GPConstrainedState, x_new: Array, Y_new: Array, force_refit: bool) -> GPConstrainedState:
-        n = x_new.shape[0]
         u_new = (x_new - state.lower) / (state.upper - state.lower)
-        idx = state.count + jnp.arange(n)
-        ok = jnp.isfinite(Y_new)  # (n, J): masked per function
-        u = state.u.at[idx].set(u_new.astype(state.u.dtype), mode="drop")
-        Y = state.Y.at[idx].set(jnp.where(ok, Y_new, 0.0).astype(state.Y.dtype), mode="drop")
-        M = state.M.at[idx].set(ok, mode="drop")
-        count = state.count + n
+        u, Y, M, count = append_observations(state.u, state.Y, state.M, state.count, u_new, Y_new)
         shift, scale = transform(Y, M)
         T = targets(Y, M, shift, scale)
         key, k_fit = jax.random.split(state.key)
@@ -513,7 +511,7 @@ def _constrained_gp_bo(
         state = GPConstrainedState(u, jnp.zeros((capacity, J), dtype), M, jnp.zeros((), jnp.int32), params, post,
                                    jnp.zeros((J,), dtype), jnp.zeros((J,), dtype), jnp.ones((J,), dtype),
                                    lower, upper, key)
-        return absorb(state, x0, jnp.concatenate([y0[:, None], c0], axis=1), force_refit=True)
+        return absorb(state, x0, observation_rows(y0, c0), force_refit=True)
 
     def observed_feasible(state: GPConstrainedState) -> Array:
         return _observed_feasible(state.Y, state.M)
@@ -538,21 +536,16 @@ def _constrained_gp_bo(
         # ones while none is feasible (as Neural-CBO)
         ranked = feasibility_ranked(state.u, state.Y, state.M, state.scale, state.count)
         u_c = candidate_set(k_c, ranked, n_uniform, n_local, local_std=local_std, n_best=n_best)
-        vals = acq(posterior_at(state, u_c), k_a)
-        u = argmax_point(vals, u_c)
-        if refine_steps > 0:  # cEI only (refused for lcb-c at factory time)
-            safe = jnp.where(jnp.isnan(vals), -jnp.inf, vals)
-            _, top = jax.lax.top_k(safe, n_refine)
-            one = lambda v: acq(posterior_at(state, v[None, :], floor=True), k_a)[0]
-            refined = projected_gradient_ascent(one, u_c[top], steps=refine_steps,
-                                                learning_rate=refine_learning_rate)
-            pool = jnp.concatenate([u[None, :], refined], axis=0)
-            u = argmax_point(acq(posterior_at(state, pool), k_a), pool)
+        # refine_steps > 0 only for cEI (refused for lcb-c at factory time)
+        u = refine_argmax(acq(posterior_at(state, u_c), k_a), u_c,
+                          lambda v: acq(posterior_at(state, v[None, :], floor=True), k_a)[0],
+                          n_starts=n_refine, steps=refine_steps, learning_rate=refine_learning_rate,
+                          pool_utility=lambda pool: acq(posterior_at(state, pool), k_a))
         return state.lower + u * (state.upper - state.lower)
 
     def tell(state: GPConstrainedState, x: Array, y: Array, c: Array) -> GPConstrainedState:
-        row = jnp.concatenate([jnp.reshape(y, (1,)), jnp.reshape(c, (-1,))]).astype(state.Y.dtype)
-        return absorb(state, jnp.reshape(x, (1, -1)), row[None, :], force_refit=False)
+        return absorb(state, jnp.reshape(x, (1, -1)), observation_rows(y, c).astype(state.Y.dtype),
+                      force_refit=False)
 
     return BOAlgorithm(init, ask, tell, f"gp-{acquisition}", surrogate_posterior, constrained=True)
 

@@ -73,7 +73,14 @@ from ..networks import factor_diag, factor_kernel, zero_init_mlp
 from ..optimize import argmax_point, candidate_set
 from ..training import TrainConfig, make_optimizer, train_regression
 from ..types import BOAlgorithm
-from ._common import check_constraint_values, check_initial, constrained_transform, feasibility_ranked
+from ._common import (
+    append_observations,
+    check_constraint_values,
+    check_initial,
+    constrained_transform,
+    feasibility_ranked,
+    observation_rows,
+)
 from ._common import observed_feasible as _observed_feasible
 from ._common import check_int as _check_int
 
@@ -279,9 +286,7 @@ def neural_cbo(
         z_new = 2.0 * u_new - 1.0
         idx = state.count + jnp.arange(n)
         ok = jnp.isfinite(Y_new)  # (n, J)
-        u = state.u.at[idx].set(u_new.astype(state.u.dtype), mode="drop")
-        Y = state.Y.at[idx].set(jnp.where(ok, Y_new, 0.0).astype(state.Y.dtype), mode="drop")
-        M = state.M.at[idx].set(ok, mode="drop")
+        u, Y, M, count = append_observations(state.u, state.Y, state.M, state.count, u_new, Y_new)
 
         # posterior: append each new row to every network's Cholesky factor (masked rows: 0)
         def per_net(p0, q, factors, L, ok_j):
@@ -327,7 +332,7 @@ def neural_cbo(
                 return train_regression(apply, params, params0, z_all, t_j, m_j, k, train_cfg, epochs=epochs)
 
             params = jax.vmap(fit_net)(state.params, state.params0, state.q, targets.T, M.T, keys)
-        return state._replace(u=u, Y=Y, M=M, count=state.count + n, params=params, factors=factors,
+        return state._replace(u=u, Y=Y, M=M, count=count, params=params, factors=factors,
                               chol=chol, shift=shift, scale=scale, key=key)
 
     # ------------------------------------------------------------------ init / ask / tell
@@ -342,7 +347,7 @@ def neural_cbo(
         net = network(d, int(m), dtype)
         k_net, k_state = jax.random.split(key)
         params0, q = jax.vmap(net.init)(jax.random.split(k_net, J))
-        Y0 = jnp.concatenate([y0[:, None], c0], axis=1)
+        Y0 = observation_rows(y0, c0)
         M0 = jnp.isfinite(Y0)
         shift, scale = transform(jnp.where(M0, Y0, 0.0), M0)
         z1 = jnp.zeros((1, d), dtype)
@@ -395,8 +400,7 @@ def neural_cbo(
         return state.lower + u * (state.upper - state.lower)
 
     def tell(state: NeuralCBOState, x: Array, y: Array, c: Array) -> NeuralCBOState:
-        row = jnp.concatenate([jnp.reshape(y, (1,)), jnp.reshape(c, (-1,))]).astype(state.Y.dtype)
-        return absorb(state, jnp.reshape(x, (1, -1)), row[None, :])
+        return absorb(state, jnp.reshape(x, (1, -1)), observation_rows(y, c).astype(state.Y.dtype))
 
     return BOAlgorithm(init, ask, tell, "neural-cbo", surrogate_posterior, constrained=True)
 

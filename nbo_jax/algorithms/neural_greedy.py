@@ -72,7 +72,7 @@ import optax
 from ..acquisition import SurrogatePosterior
 from ..features import predict
 from ..networks import ACTIVATIONS, Network
-from ..optimize import candidate_set, projected_gradient_ascent
+from ..optimize import candidate_set, refine_argmax
 from ..training import TrainConfig, make_optimizer, train_regression
 from ..types import BOAlgorithm, Dataset
 from ._common import check_initial
@@ -449,18 +449,8 @@ def neural_greedy(
         acq = fit(state, k_fit)
         utility = lambda u: -acq(2.0 * u - 1.0)
         u_c = candidate_set(k_cand, state.data, n_uniform, n_local, local_std=local_std, n_best=n_best)
-        scores = jax.vmap(utility)(u_c)
-        scores = jnp.where(jnp.isnan(scores), -jnp.inf, scores)
-        _, top = jax.lax.top_k(scores, n_restarts)
-        starts = u_c[top]
-        if acq_steps > 0:
-            refined = projected_gradient_ascent(utility, starts, steps=acq_steps, learning_rate=acq_lr)
-            pool = jnp.concatenate([starts, refined], axis=0)
-        else:
-            pool = starts
-        vals = jax.vmap(utility)(pool)
-        vals = jnp.where(jnp.isnan(vals), -jnp.inf, vals)
-        return pool[jnp.argmax(vals)]
+        return refine_argmax(jax.vmap(utility)(u_c), u_c, utility, n_starts=n_restarts, steps=acq_steps,
+                             learning_rate=acq_lr)
 
     def ask(state: NeuralGreedyState, key: Array) -> Array:
         k_rand, k_greedy = jax.random.split(key)
