@@ -263,3 +263,24 @@ def test_ask_tell_driver_with_constraints():
         opt.tell(x, 1.0, [0.0])
     with pytest.raises(ValueError, match="c0"):
         nbo.AskTell(neural_cbo(width=8), problem.bounds, capacity=7, key=jax.random.key(1), x0=x0, y0=y0)
+
+
+def test_paper_preset_masks_a_nan_observation(x64):
+    """One-pass SGD must skip a NaN constraint value (not multiply it by a zero step: 0 * NaN
+    is NaN) and still take the objective's step for the same point. Run without jit: XLA may
+    fold ``0 * g`` to 0 in a compiled graph and hide the NaN, which other backends need not."""
+    algo = neural_cbo(preset="paper", n_candidates=16)
+    problem, state, _, _, _ = _init_state(algo, n=6)
+    x = jnp.array([8.0, 3.0])  # a point where the constraint network's gradient is not zero
+    net = zero_init_mlp(2, 10, 2, use_bias=False)
+    g = jax.grad(lambda p: net.apply(p, state.q[1], 2.0 * problem.bounds.to_unit(x) - 1.0))(
+        jax.tree.map(lambda a: a[1], state.params))
+    assert float(jnp.sum(jnp.abs(ravel_pytree(g)[0]))) > 0.1
+    with jax.disable_jit():
+        new = algo.tell(state, x, problem.objective(x), jnp.array([jnp.nan]))
+    flat_new = ravel_pytree(new.params)[0]
+    assert np.all(np.isfinite(np.asarray(flat_new)))
+    p_old = [ravel_pytree(jax.tree.map(lambda a: a[j], state.params))[0] for j in range(2)]
+    p_new = [ravel_pytree(jax.tree.map(lambda a: a[j], new.params))[0] for j in range(2)]
+    assert not np.array_equal(p_new[0], p_old[0])  # the objective's network stepped
+    np.testing.assert_array_equal(p_new[1], p_old[1])  # the constraint's did not

@@ -309,12 +309,13 @@ def neural_cbo(
         key, k_train = jax.random.split(state.key)
         if sgd_mode:
             shift, scale = state.shift, state.scale
-            targets = (Y_new - shift) / scale
+            # masked entries get target 0 AND no step: a zero step times a NaN gradient is NaN
+            targets = jnp.where(ok, (Y_new - shift) / scale, 0.0)
 
             def sgd_net(params, q, t_j, ok_j):
                 def step(p, i):
                     g = jax.grad(lambda pp: 0.5 * (net.apply(pp, q, z_new[i]) - t_j[i]) ** 2)(p)
-                    return jax.tree.map(lambda a, b: a - jnp.where(ok_j[i], lr, 0.0) * b, p, g), None
+                    return jax.tree.map(lambda a, b: a - jnp.where(ok_j[i], lr * b, 0.0), p, g), None
 
                 return jax.lax.scan(step, params, jnp.arange(n))[0]
 
