@@ -20,6 +20,7 @@ from . import (
     ntk,
     optimize,
     pde,
+    pinn,
     posterior,
     training,
 )
@@ -31,6 +32,7 @@ from .algorithms import (
     neural_greedy,
     neural_ts,
     neural_ucb,
+    pinn_bo,
     random_search,
 )
 from .loop import AskTell, initial_design, run_bo
@@ -49,6 +51,8 @@ __all__ = [
     "ntk",
     "optimize",
     "pde",
+    "pinn",
+    "pinn_bo",
     "posterior",
     "training",
     "neural_bo",

@@ -719,12 +719,16 @@ def load_results(out_dir: PathLike) -> tuple[dict[str, dict[str, np.ndarray]], d
 
 def history_to_numpy(history) -> dict[str, np.ndarray]:
     """The fields of a :class:`~nbo_jax.types.History` as numpy arrays (host copy); the
-    constraint fields are included when present."""
+    constraint fields are included when present, and each per-step diagnostic of
+    ``History.info`` as ``"info.<name>"``."""
     out = {name: _field(history, name) for name in HISTORY_FIELDS}
     for name in CONSTRAINED_FIELDS:
         value = _get(history, name)
         if value is not None:
             out[name] = value
+    info = history.get("info") if isinstance(history, Mapping) else getattr(history, "info", None)
+    for name, value in (info or {}).items():
+        out[f"info.{name}"] = np.asarray(value)
     return out
 
 

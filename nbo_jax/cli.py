@@ -179,6 +179,25 @@ def _check_constrained(algos, problem, parser, option) -> None:
             parser.error(f"{option}: {err}")
 
 
+def _attach_pde(algos, problem, parser, option, options=None) -> None:
+    """Build ``pinn-bo`` with the problem's PDE (``operator``/``source``) unless its options
+    give one; a problem without a PDE is refused."""
+    from . import algorithms
+
+    if "pinn-bo" not in algos:
+        return
+    kwargs = dict((options or {}).get("pinn-bo", {}))
+    if "operator" not in kwargs:
+        if problem.operator is None:
+            parser.error(f"{option}: pinn-bo needs a problem with a known PDE (Problem.operator); "
+                         f"{problem.name!r} has none (PDE problems: heat_bc1..3, beam, drop_wave_pde, ...)")
+        kwargs.update(operator=problem.operator, source=problem.source if problem.source is not None else 0.0)
+    try:
+        algos["pinn-bo"] = algorithms.get("pinn-bo", **kwargs)
+    except (ValueError, TypeError) as err:
+        parser.error(f"{option}: pinn-bo: {err}")
+
+
 def _curves(histories, optimal_value):
     """(curves, ylabel, note): the run's metric per method (:func:`analysis.metric_curves`)."""
     curves, label = analysis.metric_curves(histories, optimal_value)
@@ -247,6 +266,7 @@ def _cmd_run(args, parser, argv) -> int:
     try:
         problem = _problem_from_args(args, parser)
         _check_constrained(algos, problem, parser, "--algorithm")
+        _attach_pde(algos, problem, parser, "--algorithm")
         return _run_all(args, argv, algos, problem, run_bo)
     finally:
         jax.config.update("jax_enable_x64", old_x64)
@@ -379,6 +399,7 @@ def _cmd_compare(args, parser, argv) -> int:
     try:
         problem = _problem_from_args(args, parser)
         _check_constrained(built, problem, parser, "--algorithms")
+        _attach_pde(built, problem, parser, "--algorithms", options)
         out = pathlib.Path(args.out) if args.out else pathlib.Path(
             "nbo_results", f"compare_{problem.name}_d{problem.dim}_{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
         result = comparison.compare(problem, built, n_init=args.n_init, n_iter=args.iterations, seeds=args.seeds,

@@ -148,6 +148,13 @@ def _run_bo_impl(key, x0, *, algorithm, problem, n_init, n_iter, progress):
     else:
         state = algorithm.init(k_alg, x0, y0, bounds=problem.bounds, capacity=cap)
 
+    def info_of(state):
+        if algorithm.info is None:
+            return None
+        return {k: jnp.asarray(v) for k, v in algorithm.info(state).items()}
+
+    info0 = info_of(state)
+
     def step(state, inp):
         t, k = inp
         k_ask, k_noise = jax.random.split(k)
@@ -165,9 +172,9 @@ def _run_bo_impl(key, x0, *, algorithm, problem, n_init, n_iter, progress):
             jax.debug.callback(_tick, t, n_iter)
         elif progress:
             jax.debug.callback(progress, t)
-        return state, (jnp.reshape(x, (q, -1)), y, f, c_true, c)
+        return state, (jnp.reshape(x, (q, -1)), y, f, c_true, c, info_of(state))
 
-    _, (xs, ys, fs, cts, cs) = jax.lax.scan(
+    _, (xs, ys, fs, cts, cs, infos) = jax.lax.scan(
         step, state, (jnp.arange(n_iter), jax.random.split(k_loop, n_iter)))
     d = x0.shape[1]
     x = jnp.concatenate([x0, xs.reshape(-1, d)], axis=0)
@@ -184,6 +191,8 @@ def _run_bo_impl(key, x0, *, algorithm, problem, n_init, n_iter, progress):
         feasible = jnp.all(c_true <= 0.0, axis=1) & jnp.isfinite(f)
         best_feasible_f = jax.lax.cummin(jnp.where(feasible, f, jnp.inf))
         extra = dict(c=c, c_true=c_true, feasible=feasible, best_feasible_f=best_feasible_f)
+    if info0 is not None:
+        extra["info"] = {k: jnp.concatenate([info0[k][None], infos[k]], axis=0) for k in info0}
     jax.debug.callback(_report_invalid, jnp.sum(~valid))
     return History(x, y, f, best_f, valid, **extra)
 

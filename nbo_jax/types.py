@@ -231,6 +231,8 @@ class BOAlgorithm(NamedTuple):
       (``(q, K)`` for a batch); ``c <= 0`` is feasible, NaN/inf entries are masked.
       Unconstrained algorithms ignore a problem's constraints (the history still records
       them).
+    - ``info(state) -> dict[str, scalar]`` (optional): per-step diagnostics (e.g. PINN-BO's
+      interaction information); ``run_bo`` records them in :attr:`History.info`.
     """
 
     init: Callable[..., Any]
@@ -240,6 +242,7 @@ class BOAlgorithm(NamedTuple):
     surrogate: Optional[Callable[[Any, Array], Any]] = None
     batch_size: int = 1
     constrained: bool = False
+    info: Optional[Callable[[Any], dict]] = None
 
 
 class History(NamedTuple):
@@ -257,6 +260,9 @@ class History(NamedTuple):
         feasible: ``(n,)`` bool, ``all(c_true <= 0)`` (noise-free feasibility).
         best_feasible_f: ``(n,)`` running minimum of ``f`` over feasible rows (``inf``
             until the first feasible one).
+        info: the algorithm's per-step diagnostics (``BOAlgorithm.info``): a dict of
+            ``(n_iter + 1,)`` arrays, entry ``i`` taken after ``n_init + i q`` observations
+            (entry 0 right after ``init``); ``None`` when the algorithm reports none.
     ``n = n_init + n_iter * q`` (``q`` = the algorithm's ``batch_size``); a leading batch
     axis is added by ``vmap``.
     """
@@ -270,6 +276,7 @@ class History(NamedTuple):
     c_true: Optional[Array] = None
     feasible: Optional[Array] = None
     best_feasible_f: Optional[Array] = None
+    info: Optional[dict] = None
 
     def violation(self) -> Array:
         """Total noise-free violation ``sum_k [c_k(x_t)]^+`` per row, ``(n,)`` (zeros

@@ -14,6 +14,7 @@ from .neural_bo import NeuralBOState, neural_bo
 from .neural_cbo import NeuralCBOState, neural_cbo
 from .neural_greedy import NeuralGreedyState, neural_greedy
 from .neural_ucb import neural_ts, neural_ucb
+from .pinn_bo import PINNBOState, pinn_bo
 from .random_search import RandomSearchState, random_search
 
 # name -> (module, factory, fixed keyword arguments)
@@ -32,6 +33,7 @@ _SPECS: dict[str, tuple[str, str, dict]] = {
     "neural-cbo": ("neural_cbo", "neural_cbo", {}),
     "gp-cei": ("gp", "gp_bo", {"acquisition": "cei"}),
     "gp-lcb-c": ("gp", "gp_bo", {"acquisition": "lcb-c"}),
+    "pinn-bo": ("pinn_bo", "pinn_bo", {}),
 }
 _ALIASES = {
     "neuralbo": "neural-bo",
@@ -51,6 +53,8 @@ _ALIASES = {
     "lcb-c": "gp-lcb-c",
     "configopt": "gp-lcb-c",
     "ucb-c": "gp-lcb-c",
+    "pinnbo": "pinn-bo",
+    "pinn": "pinn-bo",
 }
 
 
@@ -109,6 +113,8 @@ __all__ = [
     "neural_ucb",
     "neural_ts",
     "random_search",
+    "pinn_bo",
+    "PINNBOState",
     "NeuralBOState",
     "RandomSearchState",
     "REGISTRY",

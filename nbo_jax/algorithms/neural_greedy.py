@@ -64,14 +64,13 @@ import functools
 import math
 from typing import Any, Callable, NamedTuple, Optional
 
-import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import optax
 
 from ..acquisition import SurrogatePosterior
 from ..features import predict
-from ..networks import ACTIVATIONS, Network
+from ..networks import ACTIVATIONS, Network, last_layer_name, ntk_mlp  # ntk_mlp, last_layer_name: re-exported
 from ..optimize import candidate_set, refine_argmax
 from ..training import TrainConfig, make_optimizer, train_regression
 from ..types import BOAlgorithm, Dataset
@@ -89,102 +88,6 @@ PRESETS = {
     "default": dict(width=256, gamma=2.0, learning_rate=1e-2, train_steps=300, n_raw=512, n_restarts=10,
                     acq_steps=50, acq_learning_rate=0.02, local_fraction=0.25),
 }
-
-
-# --------------------------------------------------------------------------- network
-class _NTKDense(nn.Module):
-    """``sigma_w / sqrt(fan_in) x W + sigma_b b`` with ``W ~ N(0, 1)``, ``b ~ N(0, 1)`` (or
-    ``b = 0`` for the output layer, Appendix F.2)."""
-
-    features: int
-    sigma_w: float
-    sigma_b: float
-    zero_bias: bool
-    param_dtype: Any
-
-    @nn.compact
-    def __call__(self, x: Array) -> Array:
-        fan_in = x.shape[-1]
-        kernel = self.param("kernel", nn.initializers.normal(1.0), (fan_in, self.features), self.param_dtype)
-        b_init = nn.initializers.zeros if self.zero_bias else nn.initializers.normal(1.0)
-        bias = self.param("bias", b_init, (self.features,), self.param_dtype)
-        return (self.sigma_w / math.sqrt(fan_in)) * (x @ kernel) + self.sigma_b * bias
-
-
-class _NTKMLP(nn.Module):
-    widths: tuple
-    activation: Callable[[Array], Array]
-    sigma_w: float
-    sigma_b: float
-    param_dtype: Any
-
-    @nn.compact
-    def __call__(self, z: Array) -> Array:
-        h = z
-        for i, w in enumerate(self.widths):
-            h = _NTKDense(w, self.sigma_w, self.sigma_b, False, self.param_dtype, name=f"layer_{i}")(h)
-            h = self.activation(h)
-        out = _NTKDense(1, self.sigma_w, self.sigma_b, True, self.param_dtype,
-                        name=f"layer_{len(self.widths)}")(h)
-        return out[..., 0]
-
-
-def last_layer_name(depth: int) -> str:
-    """Name of the output layer in the parameters of :func:`ntk_mlp` (``"layer_{depth-1}"``)."""
-    return f"layer_{depth - 1}"
-
-
-def ntk_mlp(
-    input_dim: int,
-    width: int = 256,
-    depth: int = 2,
-    *,
-    gamma: float = 1.0,
-    activation: str = "tanh",
-    dtype=None,
-) -> Network:
-    """The NTK-parameterized MLP of seed 002, Appendix A (``sigma_W = sigma_b = gamma``).
-
-    ``f(z) = gamma/sqrt(d_L) W^(L) a^(L) + gamma b^(L)``,
-    ``a^(l+1) = phi(gamma/sqrt(d_l) W^(l) a^(l) + gamma b^(l))``, ``a^(0) = z``; all weights
-    and hidden biases ``N(0, 1)``, final bias 0 at init (Appendix F.2). ``depth`` is the number
-    of weight layers (2 = one hidden layer, the paper's architecture). Parameters are a dict
-    ``{"layer_0": {"kernel", "bias"}, ..., "layer_{depth-1}": ...}``.
-
-    Args:
-        input_dim: ``d`` (>= 1); width: hidden width (>= 1); depth: >= 2;
-        gamma: ``sigma_W = sigma_b`` (> 0); activation: a key of
-        :data:`nbo_jax.networks.ACTIVATIONS` (paper: ``"tanh"``); dtype: parameter dtype
-        (default: JAX's default float).
-
-    Returns:
-        :class:`nbo_jax.networks.Network`: ``init(key) -> params``, ``apply(params, z (d,))
-        -> ()`` (or ``(n,)`` for ``z (n, d)``), ``num_params``.
-
-    Raises:
-        ValueError: a size out of range, ``gamma <= 0`` or an unknown activation.
-    """
-    if int(input_dim) < 1:
-        raise ValueError(f"input_dim must be >= 1, got {input_dim}")
-    if int(width) < 1:
-        raise ValueError(f"width must be >= 1, got {width}")
-    if int(depth) < 2:
-        raise ValueError(f"depth (number of weight layers) must be >= 2, got {depth}")
-    if not gamma > 0:
-        raise ValueError(f"gamma must be > 0, got {gamma}")
-    if activation not in ACTIVATIONS:
-        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
-    dtype = dtype or jnp.zeros(()).dtype
-    module = _NTKMLP((int(width),) * (int(depth) - 1), ACTIVATIONS[activation], float(gamma), float(gamma), dtype)
-
-    def init(key: Array) -> Params:
-        return module.init(key, jnp.zeros((input_dim,), dtype))["params"]
-
-    def apply(params: Params, z: Array) -> Array:
-        return module.apply({"params": params}, z)
-
-    p = input_dim * width + (depth - 2) * width * width + width + (depth - 1) * width + 1
-    return Network(init, apply, int(input_dim), int(width), int(depth), activation, int(p))
 
 
 def zero_last_layer(params: Params, depth: int) -> Params:

@@ -3,13 +3,14 @@ PDE, and the :func:`get` factory.
 
 :func:`get` dispatches constrained names (see :mod:`nbo_jax.benchmarks.constrained`) to
 :func:`nbo_jax.benchmarks.constrained.get`, PDE names (:mod:`nbo_jax.benchmarks.pde_problems`,
-e.g. ``"rastrigin_pde"``, ``"beam"``) to :func:`nbo_jax.benchmarks.pde_problems.get` and every
-other name to :func:`nbo_jax.benchmarks.synthetic.get`; :func:`available` lists all.
+e.g. ``"rastrigin_pde"``, ``"beam"``, ``"heat_bc1"``, or ``"heat"`` with
+``boundary_conditions``) to :func:`nbo_jax.benchmarks.pde_problems.get` and every other name
+to :func:`nbo_jax.benchmarks.synthetic.get`; :func:`available` lists all.
 """
 
 from typing import Optional
 
-from . import constrained, pde_problems, synthetic
+from . import constrained, heat, pde_problems, synthetic
 from .constrained import (
     ackley_constraints,
     branin_constraints,
@@ -46,6 +47,7 @@ __all__ = [
     "available",
     "synthetic",
     "pde_problems",
+    "heat",
     "constrained",
     "ackley",
     "levy",
@@ -86,7 +88,9 @@ def get(name: str, dim: Optional[int] = None, noise_std: float | str = 0.0, **kw
     """Build (or return the cached) :class:`~nbo_jax.types.Problem` named ``name``.
 
     Constrained names go to :func:`nbo_jax.benchmarks.constrained.get` (extra keyword:
-    ``constraint_noise_std``), all others to :func:`nbo_jax.benchmarks.synthetic.get`
+    ``constraint_noise_std``), PDE names to :func:`nbo_jax.benchmarks.pde_problems.get`
+    (extra keywords for ``"heat"``/``"heat_bc{k}"``: ``boundary_conditions``, ``resolution``),
+    all others to :func:`nbo_jax.benchmarks.synthetic.get`
     (function parameters as keywords, e.g. ``m`` for Michalewicz); see those for the
     arguments.
 
@@ -96,7 +100,7 @@ def get(name: str, dim: Optional[int] = None, noise_std: float | str = 0.0, **kw
     """
     if constrained.canonical_name(name) is not None:
         return constrained.get(name, dim=dim, noise_std=noise_std, **kwargs)
-    if str(name).strip().lower().replace("-", "_") in pde_problems.available():
+    if pde_problems.accepts(name):
         return pde_problems.get(name, dim=dim, noise_std=noise_std, **kwargs)
     if synthetic._ALIASES.get(synthetic._key(str(name))) is None:
         raise ValueError(f"name: unknown benchmark {name!r}; available: {available()}")

@@ -27,6 +27,11 @@ papers' dimensions, minimized, plus the Euler-Bernoulli beam of thesis Section 5
 
   which is finite everywhere and equals ``rho^3 e^{-x} ((EI u'')'' - q)`` + ``g`` where
   ``rho != 0`` (documented choice, SPEC.md section 5).
+- ``heat_bc1``, ``heat_bc2``, ``heat_bc3`` (d = 2, [0, 2 pi]^2): steady-state heat, Laplace
+  ``T_xx + T_yy = 0`` with one of three hidden Dirichlet boundary-condition sets, minimize
+  ``-T`` (thesis Section 5.4.3.1); built by :mod:`nbo_jax.benchmarks.heat` (py-pde ground
+  truth, interpolated). ``get("heat", boundary_conditions=k)`` is the same as
+  ``get(f"heat_bc{k}")``.
 """
 
 from __future__ import annotations
@@ -106,27 +111,57 @@ _SPECS = {
 }
 
 
+_HEAT_NAMES = ("heat_bc1", "heat_bc2", "heat_bc3")
+
+
 def available() -> list[str]:
-    """Names accepted by :func:`get`."""
-    return list(_SPECS) + ["beam"]
+    """Names accepted by :func:`get` (besides the alias ``"heat"``)."""
+    return list(_SPECS) + ["beam"] + list(_HEAT_NAMES)
 
 
-def get(name: str, dim: Optional[int] = None, noise_std: float | str = 0.0) -> Problem:
+def accepts(name) -> bool:
+    """Whether :func:`get` knows ``name`` (case-insensitive, ``-`` as ``_``): the names of
+    :func:`available` and ``"heat"``."""
+    key = str(name).strip().lower().replace("-", "_")
+    return key == "heat" or key in available()
+
+
+def get(name: str, dim: Optional[int] = None, noise_std: float | str = 0.0, *,
+        boundary_conditions: Optional[int] = None, resolution: Optional[int] = None) -> Problem:
     """A PDE benchmark problem (cached): the objective, bounds and optimum of the synthetic
-    function (:func:`nbo_jax.benchmarks.synthetic.get`) or the beam, with ``operator`` and
-    ``source`` set.
+    function (:func:`nbo_jax.benchmarks.synthetic.get`), the beam, or a steady-state heat
+    problem (:func:`nbo_jax.benchmarks.heat.get`), with ``operator`` and ``source`` set.
 
     Args:
-        name: one of :func:`available`.
+        name: one of :func:`available`, or ``"heat"`` (with ``boundary_conditions``).
         dim: must equal the paper's dimension when given (the PDEs are stated for it).
         noise_std: float >= 0 or ``"paper"`` (as :func:`nbo_jax.benchmarks.synthetic.get`).
+        boundary_conditions: heat problems only: 1, 2 or 3 (default 1 for ``"heat"``; with
+            ``"heat_bc{k}"`` it may be given only if it equals ``k``).
+        resolution: heat problems only: py-pde cells per axis (default
+            :data:`nbo_jax.benchmarks.heat.DEFAULT_RESOLUTION`).
 
     Raises:
-        ValueError: unknown name, a ``dim`` other than the paper's, or a bad ``noise_std``.
+        ValueError: unknown name, a ``dim`` other than the paper's, a bad ``noise_std``,
+            ``boundary_conditions`` not in {1, 2, 3} or contradicting the name, a bad
+            ``resolution``, or either of the two given for a problem other than heat.
     """
     key = str(name).strip().lower().replace("-", "_")
-    if key not in available():
-        raise ValueError(f"name: unknown PDE problem {name!r}; available: {available()}")
+    if not accepts(key):
+        raise ValueError(f"name: unknown PDE problem {name!r}; available: {available()} (and 'heat')")
+    if key == "heat" or key in _HEAT_NAMES:
+        from . import heat
+
+        if key != "heat":
+            k = int(key[-1])
+            if boundary_conditions is not None and boundary_conditions != k:
+                raise ValueError(f"boundary_conditions={boundary_conditions!r} contradicts the name {name!r}")
+            boundary_conditions = k
+        return heat.get(1 if boundary_conditions is None else boundary_conditions,
+                        heat.DEFAULT_RESOLUTION if resolution is None else resolution, noise_std=noise_std, dim=dim)
+    for arg, value in (("boundary_conditions", boundary_conditions), ("resolution", resolution)):
+        if value is not None:
+            raise ValueError(f"{arg} applies only to the heat problems, not {key!r}")
     paper_dim = 1 if key == "beam" else _SPECS[key][1]
     if dim is not None and dim != paper_dim:
         raise ValueError(f"dim: {key!r} is defined for dim={paper_dim} (its PDE), got {dim}")
@@ -161,4 +196,4 @@ def _build(key: str, noise, x64: bool) -> Problem:
                                source=source if callable(source) else pde.constant(source), metadata=meta)
 
 
-__all__ = ["get", "available", "beam_w", "beam_rho", "beam_operator"]
+__all__ = ["get", "available", "accepts", "beam_w", "beam_rho", "beam_operator"]

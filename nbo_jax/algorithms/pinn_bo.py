@@ -1,0 +1,477 @@
+"""PINN-BO: black-box optimization with a physics-informed neural network surrogate (thesis
+Ch. 5, Algorithm 4, eq. 5.1; SPEC.md section 5).
+
+The objective ``f`` is expensive; a PDE ``N[f](x) = g(x)`` that it satisfies is known and
+``g`` is cheap. Per iteration (minimization, Algorithm 4 lines 5-8)::
+
+    x_t = argmin_x h(x; theta_{t-1})                                  (greedy acquisition)
+    y_t = f(x_t) + eps_t;  D_t = D_{t-1} + {(x_t, y_t)}
+    theta_t = argmin_theta sum_i (y_i - nu h(x_i))^2 + sum_j (u_j - nu N[h](z_j))^2   (eq. 5.1)
+
+with residual (collocation) points ``z_j`` uniform in the box and ``u_j = g(z_j)``. The
+network is trained by Adam with an exponentially decaying learning rate, warm-started from the
+previous weights, every ``retrain_every`` iterations. The greedy step is a Thompson draw in
+the NTK limit (Lemma 5.3.4); the exploration comes from the random initialization.
+
+**Units.** Targets are standardized (SPEC.md section 0): the network predicts ``(y - mean) /
+std``; the PDE is imposed on ``f_hat(x) = mean + std * nu * h(z(x))`` in box coordinates
+(:func:`nbo_jax.pinn.box_surrogate`) and its residual divided by ``std``, so any operator,
+linear or not, is applied exactly as the user wrote it for ``f``.
+
+**Network.** ``h(z) = (1/sqrt(m)) W_L psi(... psi(W_1 z))`` with ``N(0, 1)`` weights and tanh
+``psi`` (SPEC.md section 5): :func:`nbo_jax.networks.ntk_mlp` with ``gamma = 1``, i.e. the NTK
+parameterization (every layer scaled by ``1/sqrt(fan_in)``, biases included), the
+parameterization the NTK-PINN theory (Wang, Yu and Perdikaris 2022) uses.
+
+**Diagnostic.** With ``info=True`` the state carries the NTK-PINN features at ``theta_0`` and
+``BOAlgorithm.info`` reports, after each step, the interaction information ``I(f; Y_t; U_r)``
+(Lemma 5.3.6), the information gain ``I(f; Y_t)`` and the last training losses; ``run_bo``
+records them in ``History.info``. The kernel uses ``info_points`` residual rows (uniform
+points drawn once; a ``k``-vector residual gives ``k`` rows per point), not all ``N_r``: the
+cost is one ``r x r`` Cholesky at ``init`` and ``O((t + r) p + t^3)`` per step.
+
+**Paper preset** (``preset="paper"``; thesis Section 5.4 and the authors' code as summarized
+in SPEC.md section 5): width 100, depth 3 (the middle of the thesis' grid {100, 200, 500} x
+{2, 3, 4}), Adam lr 0.01 (the grid's {1e-3 ... 1e-1} is searched per function in the thesis),
+decay 0.95 per epoch, retraining every 10 iterations for 100 epochs, ``N_r = 40,000`` fixed
+residual points, eq. 5.1 as printed (``residual_weight="sum"``), ``nu = 1``; acquisition:
+50,000 uniform candidates, the best 100 refined by 512 Adam steps at lr 1e-3 clipped to the
+box. **Decisions** where the sources are silent: one epoch = one full-batch step over the data
+and all residual points; the decay restarts at each retraining; the initial design is trained
+for the same 100 epochs.
+
+**Library defaults** (``preset="default"``): width 64, depth 3, Adam lr 0.01 with decay 0.99
+per step, retraining after every observation (100 steps; 300 on the initial design), 1024
+fixed residual points of which 256 are drawn per step, ``residual_weight = 1`` (mean data
+error + mean residual), 1024 candidates (a quarter of them around the 5 best observations),
+10 refined by 50 projected Adam steps at lr 0.02. Measured figures are in the issue-5 note
+and ``benchmarks/reproduce_pinn_bo_table.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, Callable, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import optax
+from jax.flatten_util import ravel_pytree
+
+from .. import pde
+from .. import pinn as pinn_lib
+from ..acquisition import SurrogatePosterior, thompson
+from ..features import predict
+from ..networks import ACTIVATIONS, Network, ntk_mlp
+from ..optimize import argmax_point, candidate_set, refine_argmax
+from ..types import BOAlgorithm, Dataset
+from ._common import check_initial, check_int
+
+Array = jax.Array
+
+PRESETS = {
+    "paper": dict(width=100, depth=3, learning_rate=1e-2, lr_decay=0.95, epochs=100, init_epochs=100,
+                  retrain_every=10, n_residual=40_000, residual_batch=None, residual_weight="sum",
+                  n_raw=50_000, n_restarts=100, acq_steps=512, acq_learning_rate=1e-3, local_fraction=0.0,
+                  acquisition="greedy"),
+    "default": dict(width=64, depth=3, learning_rate=1e-2, lr_decay=0.99, epochs=100, init_epochs=300,
+                    retrain_every=1, n_residual=1024, residual_batch=256, residual_weight=1.0,
+                    n_raw=1024, n_restarts=10, acq_steps=50, acq_learning_rate=0.02, local_fraction=0.25,
+                    acquisition=thompson(1.0)),
+}
+RESIDUAL_POINTS = ("fixed", "resample")
+
+
+class PINNInfoState(NamedTuple):
+    """NTK-PINN features at ``theta_0`` for the interaction information (a pytree).
+
+    Attributes:
+        params0: ``theta_0``.
+        z: ``(r / k, d)`` the residual points of the kernel (box coordinates).
+        phi: ``(cap, p)`` rows ``grad_theta h(x_i; theta_0)`` (zero rows not yet observed).
+        a: ``(r, p)`` ``L^{-1} Omega`` with ``L L^T = K_rr + lambda2 I``.
+        k_uu: ``(cap, cap)`` ``Phi Phi^T``; w: ``(r, cap)`` ``L^{-1} K_ru``.
+    """
+
+    params0: Any
+    z: Array
+    phi: Array
+    a: Array
+    k_uu: Array
+    w: Array
+
+
+class PINNBOState(NamedTuple):
+    """PINN-BO state (a pytree; fixed shapes).
+
+    Attributes:
+        data: :class:`~nbo_jax.types.Dataset` (unit-cube inputs).
+        params: current weights ``theta_t``.
+        residual_x: ``(N_r, d)`` residual (collocation) points in box coordinates.
+        lower, upper: ``(d,)`` box; key: PRNG key of ``init`` (residual draws, shuffles).
+        n_initial: ``()`` int32, number of initial points.
+        losses: ``(2,)`` mean squared data error and mean squared residual of the last
+            training step (standardized units; the residual is 0 without a PDE).
+        residual_scale: ``()`` the residual is divided by this (``0``: by the targets'
+            standard deviation, i.e. standardized units).
+        info: :class:`PINNInfoState` or ``None`` (``info=False`` or no operator).
+    """
+
+    data: Dataset
+    params: Any
+    residual_x: Array
+    lower: Array
+    upper: Array
+    key: Array
+    n_initial: Array
+    losses: Array
+    residual_scale: Array
+    info: Optional[PINNInfoState]
+
+
+def _positive(name: str, value, *, allow_zero: bool = False) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}") from None
+    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        raise ValueError(f"{name} must be {'>=' if allow_zero else '>'} 0 and finite, got {value}")
+    return v
+
+
+def pinn_bo(
+    operator: Optional[Callable] = None,
+    source: Any = 0.0,
+    *,
+    n_residual: Optional[int] = None,
+    width: Optional[int] = None,
+    depth: Optional[int] = None,
+    nu: float = 1.0,
+    activation: str = "tanh",
+    learning_rate: Optional[float] = None,
+    lr_decay: Optional[float] = None,
+    epochs: Optional[int] = None,
+    init_epochs: Optional[int] = None,
+    retrain_every: Optional[int] = None,
+    residual_points: str = "fixed",
+    warm_start: bool = True,
+    residual_batch: Optional[int] = None,
+    residual_weight: Any = None,
+    residual_scale: Any = "auto",
+    n_raw: Optional[int] = None,
+    n_restarts: Optional[int] = None,
+    acq_steps: Optional[int] = None,
+    acq_learning_rate: Optional[float] = None,
+    local_fraction: Optional[float] = None,
+    local_std: float = 0.05,
+    n_best: int = 5,
+    acquisition: Any = None,
+    standardize: bool = True,
+    info: bool = True,
+    info_points: int = 256,
+    lambda1: float = 1.0,
+    lambda2: float = 1.0,
+    preset: str = "default",
+) -> BOAlgorithm:
+    """Build PINN-BO (thesis Ch. 5, Algorithm 4; SPEC.md section 5).
+
+    Args:
+        operator: the PDE operator ``u -> N[u]``, a function of a scalar function of one
+            point returning a field (build it from :mod:`nbo_jax.pde`, e.g. ``lambda u:
+            pde.laplacian(u)``), stated in box coordinates. ``None``: no PDE, the same
+            greedy network surrogate trained on the data alone (the ablation).
+        source: ``g``: a function of ``x (d,)`` or a constant (default 0); its output shape
+            must match the operator's (a scalar, or ``(k,)`` for a vector residual).
+        n_residual: ``N_r``, the number of residual points, uniform in the box (paper 40,000;
+            default 1024).
+        width, depth: hidden width ``m`` and number of weight layers ``L`` (>= 2).
+        nu: the scale ``nu`` of eq. 5.1 (> 0; paper 1).
+        activation: a smooth activation (paper ``"tanh"``; ``"relu"`` has zero second
+            derivatives and is refused when an operator is given).
+        learning_rate, lr_decay: Adam with ``lr * lr_decay^k`` at step ``k`` of a training
+            round (paper 0.01 / 0.95; default 0.01 / 0.99).
+        epochs, init_epochs: training steps per round and on the initial design (one step =
+            all data + a residual batch; paper 100 / 100; default 100 / 300).
+        retrain_every: retrain after every ``k``-th observation (paper 10; default 1).
+        residual_points: ``"fixed"`` (drawn once at ``init``) or ``"resample"`` (a fresh
+            uniform set at every retraining).
+        warm_start: each retraining starts from the current weights (True) or from a fresh
+            ``N(0, 1)`` draw (False: a new Thompson draw each round, Lemma 5.3.4; set
+            ``epochs`` high enough to fit from scratch).
+        residual_batch: residual points per step, drawn at random from the ``N_r`` (``None``:
+            all; default 256).
+        residual_weight: ``"sum"`` (eq. 5.1 as printed: the two sums, paper) or a float
+            ``w >= 0``: ``mean data error + w * mean squared residual`` (default 1).
+        residual_scale: the residual is divided by it before squaring: ``"auto"`` (the
+            root mean square of ``g`` over the residual points when ``g`` is not zero there,
+            else the targets' standard deviation), ``"std"`` (always the latter:
+            standardized units) or a float ``> 0`` (in the units of ``N[f]``). Without it a
+            stiff operator (the beam's ``rho^2 u''''`` is about ``1e9 u''''``) drowns the data.
+        n_raw, n_restarts, acq_steps, acq_learning_rate, local_fraction, local_std, n_best:
+            the greedy acquisition: ``n_raw`` candidates (a ``local_fraction`` of them
+            Gaussian perturbations with std ``local_std`` of the ``n_best`` best
+            observations), the ``n_restarts`` best refined by ``acq_steps`` projected Adam
+            steps (:func:`nbo_jax.optimize.refine_argmax`).
+        acquisition: ``"greedy"`` (the paper's ``argmin h``, refined by gradient steps; the
+            paper preset) or any :mod:`nbo_jax.acquisition` function of the surrogate
+            posterior, scored on the candidates, e.g. ``acquisition.thompson(1.0)`` (the
+            library default): Thompson sampling from the NTK-PINN posterior ``N(nu h(x),
+            sigma_t^2(x))`` of Lemma 5.3.4, whose variance
+            :func:`nbo_jax.pinn.posterior_variance` computes from the features at
+            ``theta_0``. ``None``: the preset's choice.
+        standardize: standardize the targets (SPEC.md section 0).
+        info: record the interaction information (module doc) in ``History.info``.
+        info_points: residual rows of the NTK-PINN kernel used for it (>= 1).
+        lambda1, lambda2: the regularizers of Lemma 5.3.6 (> 0; default 1 and 1).
+        preset: ``"default"`` or ``"paper"``; fills every argument left ``None``.
+
+    Returns:
+        ``BOAlgorithm(init, ask, tell, name="pinn-bo", surrogate, info)``:
+        ``init(key, x0, y0, *, bounds, capacity)`` trains on the initial design;
+        ``ask(state, key) -> x (d,)``; ``tell(state, x, y)`` appends and retrains when due;
+        ``surrogate(state, u (N, d))``: mean ``nu h`` in standardized units and the NTK-PINN
+        posterior standard deviation (0 for the greedy acquisition without ``info``);
+        ``info(state)``: a dict of scalars (``interaction_information``,
+        ``information_gain`` [nats], ``data_loss``, ``residual_loss``).
+
+    Raises:
+        TypeError / ValueError: an argument of the wrong type or out of range (the message
+        names it); ``init`` raises ValueError naming ``operator``/``source`` when they cannot
+        be applied to a function of ``d`` inputs or their shapes disagree.
+    """
+    if preset not in PRESETS:
+        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
+    if operator is not None and not callable(operator):
+        raise TypeError(f"operator must be a callable u -> N[u] (see nbo_jax.pde), got {type(operator).__name__}")
+    if not (callable(source) or isinstance(source, (int, float)) or hasattr(source, "shape")):
+        raise TypeError(f"source must be a function g(x) or a number, got {type(source).__name__}")
+    chosen = dict(PRESETS[preset])
+    given = dict(n_residual=n_residual, width=width, depth=depth, learning_rate=learning_rate, lr_decay=lr_decay,
+                 epochs=epochs, init_epochs=init_epochs, retrain_every=retrain_every, residual_batch=residual_batch,
+                 residual_weight=residual_weight, n_raw=n_raw, n_restarts=n_restarts, acq_steps=acq_steps,
+                 acq_learning_rate=acq_learning_rate, local_fraction=local_fraction)
+    chosen.update({k: v for k, v in given.items() if v is not None})
+    width = check_int("width", chosen["width"], 1)
+    depth = check_int("depth", chosen["depth"], 2)
+    n_res = check_int("n_residual", chosen["n_residual"], 1)
+    epochs = check_int("epochs", chosen["epochs"], 0)
+    init_epochs = check_int("init_epochs", chosen["init_epochs"], 0)
+    retrain_every = check_int("retrain_every", chosen["retrain_every"], 1)
+    batch = chosen["residual_batch"]
+    batch = n_res if batch is None else min(check_int("residual_batch", batch, 1), n_res)
+    n_raw = check_int("n_raw", chosen["n_raw"], 1)
+    n_restarts = check_int("n_restarts", chosen["n_restarts"], 1)
+    if n_restarts > n_raw:
+        raise ValueError(f"n_restarts ({n_restarts}) must be <= n_raw ({n_raw})")
+    acq_steps = check_int("acq_steps", chosen["acq_steps"], 0)
+    n_best = check_int("n_best", n_best, 1)
+    info_points = check_int("info_points", info_points, 1)
+    nu = _positive("nu", nu)
+    lr = _positive("learning_rate", chosen["learning_rate"])
+    decay = _positive("lr_decay", chosen["lr_decay"])
+    if decay > 1:
+        raise ValueError(f"lr_decay must be in (0, 1], got {decay}")
+    acq_lr = _positive("acq_learning_rate", chosen["acq_learning_rate"])
+    local_std = _positive("local_std", local_std)
+    lambda1 = _positive("lambda1", lambda1)
+    lambda2 = _positive("lambda2", lambda2)
+    weight = chosen["residual_weight"]
+    if isinstance(weight, str):
+        if weight != "sum":
+            raise ValueError(f"residual_weight must be 'sum' or a float >= 0, got {weight!r}")
+    else:
+        weight = _positive("residual_weight", weight, allow_zero=True)
+    lf = float(chosen["local_fraction"])
+    if not 0.0 <= lf < 1.0:
+        raise ValueError(f"local_fraction must be in [0, 1), got {lf}")
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+    if operator is not None and activation == "relu":
+        raise ValueError("activation: 'relu' has zero second derivatives; use a smooth one ('tanh') with a PDE")
+    if not (isinstance(residual_scale, str) and residual_scale in ("auto", "std")):
+        residual_scale = _positive("residual_scale", residual_scale)
+    if residual_points not in RESIDUAL_POINTS:
+        raise ValueError(f"residual_points must be one of {RESIDUAL_POINTS}, got {residual_points!r}")
+    n_local = int(round(n_raw * lf))
+    n_uniform = n_raw - n_local
+    use_pde = operator is not None
+    use_info = bool(info) and use_pde
+    if acquisition is None:
+        acquisition = chosen["acquisition"]
+    if isinstance(acquisition, str):
+        if acquisition != "greedy":
+            raise ValueError(f"acquisition must be 'greedy' or a function (posterior, key) -> utility, "
+                             f"got {acquisition!r}")
+        acquisition = None
+    elif not callable(acquisition):
+        raise TypeError(f"acquisition must be 'greedy' or a function (posterior, key) -> utility, "
+                        f"got {type(acquisition).__name__}")
+    use_features = use_info or acquisition is not None
+    schedule = optax.exponential_decay(lr, transition_steps=1, decay_rate=decay)
+    optimizer = optax.adam(schedule)
+
+    @functools.lru_cache(maxsize=None)
+    def network(d: int, dtype) -> Network:
+        return ntk_mlp(d, width, depth, gamma=1.0, activation=activation, dtype=dtype)
+
+    def residual_rows(d: int, dtype) -> int:
+        """``k``: entries of the residual per point; checks operator and source."""
+        net = network(d, dtype)
+        x = jax.ShapeDtypeStruct((d,), dtype)
+        try:
+            params = jax.eval_shape(net.init, jax.random.key(0))
+            shape = jax.eval_shape(lambda p, xi: pde.residual(operator, source)(
+                pinn_lib.box_surrogate(net.apply, p, jnp.zeros(d, dtype), jnp.ones(d, dtype)))(xi), params, x).shape
+        except Exception as err:  # noqa: BLE001 (re-raised with the argument named)
+            raise ValueError(f"operator/source: cannot evaluate N[u](x) - g(x) for a function of d={d} inputs "
+                             f"({type(err).__name__}: {err})") from err
+        return int(math.prod(shape))
+
+    def uniform_box(key, n, lower, upper):
+        return lower + jax.random.uniform(key, (n, lower.shape[0]), lower.dtype) * (upper - lower)
+
+    def train(state: PINNBOState, params, key: Array, steps) -> tuple[Any, Array]:
+        """``steps`` Adam steps on eq. 5.1 from ``params``; returns ``(params, losses)``."""
+        data = state.data
+        net = network(data.u.shape[1], data.u.dtype)
+        if standardize:
+            y, mean, std = data.standardized()
+        else:
+            y, mean, std = data.y, 0.0, 1.0
+        y = jnp.where(data.mask, y, 0.0)
+        z = 2.0 * data.u - 1.0
+
+        def loss_fn(p, x_res):
+            data_sq = (y - nu * predict(net.apply, p, z)) ** 2
+            n = jnp.maximum(jnp.sum(data.mask), 1)
+            data_mse = jnp.sum(jnp.where(data.mask, data_sq, 0.0)) / n
+            if not use_pde:
+                return pinn_lib.pinn_loss(data_sq, data.mask, None, weight), jnp.stack([data_mse, 0.0 * data_mse])
+            f_hat = pinn_lib.box_surrogate(net.apply, p, state.lower, state.upper, offset=mean, scale=std * nu)
+            scale = jnp.where(state.residual_scale > 0, state.residual_scale, std)
+            res_sq = (pinn_lib.residual_values(operator, source, f_hat, x_res) / scale) ** 2
+            loss = pinn_lib.pinn_loss(data_sq, data.mask, res_sq, weight)
+            return loss, jnp.stack([data_mse, jnp.mean(res_sq)])
+
+        grad_fn = jax.grad(loss_fn, has_aux=True)
+
+        def step(i, carry):
+            p, s, _ = carry
+            if batch < n_res:
+                idx = jax.random.randint(jax.random.fold_in(key, i), (batch,), 0, n_res)
+                x_res = state.residual_x[idx]
+            else:
+                x_res = state.residual_x
+            g, losses = grad_fn(p, x_res)
+            upd, s = optimizer.update(g, s, p)
+            return optax.apply_updates(p, upd), s, losses
+
+        p, _, losses = jax.lax.fori_loop(0, steps, step, (params, optimizer.init(params), state.losses))
+        return p, losses
+
+    def raw_fn(state: PINNBOState, params):
+        net = network(state.lower.shape[0], state.lower.dtype)
+        return pinn_lib.box_surrogate(net.apply, params, state.lower, state.upper)
+
+    def phi_of(state: PINNBOState, params0, x: Array) -> Array:
+        flat, unravel = ravel_pytree(params0)
+        return jax.grad(lambda th: raw_fn(state, unravel(th))(x))(flat)
+
+    def init(key: Array, x0: Array, y0: Array, *, bounds, capacity: int) -> PINNBOState:
+        x0, y0, lower, upper = check_initial(x0, y0, bounds, capacity)
+        n0, d = x0.shape
+        k_rows = residual_rows(d, x0.dtype) if use_pde else 1
+        net = network(d, x0.dtype)
+        k_net, k_res, k_train, k_info, k_state = jax.random.split(key, 5)
+        params0 = net.init(k_net)
+        data = Dataset.empty(capacity, d, x0.dtype).add_batch((x0 - lower) / (upper - lower), y0)
+        residual_x = uniform_box(k_res, n_res, lower, upper)
+        if residual_scale == "auto" and use_pde:
+            g = jax.vmap(pde.Field(source))(residual_x) if callable(source) else jnp.asarray(source, x0.dtype)
+            r_scale = jnp.sqrt(jnp.mean(jnp.square(g))).astype(x0.dtype)
+        else:
+            r_scale = jnp.asarray(0.0 if residual_scale in ("auto", "std") else residual_scale, x0.dtype)
+        state = PINNBOState(data, params0, residual_x, lower, upper, k_state, jnp.asarray(n0, jnp.int32),
+                            jnp.zeros((2,), x0.dtype), r_scale, None)
+        params, losses = train(state, params0, k_train, init_epochs)
+        state = state._replace(params=params, losses=losses)
+        if use_features:
+            n_pts = max(1, info_points // k_rows)
+            z_info = uniform_box(k_info, n_pts, lower, upper)
+            if use_pde:
+                phi0, omega = pinn_lib.pinn_features(net.apply, params0, operator, lower, upper, x0, z_info)
+            else:
+                phi0 = jax.vmap(lambda xi: phi_of(state, params0, xi))(x0)
+                omega = jnp.zeros((1, phi0.shape[1]), x0.dtype)
+            chol = pinn_lib.residual_factor(omega @ omega.T, lambda2)
+            a = jax.scipy.linalg.solve_triangular(chol, omega, lower=True)
+            phi = jnp.zeros((capacity, phi0.shape[1]), x0.dtype).at[:n0].set(phi0)
+            state = state._replace(info=PINNInfoState(params0, z_info, phi, a, phi @ phi.T, a @ phi.T))
+        return state
+
+    def ask(state: PINNBOState, key: Array) -> Array:
+        net = network(state.lower.shape[0], state.lower.dtype)
+        k_c, k_a = jax.random.split(key)
+        u_c = candidate_set(k_c, state.data, n_uniform, n_local, local_std=local_std, n_best=n_best)
+        if acquisition is not None:
+            u = argmax_point(acquisition(surrogate(state, u_c), k_a), u_c)
+            return state.lower + u * (state.upper - state.lower)
+        utility = lambda u: -net.apply(state.params, 2.0 * u - 1.0)  # noqa: E731
+        u = refine_argmax(jax.vmap(utility)(u_c), u_c, utility, n_starts=n_restarts, steps=acq_steps,
+                          learning_rate=acq_lr)
+        return state.lower + u * (state.upper - state.lower)
+
+    def tell(state: PINNBOState, x: Array, y: Array) -> PINNBOState:
+        x = jnp.reshape(x, (-1,))
+        idx = state.data.count
+        u = (x - state.lower) / (state.upper - state.lower)
+        state = state._replace(data=state.data.add(u, jnp.reshape(y, ())))
+        count = state.data.count
+        retrain = (count - state.n_initial) % retrain_every == 0
+        key = jax.random.fold_in(state.key, count)
+        k_res, k_train = jax.random.split(key)
+        if residual_points == "resample":
+            fresh = uniform_box(k_res, n_res, state.lower, state.upper)
+            state = state._replace(residual_x=jnp.where(retrain, fresh, state.residual_x))
+        if warm_start:
+            start = state.params
+        else:
+            fresh = network(state.lower.shape[0], state.lower.dtype).init(jax.random.fold_in(k_train, 1))
+            start = jax.tree.map(lambda a, b: jnp.where(retrain, a, b), fresh, state.params)
+        params, losses = train(state, start, k_train, jnp.where(retrain, epochs, 0))
+        state = state._replace(params=params, losses=losses)
+        if state.info is not None:
+            inf = state.info
+            g = phi_of(state, inf.params0, x)
+            row = (inf.phi @ g).at[idx].set(g @ g, mode="drop")
+            k_uu = inf.k_uu.at[idx, :].set(row, mode="drop").at[:, idx].set(row, mode="drop")
+            inf = inf._replace(phi=inf.phi.at[idx].set(g, mode="drop"), k_uu=k_uu,
+                               w=inf.w.at[:, idx].set(inf.a @ g, mode="drop"))
+            state = state._replace(info=inf)
+        return state
+
+    def surrogate(state: PINNBOState, u_c: Array) -> SurrogatePosterior:
+        net = network(state.lower.shape[0], state.lower.dtype)
+        mean = nu * predict(net.apply, state.params, 2.0 * u_c - 1.0)
+        targets = state.data.standardized()[0] if standardize else state.data.y
+        incumbent = jnp.min(jnp.where(state.data.mask, targets, jnp.inf))
+        if state.info is None:
+            return SurrogatePosterior(u_c, mean, jnp.zeros_like(mean), incumbent)
+        inf = state.info
+        x_c = state.lower + u_c * (state.upper - state.lower)
+        phi_c = jax.vmap(lambda xi: phi_of(state, inf.params0, xi))(x_c)
+        var = pinn_lib.posterior_variance(phi_c, inf.a, inf.phi, inf.w, inf.k_uu, lambda1, state.data.mask)
+        return SurrogatePosterior(u_c, mean, jnp.sqrt(var), incumbent)
+
+    def info_fn(state: PINNBOState) -> dict:
+        out = {"data_loss": state.losses[0], "residual_loss": state.losses[1]}
+        if use_info:
+            gain, conditional = pinn_lib.information_terms(state.info.k_uu, state.info.w, lambda1, state.data.mask)
+            out.update(interaction_information=gain - conditional, information_gain=gain)
+        return out
+
+    return BOAlgorithm(init, ask, tell, "pinn-bo", surrogate, info=info_fn)
+
+
+__all__ = ["pinn_bo", "PINNBOState", "PINNInfoState", "PRESETS"]
