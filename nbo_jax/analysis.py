@@ -625,12 +625,12 @@ def save_results(
     for method, hist in histories.items():
         if not isinstance(method, str) or not method or "__" in method:
             raise ValueError(f"method names must be non-empty strings without '__', got {method!r}")
-        for name in HISTORY_FIELDS:
-            arrays[f"{method}__{name}"] = _field(hist, name)
-        for name in CONSTRAINED_FIELDS:
-            value = _get(hist, name)
-            if value is not None:
-                arrays[f"{method}__{name}"] = value
+        for name, value in history_to_numpy(hist).items():
+            arrays[f"{method}__{name}"] = value
+        if isinstance(hist, Mapping):  # already converted: keep its per-step diagnostics
+            for name, value in hist.items():
+                if str(name).startswith("info."):
+                    arrays[f"{method}__{name}"] = np.asarray(value)
     if optimal_value is None:
         optimal_value = config.get("optimal_value")
     wall = {}

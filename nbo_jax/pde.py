@@ -109,6 +109,9 @@ def _check_fn(u, name: str = "u") -> Callable[[Array], Array]:
 
 
 def _basis(x: Array, i: int) -> Array:
+    if i >= x.shape[-1]:
+        raise ValueError(f"i: partial derivative along x_{i} of a function of d={x.shape[-1]} inputs "
+                         f"(0-based i must be < d)")
     return jnp.zeros_like(x).at[i].set(1.0)
 
 
@@ -137,7 +140,7 @@ def partial(u: FieldLike, i: int, order: int = 1) -> Field:
     (forward mode; no gradient or Hessian is formed).
 
     Raises:
-        ValueError: ``i < 0`` or ``order < 1`` (an ``i >= d`` fails when called).
+        ValueError: ``i < 0`` or ``order < 1``; ``i >= d`` when the field is called.
     """
     if not isinstance(i, int) or i < 0:
         raise ValueError(f"i must be an int >= 0, got {i!r}")

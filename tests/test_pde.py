@@ -166,3 +166,9 @@ def test_corrected_pdes_of_the_synthetic_functions_hold():
     d = 50
     check(syn.cosine_mixture, lambda u: pde.gradient(u), lambda x: 2 * x + 0.5 * jnp.pi * jnp.sin(5 * jnp.pi * x),
           d, -1, 1)
+
+
+def test_partial_along_a_missing_coordinate_is_an_error():
+    f = pde.partial(lambda x: jnp.sum(x**2), 3)
+    with pytest.raises(ValueError, match="x_3 of a function of d=2"):
+        f(jnp.ones(2))

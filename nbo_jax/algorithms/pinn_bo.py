@@ -321,11 +321,14 @@ def pinn_bo(
         x = jax.ShapeDtypeStruct((d,), dtype)
         try:
             params = jax.eval_shape(net.init, jax.random.key(0))
-            shape = jax.eval_shape(lambda p, xi: pde.residual(operator, source)(
+            shape = jax.eval_shape(lambda p, xi: pde.residual(operator, 0.0)(
                 pinn_lib.box_surrogate(net.apply, p, jnp.zeros(d, dtype), jnp.ones(d, dtype)))(xi), params, x).shape
+            g_shape = jax.eval_shape(lambda xi: pde.constant(source)(xi), x).shape
         except Exception as err:  # noqa: BLE001 (re-raised with the argument named)
             raise ValueError(f"operator/source: cannot evaluate N[u](x) - g(x) for a function of d={d} inputs "
                              f"({type(err).__name__}: {err})") from err
+        if g_shape not in ((), shape):
+            raise ValueError(f"operator/source: N[u](x) has shape {shape} but g(x) has shape {g_shape}")
         return int(math.prod(shape))
 
     def uniform_box(key, n, lower, upper):
