@@ -24,6 +24,8 @@ DEFAULT_TINY = dict(WIDTH=16, N_INIT=3, N_ITER=5, N_SEEDS=2, DIM=2, N_CANDIDATES
 # Per-notebook overrides (file name -> parameters); notebooks not listed use DEFAULT_TINY.
 TINY_PARAMETERS: dict[str, dict] = {
     "quickstart.ipynb": DEFAULT_TINY,
+    "pinn_bo.ipynb": dict(RESOLUTION=64, N_INIT=3, N_ITER=3, N_SEEDS=2, WIDTH=16, N_RESIDUAL=64, EPOCHS=5,
+                          N_CANDIDATES=64),
 }
 CELL_TIMEOUT_S = 300
 
