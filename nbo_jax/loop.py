@@ -231,7 +231,9 @@ def run_bo(
         :class:`History` with ``n = n_init + n_iter * batch_size`` rows: ``x (n, d)``, ``y (n,)``,
         ``f (n,)``, ``best_f (n,)``, ``valid (n,)``; for a constrained problem also
         ``c (n, K)`` (observed), ``c_true (n, K)``, ``feasible (n,)`` and
-        ``best_feasible_f (n,)``. NaN/inf observations are masked from the surrogate,
+        ``best_feasible_f (n,)``; for an algorithm with per-step diagnostics
+        (``BOAlgorithm.info``, e.g. PINN-BO's interaction information) also ``info``, a dict
+        of ``(n_iter + 1,)`` arrays. NaN/inf observations are masked from the surrogate,
         flagged in ``valid`` and reported by a ``RuntimeWarning``.
 
     A constrained algorithm (``algorithm.constrained``) receives the observed constraint
