@@ -534,7 +534,8 @@ def canonical_name(name) -> Optional[str]:
 _PAPER_POINTS = 10_000
 
 
-def _parse_noise(value, what: str):
+def parse_noise(value, what: str):
+    """``value`` as ``"paper"`` or a finite float >= 0; ValueError naming ``what`` otherwise."""
     if isinstance(value, str):
         if value.strip().lower() != "paper":
             raise ValueError(f"{what} must be a float >= 0 or 'paper', got {value!r}")
@@ -552,7 +553,7 @@ def _parse_constraint_noise(value, noise, k: int, name: str):
     if value is None:
         return "paper" if noise == "paper" else (0.0,) * k
     if isinstance(value, str) or np.ndim(value) == 0:
-        v = _parse_noise(value, "constraint_noise_std")
+        v = parse_noise(value, "constraint_noise_std")
         return v if v == "paper" else (v,) * k
     if np.ndim(value) != 1:
         raise ValueError(f"constraint_noise_std must be a float, 'paper' or a 1-D sequence of "
@@ -565,7 +566,7 @@ def _parse_constraint_noise(value, noise, k: int, name: str):
     for i, s in enumerate(seq):
         if isinstance(s, str):
             raise ValueError(f"constraint_noise_std[{i}] must be a float >= 0, got {s!r}")
-        out.append(_parse_noise(s, f"constraint_noise_std[{i}]"))
+        out.append(parse_noise(s, f"constraint_noise_std[{i}]"))
     return tuple(out)
 
 
@@ -607,7 +608,7 @@ def get(name: str, dim: Optional[int] = None, noise_std: float | str = 0.0,
             raise ValueError(f"dim must be an integer, got {dim!r}")
         if int(dim) != d:
             raise ValueError(f"dim: {canonical!r} is defined only for dim={d}, got {int(dim)}")
-    noise = _parse_noise(noise_std, "noise_std")
+    noise = parse_noise(noise_std, "noise_std")
     k = len(spec.constraint_names)
     cnoise = _parse_constraint_noise(constraint_noise_std, noise, k, canonical)
     return _build(canonical, noise, cnoise, bool(jax.config.jax_enable_x64))

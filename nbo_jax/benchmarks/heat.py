@@ -88,6 +88,8 @@ from jax.scipy.interpolate import RegularGridInterpolator
 from nbo_jax import pde
 from nbo_jax.types import Problem, make_bounds
 
+from .constrained import parse_noise
+
 LENGTH = 2.0 * math.pi
 """Side length of the square domain ``[0, 2 pi]^2``."""
 
@@ -371,20 +373,6 @@ def interpolant(solution: HeatSolution) -> Callable[[jax.Array], jax.Array]:
     return jax.jit(temperature)  # one compiled call when used eagerly; inlined under jit
 
 
-def _check_noise(noise_std):
-    if isinstance(noise_std, str):
-        if noise_std.strip().lower() != "paper":
-            raise ValueError(f"noise_std must be a float >= 0 or 'paper', got {noise_std!r}")
-        return "paper"
-    try:
-        noise = float(noise_std)
-    except (TypeError, ValueError):
-        raise ValueError(f"noise_std must be a float >= 0 or 'paper', got {noise_std!r}") from None
-    if not (math.isfinite(noise) and noise >= 0.0):
-        raise ValueError(f"noise_std must be a finite float >= 0, got {noise_std!r}")
-    return noise
-
-
 def get(boundary_conditions: int = 1, resolution: int = DEFAULT_RESOLUTION, noise_std: float | str = 0.0,
         dim: Optional[int] = None) -> Problem:
     """The steady-state heat problem ``heat_bc{k}``: minimize ``f(x) = -T(x)`` on ``[0, 2 pi]^2``
@@ -411,7 +399,7 @@ def get(boundary_conditions: int = 1, resolution: int = DEFAULT_RESOLUTION, nois
     k, n = _check_bc(boundary_conditions), _check_resolution(resolution)
     if dim is not None and (isinstance(dim, bool) or dim != 2):
         raise ValueError(f"dim: the heat problems are defined for dim=2 (the square [0, 2pi]^2), got {dim!r}")
-    noise = _check_noise(noise_std)
+    noise = parse_noise(noise_std, "noise_std")
     return _build(k, n, noise, str(cache_dir().resolve()))
 
 
