@@ -147,9 +147,10 @@ def information_terms(k_uu: Array, w: Array, lambda1: Any, mask: Optional[Array]
     eye = jnp.eye(k_uu.shape[0], dtype=k_uu.dtype)
     s = k_uu - w.T @ w
     s = 0.5 * (s + s.T)
-    gain = 0.5 * jnp.linalg.slogdet(eye + k_uu / lambda1)[1]
-    conditional = 0.5 * jnp.linalg.slogdet(eye + s / lambda1)[1]
-    return gain, conditional
+    # one batched LU call for both: two independent LAPACK calls can deadlock jaxlib's CPU
+    # thread pool under vmap (see nbo_jax.gp_model._serial_note)
+    logdets = jnp.linalg.slogdet(jnp.stack([eye + k_uu / lambda1, eye + s / lambda1]))[1]
+    return 0.5 * logdets[0], 0.5 * logdets[1]
 
 
 def posterior_variance(phi_c: Array, a: Array, phi: Array, w: Array, k_uu: Array, lambda1: Any,
