@@ -16,6 +16,11 @@ so that its fit-and-minimize step is what is timed.
 reducer (d = 7, K = 11 constraints, so 12 networks or GPs per step)::
 
     uv run python benchmarks/bench_algorithms.py --constrained --ts 50 100 200
+
+``--pde NAME`` times PINN-BO (given the problem's PDE), Neural-BO and GP-EI on a PDE problem
+(e.g. ``heat_bc1``, ``cosine_mixture_pde``)::
+
+    uv run python benchmarks/bench_algorithms.py --pde heat_bc1 --ts 50 100 200
 """
 
 from __future__ import annotations
@@ -31,7 +36,9 @@ import nbo_jax as nbo
 DEFAULT_ALGOS = ["neural-bo", "neural-ucb", "neural-ts", "neural-greedy", "adaptive-basis", "dngo",
                  "gp-ei", "gp-ucb", "gp-ts", "random"]
 CONSTRAINED_ALGOS = ["neural-cbo", "gp-cei", "gp-lcb-c"]
-WIDTH_ALGOS = {"neural-bo", "neural-ucb", "neural-ts", "neural-greedy", "neural-greedy-posterior", "neural-cbo"}
+PDE_ALGOS = ["pinn-bo", "neural-bo", "gp-ei"]
+WIDTH_ALGOS = {"neural-bo", "neural-ucb", "neural-ts", "neural-greedy", "neural-greedy-posterior", "neural-cbo",
+               "pinn-bo"}
 
 
 def seconds_per_iteration(algo, problem, t: int, repeats: int) -> tuple[float, float]:
@@ -76,6 +83,7 @@ def main():
     ap.add_argument("--algorithms", nargs="+", default=None, help="default: all unconstrained ones, "
                     "or the constrained ones with --constrained")
     ap.add_argument("--constrained", action="store_true", help="speed reducer and the constrained algorithms")
+    ap.add_argument("--pde", default=None, metavar="NAME", help="a PDE problem, with PINN-BO among the algorithms")
     ap.add_argument("--width", type=int, default=None, help="width for the neural methods (default: theirs)")
     ap.add_argument("--repeats", type=int, default=2)
     args = ap.parse_args()
@@ -83,6 +91,9 @@ def main():
     if args.constrained:
         problem = nbo.benchmarks.get("speed_reducer", noise_std="paper")
         args.algorithms = args.algorithms or CONSTRAINED_ALGOS
+    elif args.pde:
+        problem = nbo.benchmarks.get(args.pde, noise_std="paper")
+        args.algorithms = args.algorithms or PDE_ALGOS
     else:
         problem = nbo.benchmarks.get("ackley", dim=args.dim, noise_std="paper")
         args.algorithms = args.algorithms or DEFAULT_ALGOS
@@ -94,6 +105,8 @@ def main():
     slopes = {}
     for name in args.algorithms:
         kwargs = {"width": args.width} if args.width and name in WIDTH_ALGOS else {}
+        if nbo.algorithms.canonical_name(name) == "pinn-bo":
+            kwargs.update(operator=problem.operator, source=problem.source)
         if name.startswith("neural-greedy"):
             kwargs["exploration"] = 0  # time the greedy step, not the random exploration phase
         algo = nbo.algorithms.get(name, **kwargs)
