@@ -3,6 +3,7 @@ of problems, save each, write and print the thesis' tables."""
 
 from __future__ import annotations
 
+import argparse
 import pathlib
 import time
 from typing import Callable, Iterable
@@ -33,3 +34,26 @@ def run_study(problems: Iterable, make_algorithms: Callable, *, out, reference: 
         print(comparison.markdown(*fn(results)))
     print(f"\ntotal {time.perf_counter() - t_start:.0f} s; tables in {out}: {sorted(p.name for p in paths.values())}")
     return results
+
+
+def study_parser(doc: str, *, problems: list, methods: list, iterations: int, out: str) -> argparse.ArgumentParser:
+    """The arguments every reproduction script takes: ``--problems``, ``--methods`` (the first
+    is the reference of the Welch tests), ``--seeds`` (5), ``--n-init`` (10), ``--iterations``,
+    ``--out``; scripts add their own."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--problems", nargs="+", default=problems)
+    ap.add_argument("--methods", nargs="+", default=methods)
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--n-init", type=int, default=10)
+    ap.add_argument("--iterations", type=int, default=iterations)
+    ap.add_argument("--out", default=out)
+    return ap
+
+
+def run_from_args(args, problems: Iterable, make_algorithms: Callable, *, script: str, welch_title: str) -> list:
+    """:func:`run_study` with the settings of :func:`study_parser`; ``welch_title`` may use
+    ``{reference}``."""
+    reference = args.methods[0]
+    return run_study(problems, make_algorithms, out=args.out, reference=reference, n_init=args.n_init,
+                     n_iter=args.iterations, seeds=args.seeds, config={"script": script, **vars(args)},
+                     welch_title=welch_title.format(reference=reference))

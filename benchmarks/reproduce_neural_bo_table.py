@@ -18,9 +18,7 @@ Writes per problem a folder with histories and ``regret.png``, and at the top
 
 from __future__ import annotations
 
-import argparse
-
-from _study import run_study
+from _study import run_from_args, study_parser
 
 import nbo_jax as nbo
 
@@ -28,16 +26,11 @@ METHODS = ["neural-bo", "neural-greedy", "gp-ucb", "gp-ts", "gp-ei", "dngo", "ra
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--problems", nargs="+", default=["ackley", "levy", "michalewicz"])
+    ap = study_parser(__doc__, problems=["ackley", "levy", "michalewicz"], methods=METHODS, iterations=100,
+                      out="results/neural_bo_table")
     ap.add_argument("--dims", type=int, nargs="+", default=[10, 20])
     ap.add_argument("--large", action="store_true", help="add d = 50 and 100")
-    ap.add_argument("--methods", nargs="+", default=METHODS)
-    ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--n-init", type=int, default=10)
-    ap.add_argument("--iterations", type=int, default=100)
     ap.add_argument("--width", type=int, default=200, help="width of Neural-BO and NeuralGreedy")
-    ap.add_argument("--out", default="results/neural_bo_table")
     args = ap.parse_args()
 
     dims = list(args.dims) + ([50, 100] if args.large else [])
@@ -48,9 +41,8 @@ def main():
 
     problems = ((f"{name}_d{d}", nbo.benchmarks.get(name, dim=d, noise_std="paper"))
                 for name in args.problems for d in dims)
-    run_study(problems, algorithms, out=args.out, reference=args.methods[0], n_init=args.n_init,
-              n_iter=args.iterations, seeds=args.seeds, config={"script": "reproduce_neural_bo_table", **vars(args)},
-              welch_title=f"Table 3.2: one-sided Welch t-tests vs {args.methods[0]} (p, BH decision)")
+    run_from_args(args, problems, algorithms, script="reproduce_neural_bo_table",
+                  welch_title="Table 3.2: one-sided Welch t-tests vs {reference} (p, BH decision)")
 
 
 if __name__ == "__main__":

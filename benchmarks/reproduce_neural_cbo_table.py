@@ -20,9 +20,7 @@ and prints the tables.
 
 from __future__ import annotations
 
-import argparse
-
-from _study import run_study
+from _study import run_from_args, study_parser
 
 import nbo_jax as nbo
 
@@ -32,15 +30,9 @@ METHODS = ["neural-cbo", "gp-cei", "gp-lcb-c", "random"]
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--problems", nargs="+", default=PROBLEMS)
-    ap.add_argument("--methods", nargs="+", default=METHODS)
-    ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--n-init", type=int, default=10)
-    ap.add_argument("--iterations", type=int, default=60)
+    ap = study_parser(__doc__, problems=PROBLEMS, methods=METHODS, iterations=60, out="results/neural_cbo_table")
     ap.add_argument("--width", type=int, default=128, help="width of the Neural-CBO networks")
     ap.add_argument("--preset", default="default", choices=("default", "paper"), help="Neural-CBO preset")
-    ap.add_argument("--out", default="results/neural_cbo_table")
     args = ap.parse_args()
 
     def algorithms(problem):
@@ -48,9 +40,8 @@ def main():
         return {m: nbo.algorithms.get(m, **kw.get(m, {})) for m in args.methods}
 
     problems = ((name, nbo.benchmarks.get(name, noise_std="paper")) for name in args.problems)
-    run_study(problems, algorithms, out=args.out, reference=args.methods[0], n_init=args.n_init,
-              n_iter=args.iterations, seeds=args.seeds, config={"script": "reproduce_neural_cbo_table", **vars(args)},
-              welch_title=f"Table 4.2: one-sided Welch t-tests vs {args.methods[0]} (p, BH decision)")
+    run_from_args(args, problems, algorithms, script="reproduce_neural_cbo_table",
+                  welch_title="Table 4.2: one-sided Welch t-tests vs {reference} (p, BH decision)")
 
 
 if __name__ == "__main__":
