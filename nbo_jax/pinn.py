@@ -39,6 +39,7 @@ import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
 from . import pde
+from .features import gradient_features
 
 Array = jax.Array
 Params = Any
@@ -55,9 +56,14 @@ def box_surrogate(apply: Callable[[Params, Array], Array], params: Params, lower
     """
 
     def f(x: Array) -> Array:
-        return offset + scale * apply(params, 2.0 * (x - lower) / (upper - lower) - 1.0)
+        return offset + scale * apply(params, to_network_input(x, lower, upper))
 
     return f
+
+
+def to_network_input(x: Array, lower: Array, upper: Array) -> Array:
+    """``z = 2 (x - lower) / (upper - lower) - 1`` (SPEC.md section 0), any leading shape."""
+    return 2.0 * (x - lower) / (upper - lower) - 1.0
 
 
 def residual_values(operator: Callable, source: Any, fn: Callable[[Array], Array], x: Array) -> Array:
@@ -108,13 +114,11 @@ def pinn_features(apply: Callable[[Params, Array], Array], params: Params, opera
         ``ravel_pytree`` order of ``params``.
     """
     theta, unravel = ravel_pytree(params)
+    phi = gradient_features(apply, params, to_network_input(x, lower, upper))
 
-    def fn_of(flat):
-        return box_surrogate(apply, unravel(flat), lower, upper)
-
-    phi = jax.vmap(jax.grad(lambda th, xi: fn_of(th)(xi)), in_axes=(None, 0))(theta, x)
     def n_op(flat, zi):
-        return jnp.reshape(pde.residual(operator, 0.0)(fn_of(flat))(zi), (-1,))
+        fn = box_surrogate(apply, unravel(flat), lower, upper)
+        return jnp.reshape(pde.residual(operator, 0.0)(fn)(zi), (-1,))
 
     omega = jax.vmap(jax.jacrev(n_op), in_axes=(None, 0))(theta, z)
     return phi, omega.reshape(-1, theta.shape[0])
@@ -133,6 +137,18 @@ def residual_factor(k_rr: Array, lambda2: Any) -> Array:
     return jnp.linalg.cholesky(k_rr + lambda2 * jnp.eye(k_rr.shape[0], dtype=k_rr.dtype))
 
 
+def conditional_gram(k_uu: Array, w: Array, mask: Optional[Array] = None) -> tuple[Array, Array]:
+    """``(K_uu, S)`` with rows/columns where ``mask`` is False zeroed: ``S = K_uu - W^T W``
+    (symmetrized), the Gram matrix of the observations conditioned on the PDE rows
+    (``W = L^{-1} K_ru``)."""
+    if mask is not None:
+        m = mask.astype(k_uu.dtype)
+        k_uu = k_uu * m[:, None] * m[None, :]
+        w = w * m[None, :]
+    s = k_uu - w.T @ w
+    return k_uu, 0.5 * (s + s.T)
+
+
 def information_terms(k_uu: Array, w: Array, lambda1: Any, mask: Optional[Array] = None) -> tuple[Array, Array]:
     """``(I(f; Y_t), I(f; Y_t | U_r))`` from ``K_uu (t, t)`` and ``W = L^{-1} K_ru (r, t)``
     (``L`` of :func:`residual_factor`), in nats.
@@ -140,13 +156,8 @@ def information_terms(k_uu: Array, w: Array, lambda1: Any, mask: Optional[Array]
     ``I(f; Y_t) = 1/2 log det(I + K_uu / l1)``, ``I(f; Y_t | U_r) = 1/2 log det(I + (K_uu -
     W^T W) / l1)``. Rows/columns with ``mask`` False are left out (fixed-capacity buffers).
     """
-    if mask is not None:
-        m = mask.astype(k_uu.dtype)
-        k_uu = k_uu * m[:, None] * m[None, :]
-        w = w * m[None, :]
+    k_uu, s = conditional_gram(k_uu, w, mask)
     eye = jnp.eye(k_uu.shape[0], dtype=k_uu.dtype)
-    s = k_uu - w.T @ w
-    s = 0.5 * (s + s.T)
     # one batched LU call for both: two independent LAPACK calls can deadlock jaxlib's CPU
     # thread pool under vmap (see nbo_jax.gp_model._serial_note)
     logdets = jnp.linalg.slogdet(jnp.stack([eye + k_uu / lambda1, eye + s / lambda1]))[1]
@@ -174,13 +185,10 @@ def posterior_variance(phi_c: Array, a: Array, phi: Array, w: Array, k_uu: Array
         ``(N,)`` variances ``>= 0`` (clipped at 0 against round-off). Cost ``O(N p (r + t) +
         t^3 + N t^2)``.
     """
-    t = k_uu.shape[0]
-    m = jnp.ones((t,), bool) if mask is None else mask
-    mf = m.astype(k_uu.dtype)
+    m = jnp.ones((k_uu.shape[0],), bool) if mask is None else mask
     ac = phi_c @ a.T
-    s = (phi_c @ phi.T - ac @ w) * mf[None, :]
-    s_uu = (k_uu - w.T @ w) * mf[:, None] * mf[None, :]
-    s_uu = 0.5 * (s_uu + s_uu.T) + jnp.diag(jnp.where(m, lambda1, 1.0))
+    s = (phi_c @ phi.T - ac @ w) * m.astype(k_uu.dtype)[None, :]
+    s_uu = conditional_gram(k_uu, w, m)[1] + jnp.diag(jnp.where(m, lambda1, 1.0))
     v = jax.scipy.linalg.solve_triangular(jnp.linalg.cholesky(s_uu), s.T, lower=True)
     var = jnp.sum(phi_c**2, axis=1) - jnp.sum(ac**2, axis=1) - jnp.sum(v**2, axis=0)
     return jnp.maximum(var, 0.0)
@@ -208,6 +216,8 @@ def interaction_information(k_uu: Array, k_ur: Array, k_rr: Array, lambda1: Any 
 
 __all__ = [
     "box_surrogate",
+    "to_network_input",
+    "conditional_gram",
     "residual_values",
     "pinn_loss",
     "pinn_features",

@@ -63,12 +63,11 @@ from typing import Any, Callable, NamedTuple, Optional
 import jax
 import jax.numpy as jnp
 import optax
-from jax.flatten_util import ravel_pytree
 
 from .. import pde
 from .. import pinn as pinn_lib
 from ..acquisition import SurrogatePosterior, thompson
-from ..features import predict
+from ..features import gradient_features, predict
 from ..networks import ACTIVATIONS, Network, ntk_mlp
 from ..optimize import argmax_point, candidate_set, refine_argmax
 from ..types import BOAlgorithm, Dataset
@@ -379,13 +378,10 @@ def pinn_bo(
         p, _, losses = jax.lax.fori_loop(0, steps, step, (params, optimizer.init(params), state.losses))
         return p, losses
 
-    def raw_fn(state: PINNBOState, params):
+    def features_at(state: PINNBOState, params0, x: Array) -> Array:
+        """``grad_theta h(x; theta_0)`` for box points ``x (n, d)`` -> ``(n, p)``."""
         net = network(state.lower.shape[0], state.lower.dtype)
-        return pinn_lib.box_surrogate(net.apply, params, state.lower, state.upper)
-
-    def phi_of(state: PINNBOState, params0, x: Array) -> Array:
-        flat, unravel = ravel_pytree(params0)
-        return jax.grad(lambda th: raw_fn(state, unravel(th))(x))(flat)
+        return gradient_features(net.apply, params0, pinn_lib.to_network_input(x, state.lower, state.upper))
 
     def init(key: Array, x0: Array, y0: Array, *, bounds, capacity: int) -> PINNBOState:
         x0, y0, lower, upper = check_initial(x0, y0, bounds, capacity)
@@ -397,7 +393,7 @@ def pinn_bo(
         data = Dataset.empty(capacity, d, x0.dtype).add_batch((x0 - lower) / (upper - lower), y0)
         residual_x = uniform_box(k_res, n_res, lower, upper)
         if residual_scale == "auto" and use_pde:
-            g = jax.vmap(pde.Field(source))(residual_x) if callable(source) else jnp.asarray(source, x0.dtype)
+            g = jax.vmap(pde.constant(source))(residual_x)
             r_scale = jnp.sqrt(jnp.mean(jnp.square(g))).astype(x0.dtype)
         else:
             r_scale = jnp.asarray(0.0 if residual_scale in ("auto", "std") else residual_scale, x0.dtype)
@@ -411,7 +407,7 @@ def pinn_bo(
             if use_pde:
                 phi0, omega = pinn_lib.pinn_features(net.apply, params0, operator, lower, upper, x0, z_info)
             else:
-                phi0 = jax.vmap(lambda xi: phi_of(state, params0, xi))(x0)
+                phi0 = features_at(state, params0, x0)
                 omega = jnp.zeros((1, phi0.shape[1]), x0.dtype)
             chol = pinn_lib.residual_factor(omega @ omega.T, lambda2)
             a = jax.scipy.linalg.solve_triangular(chol, omega, lower=True)
@@ -452,7 +448,7 @@ def pinn_bo(
         state = state._replace(params=params, losses=losses)
         if state.info is not None:
             inf = state.info
-            g = phi_of(state, inf.params0, x)
+            g = features_at(state, inf.params0, x[None, :])[0]
             row = (inf.phi @ g).at[idx].set(g @ g, mode="drop")
             k_uu = inf.k_uu.at[idx, :].set(row, mode="drop").at[:, idx].set(row, mode="drop")
             inf = inf._replace(phi=inf.phi.at[idx].set(g, mode="drop"), k_uu=k_uu,
@@ -469,7 +465,7 @@ def pinn_bo(
             return SurrogatePosterior(u_c, mean, jnp.zeros_like(mean), incumbent)
         inf = state.info
         x_c = state.lower + u_c * (state.upper - state.lower)
-        phi_c = jax.vmap(lambda xi: phi_of(state, inf.params0, xi))(x_c)
+        phi_c = features_at(state, inf.params0, x_c)
         var = pinn_lib.posterior_variance(phi_c, inf.a, inf.phi, inf.w, inf.k_uu, lambda1, state.data.mask)
         return SurrogatePosterior(u_c, mean, jnp.sqrt(var), incumbent)
 
