@@ -242,7 +242,11 @@ def cache_path(boundary_conditions: int = 1, resolution: int = DEFAULT_RESOLUTIO
         ValueError: bad ``boundary_conditions`` or ``resolution``.
     """
     k, n = _check_bc(boundary_conditions), _check_resolution(resolution)
-    return cache_dir() / f"heat_bc{k}_n{n}_{CACHE_VERSION}.npz"
+    return cache_dir() / _cache_name(k, n)
+
+
+def _cache_name(k: int, n: int) -> str:
+    return f"heat_bc{k}_n{n}_{CACHE_VERSION}.npz"
 
 
 def _py_pde_solve(k: int, n: int, faces: dict) -> tuple[np.ndarray, float]:
@@ -310,7 +314,7 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 
 @functools.lru_cache(maxsize=None)
 def _solve_cached(k: int, n: int, directory: str) -> HeatSolution:
-    path = pathlib.Path(directory) / f"heat_bc{k}_n{n}_{CACHE_VERSION}.npz"
+    path = pathlib.Path(directory) / _cache_name(k, n)
     faces = {side: _readonly(_face_means(k, side, n)) for side in SIDES}
     loaded = _load(path, n)
     if loaded is None:
