@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -23,6 +25,21 @@ def check_int(name: str, value, minimum: int) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return int(value)
+
+
+def check_positive(name: str, value, *, allow_zero: bool = False) -> float:
+    """``value`` as a finite float ``> 0`` (``>= 0`` with ``allow_zero``).
+
+    Raises:
+        TypeError: not a number. ValueError: out of range; both messages name the argument.
+    """
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}") from None
+    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        raise ValueError(f"{name} must be {'>=' if allow_zero else '>'} 0 and finite, got {value}")
+    return v
 
 
 def check_initial(x0, y0, bounds, capacity: int):

@@ -77,6 +77,7 @@ from ._common import (
     append_observations,
     check_constraint_values,
     check_initial,
+    check_positive,
     constrained_transform,
     feasibility_ranked,
     observation_rows,
@@ -125,16 +126,6 @@ class NeuralCBOState(NamedTuple):
     lower: Array
     upper: Array
     key: Array
-
-
-def _check_positive(name: str, value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a float, got {type(value).__name__}") from None
-    if not (v > 0 and math.isfinite(v)):
-        raise ValueError(f"{name} must be a finite float > 0, got {value}")
-    return v
 
 
 def neural_cbo(
@@ -232,9 +223,9 @@ def neural_cbo(
         raise ValueError(f"training must be one of {TRAINING}, got {chosen['training']!r}")
     if chosen["incumbent"] not in INCUMBENTS:
         raise ValueError(f"incumbent must be one of {INCUMBENTS}, got {chosen['incumbent']!r}")
-    lam = _check_positive("lam", chosen["lam"])
-    nu = _check_positive("nu", chosen["nu"])
-    lr = _check_positive("learning_rate", chosen["learning_rate"])
+    lam = check_positive("lam", chosen["lam"])
+    nu = check_positive("nu", chosen["nu"])
+    lr = check_positive("learning_rate", chosen["learning_rate"])
     opt = make_optimizer(chosen["optimizer"], lr)
     if not 0.0 <= float(chosen["local_fraction"]) < 1.0:
         raise ValueError(f"local_fraction must be in [0, 1), got {chosen['local_fraction']}")

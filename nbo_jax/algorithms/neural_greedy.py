@@ -74,7 +74,7 @@ from ..networks import ACTIVATIONS, Network, last_layer_name, ntk_mlp  # ntk_mlp
 from ..optimize import candidate_set, refine_argmax
 from ..training import TrainConfig, make_optimizer, train_regression
 from ..types import BOAlgorithm, Dataset
-from ._common import check_initial
+from ._common import check_initial, check_positive
 from ._common import check_int as _check_int
 
 Array = jax.Array
@@ -190,16 +190,6 @@ class NeuralGreedyState(NamedTuple):
     key: Array
 
 
-def _check_positive(name, value, *, strict=True):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}") from None
-    if not math.isfinite(v) or (v <= 0 if strict else v < 0):
-        raise ValueError(f"{name} must be {'>' if strict else '>='} 0 and finite, got {value}")
-    return v
-
-
 
 
 def neural_greedy(
@@ -288,12 +278,12 @@ def neural_greedy(
     acq_steps = _check_int("acq_steps", chosen["acq_steps"], 0)
     n_best = _check_int("n_best", n_best, 1)
     surrogate_samples = _check_int("surrogate_samples", surrogate_samples, 1)
-    gamma = _check_positive("gamma", chosen["gamma"])
-    nu = _check_positive("nu", nu)
-    sigma2 = _check_positive("sigma2", sigma2, strict=False)
-    lr = _check_positive("learning_rate", chosen["learning_rate"])
-    acq_lr = _check_positive("acq_learning_rate", chosen["acq_learning_rate"])
-    local_std = _check_positive("local_std", local_std)
+    gamma = check_positive("gamma", chosen["gamma"])
+    nu = check_positive("nu", nu)
+    sigma2 = check_positive("sigma2", sigma2, allow_zero=True)
+    lr = check_positive("learning_rate", chosen["learning_rate"])
+    acq_lr = check_positive("acq_learning_rate", chosen["acq_learning_rate"])
+    local_std = check_positive("local_std", local_std)
     lf = float(chosen["local_fraction"])
     if not 0.0 <= lf < 1.0:
         raise ValueError(f"local_fraction must be in [0, 1), got {lf}")

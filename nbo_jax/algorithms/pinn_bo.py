@@ -71,7 +71,7 @@ from ..features import gradient_features, predict
 from ..networks import ACTIVATIONS, Network, ntk_mlp
 from ..optimize import argmax_point, candidate_set, refine_argmax
 from ..types import BOAlgorithm, Dataset
-from ._common import check_initial, check_int
+from ._common import check_initial, check_int, check_positive
 
 Array = jax.Array
 
@@ -133,16 +133,6 @@ class PINNBOState(NamedTuple):
     losses: Array
     residual_scale: Array
     info: Optional[PINNInfoState]
-
-
-def _positive(name: str, value, *, allow_zero: bool = False) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}") from None
-    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"{name} must be {'>=' if allow_zero else '>'} 0 and finite, got {value}")
-    return v
 
 
 def pinn_bo(
@@ -272,21 +262,21 @@ def pinn_bo(
     acq_steps = check_int("acq_steps", chosen["acq_steps"], 0)
     n_best = check_int("n_best", n_best, 1)
     info_points = check_int("info_points", info_points, 1)
-    nu = _positive("nu", nu)
-    lr = _positive("learning_rate", chosen["learning_rate"])
-    decay = _positive("lr_decay", chosen["lr_decay"])
+    nu = check_positive("nu", nu)
+    lr = check_positive("learning_rate", chosen["learning_rate"])
+    decay = check_positive("lr_decay", chosen["lr_decay"])
     if decay > 1:
         raise ValueError(f"lr_decay must be in (0, 1], got {decay}")
-    acq_lr = _positive("acq_learning_rate", chosen["acq_learning_rate"])
-    local_std = _positive("local_std", local_std)
-    lambda1 = _positive("lambda1", lambda1)
-    lambda2 = _positive("lambda2", lambda2)
+    acq_lr = check_positive("acq_learning_rate", chosen["acq_learning_rate"])
+    local_std = check_positive("local_std", local_std)
+    lambda1 = check_positive("lambda1", lambda1)
+    lambda2 = check_positive("lambda2", lambda2)
     weight = chosen["residual_weight"]
     if isinstance(weight, str):
         if weight != "sum":
             raise ValueError(f"residual_weight must be 'sum' or a float >= 0, got {weight!r}")
     else:
-        weight = _positive("residual_weight", weight, allow_zero=True)
+        weight = check_positive("residual_weight", weight, allow_zero=True)
     lf = float(chosen["local_fraction"])
     if not 0.0 <= lf < 1.0:
         raise ValueError(f"local_fraction must be in [0, 1), got {lf}")
@@ -295,7 +285,7 @@ def pinn_bo(
     if operator is not None and activation == "relu":
         raise ValueError("activation: 'relu' has zero second derivatives; use a smooth one ('tanh') with a PDE")
     if not (isinstance(residual_scale, str) and residual_scale in ("auto", "std")):
-        residual_scale = _positive("residual_scale", residual_scale)
+        residual_scale = check_positive("residual_scale", residual_scale)
     if residual_points not in RESIDUAL_POINTS:
         raise ValueError(f"residual_points must be one of {RESIDUAL_POINTS}, got {residual_points!r}")
     n_local = int(round(n_raw * lf))
