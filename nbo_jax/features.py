@@ -53,6 +53,19 @@ def gradient_features(
     return jax.lax.map(lambda zi: g(theta, zi), z, batch_size=int(chunk_size))
 
 
+def jacobian_vector_product(apply: Callable[[Any, Array], Array], params: Any, z: Array, v: Array) -> Array:
+    """``G v`` without forming ``G``: ``g(z_i)^T v`` for ``z (n, d)`` and a flat parameter
+    direction ``v (p,)`` (``ravel_pytree`` order), by one forward-mode ``jvp`` per point
+    (about the cost of two forward passes). Differentiable in ``z``. Returns ``(n,)``."""
+    theta, h = flat_apply(apply, params)
+    v = v.astype(theta.dtype)
+
+    def one(zi):
+        return jax.jvp(lambda t: h(t, zi), (theta,), (v,))[1]
+
+    return jax.vmap(one)(z)
+
+
 def predict(apply: Callable[[Any, Array], Array], params: Any, z: Array) -> Array:
     """Network outputs ``h(z_i)`` for ``z (n, d)`` -> ``(n,)``."""
     return jax.vmap(apply, in_axes=(None, 0))(params, z)

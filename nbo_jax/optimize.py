@@ -1,6 +1,7 @@
-"""Acquisition maximization over the unit cube.
+"""Acquisition maximization over the unit cube: one optimizer for every algorithm.
 
-Two pieces, used by the algorithms:
+:func:`optimize_acqf` (settings: :class:`AcqOptimizer`, built by :func:`acq_optimizer`) is
+what the algorithms call. Its pieces:
 
 - :func:`candidate_set`: ``n_uniform`` uniform points plus ``n_local`` Gaussian
   perturbations (std ``local_std``, clipped to the cube) of the ``n_best`` best observed
@@ -12,7 +13,7 @@ Two pieces, used by the algorithms:
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -109,3 +110,129 @@ def argmax_point(utility_values: Array, candidates: Array) -> Array:
     """The candidate ``(d,)`` with the largest utility (NaN utilities never win)."""
     vals = jnp.where(jnp.isnan(utility_values), -jnp.inf, utility_values)
     return candidates[jnp.argmax(vals)]
+
+
+class AcqOptimizer(NamedTuple):
+    """Settings of :func:`optimize_acqf` (BoTorch's ``optimize_acqf`` vocabulary).
+
+    Build it with :func:`acq_optimizer`, which checks every field.
+
+    Attributes:
+        raw_samples: candidates scored per ask (BoTorch ``raw_samples``).
+        num_restarts: how many of the best raw samples start a gradient climb (BoTorch
+            ``num_restarts``).
+        steps: projected Adam steps per restart; 0 scores the raw samples only (the papers'
+            candidate-set argmax).
+        learning_rate: Adam step size, in unit-cube units.
+        local_fraction: share of the raw samples drawn around the ``n_best`` best
+            observations (Gaussian, std ``local_std`` in unit-cube units, clipped to the cube);
+            the rest are uniform in the cube.
+        local_std, n_best: see ``local_fraction``.
+    """
+
+    raw_samples: int = 2048
+    num_restarts: int = 4
+    steps: int = 0
+    learning_rate: float = 0.01
+    local_fraction: float = 0.25
+    local_std: float = 0.05
+    n_best: int = 5
+
+    @property
+    def n_local(self) -> int:
+        """Raw samples drawn around the best observations."""
+        return int(round(self.raw_samples * self.local_fraction))
+
+    @property
+    def n_uniform(self) -> int:
+        """Raw samples drawn uniformly in the cube."""
+        return self.raw_samples - self.n_local
+
+
+def acq_optimizer(
+    raw_samples: int = 2048,
+    num_restarts: int = 4,
+    steps: int = 0,
+    learning_rate: float = 0.01,
+    local_fraction: float = 0.25,
+    local_std: float = 0.05,
+    n_best: int = 5,
+) -> AcqOptimizer:
+    """Checked :class:`AcqOptimizer` (the one acquisition optimizer's settings).
+
+    Raises:
+        TypeError: a count that is not an int, or a rate that is not a number.
+        ValueError: ``raw_samples``, ``num_restarts`` or ``n_best`` < 1, ``steps`` < 0,
+            ``learning_rate`` or ``local_std`` not > 0, ``local_fraction`` outside ``[0, 1)``,
+            or no uniform raw sample left; the message names the argument.
+    """
+    from .algorithms._common import check_int, check_positive
+
+    opts = AcqOptimizer(
+        check_int("raw_samples", raw_samples, 1),
+        check_int("num_restarts", num_restarts, 1),
+        check_int("steps", steps, 0),
+        check_positive("learning_rate", learning_rate),
+        check_positive("local_fraction", local_fraction, allow_zero=True),
+        check_positive("local_std", local_std),
+        check_int("n_best", n_best, 1),
+    )
+    if not opts.local_fraction < 1.0:
+        raise ValueError(f"local_fraction must be in [0, 1), got {local_fraction}")
+    if opts.n_uniform < 1:
+        raise ValueError(f"local_fraction={local_fraction} leaves no uniform raw sample out of {raw_samples}")
+    return opts
+
+
+def as_acq_optimizer(value, name: str = "acq_optimizer") -> AcqOptimizer:
+    """``value`` as a checked :class:`AcqOptimizer`: an ``AcqOptimizer`` (re-checked) or a
+    dict of :func:`acq_optimizer` keywords.
+
+    Raises:
+        TypeError: anything else, or an unknown key (the message names ``name``).
+        ValueError: as :func:`acq_optimizer`.
+    """
+    if isinstance(value, AcqOptimizer):
+        return acq_optimizer(*value)
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - set(AcqOptimizer._fields))
+        if unknown:
+            raise TypeError(f"{name} has unknown keys {unknown}; known: {list(AcqOptimizer._fields)}")
+        return acq_optimizer(**value)
+    raise TypeError(f"{name} must be nbo.optimize.acq_optimizer(...) or a dict of its arguments, "
+                    f"got {type(value).__name__}")
+
+
+def optimize_acqf(
+    utility: Callable[[Array], Array],
+    key: Array,
+    data: Dataset,
+    options: AcqOptimizer = AcqOptimizer(),
+) -> Array:
+    """Maximize an acquisition over the unit cube: raw samples -> best ``num_restarts`` ->
+    projected Adam steps -> the best point (BoTorch's ``optimize_acqf`` with ``q = 1``).
+
+    The raw samples are :func:`candidate_set` (uniform plus local around the best
+    observations of ``data``). With ``steps > 0`` the ``num_restarts`` best raw samples climb
+    ``utility`` by Adam steps projected onto ``[0, 1]^d``; the answer is the best of the
+    climbed points and the best raw sample, so it is never worse than the raw-sample argmax.
+
+    Args:
+        utility: ``u (N, d) -> (N,)``, the acquisition value of each point (maximized; NaN
+            never wins). Pointwise (row ``i`` depends on ``u[i]`` only) and, for
+            ``steps > 0``, differentiable in ``u``. A stochastic acquisition closes over its
+            sample (e.g. a pathwise Thompson sample), so it is one function here.
+        key: PRNG key for the raw samples.
+        data: :class:`~nbo_jax.types.Dataset` in unit-cube coordinates (its best valid rows
+            centre the local raw samples; ``data.y`` ranks them).
+        options: :class:`AcqOptimizer` (build with :func:`acq_optimizer`).
+
+    Returns:
+        ``(d,)`` unit-cube point, dtype of ``data.u``.
+    """
+    u_raw = candidate_set(key, data, options.n_uniform, options.n_local, local_std=options.local_std,
+                          n_best=options.n_best)
+    values = utility(u_raw)
+    return refine_argmax(values, u_raw, lambda u: utility(u[None, :])[0],
+                         n_starts=min(options.num_restarts, options.raw_samples), steps=options.steps,
+                         learning_rate=options.learning_rate, pool_utility=utility)

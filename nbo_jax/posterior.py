@@ -18,12 +18,27 @@ Three modes share one interface (``init``/``update``/``variance``), chosen by na
   O(cap p) memory, O(N cap p + N cap^2) for N variances: the only exact mode when ``p`` is
   large (m = 500, d = 100 gives p = 50,500 and a 10 GB ``U``).
 
+**Pathwise (joint) samples.** The model is Bayesian linear regression on the features:
+``f(x) = g(x)^T w / sqrt(m)`` with prior ``w ~ N(0, I)`` and noise variance ``lam``, so
+``sigma^2(x)`` above is its posterior variance and ``w``'s posterior covariance is
+``lam U^{-1}``. :func:`sample_weights` draws ``delta ~ N(0, lam U^{-1})`` once; then
+``x -> g(x)^T delta / sqrt(m)`` is one joint sample of the whole function (zero mean), a
+differentiable function of ``x`` whose marginal variance is ``sigma^2(x)`` (Wilson et al.
+2020, "Efficiently sampling functions from Gaussian process posteriors", eq. 5, Matheron's
+rule, in ``dual``).
+
+**Scales from the data.** The same model with an output scale ``s^2`` is a GP with kernel
+``s^2 g(x)^T g(x') / m`` (the empirical NTK) and noise ``s^2 lam``;
+:func:`fit_scales` maximizes its marginal likelihood over ``(lam, s^2)`` in dual form
+(:func:`log_marginal_likelihood`).
+
 Rows added with ``valid=False`` (NaN/inf observations) leave the posterior unchanged.
 Never materializes an ``N x N`` matrix for ``N`` candidate variances (DESIGN.md).
 """
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple, Optional
 
 import jax
@@ -36,9 +51,11 @@ MODES = ("full", "diagonal", "dual")
 
 
 class FullState(NamedTuple):
-    """``A = U^{-1}``: ``(p, p)``."""
+    """``A = U^{-1}``: ``(p, p)``, and the features ``G (cap, p)`` (zero rows unused or
+    invalid; kept for pathwise samples, :func:`sample_weights`)."""
 
     A: Array
+    G: Array
 
 
 class DiagonalState(NamedTuple):
@@ -84,7 +101,7 @@ def init(mode: str, num_params: int, capacity: int, lam: float, dtype=None) -> P
         raise ValueError(f"lam must be > 0, got {lam}")
     p = num_params
     if mode == "full":
-        return FullState(jnp.eye(p, dtype=dtype) / lam)
+        return FullState(jnp.eye(p, dtype=dtype) / lam, jnp.zeros((capacity, p), dtype))
     if mode == "diagonal":
         return DiagonalState(jnp.full((p,), lam, dtype))
     return DualState(
@@ -103,7 +120,7 @@ def update(state: PosteriorState, g: Array, index: Array, valid: Array, lam, m) 
         A = state.A
         Ag = A @ g
         A = A - jnp.outer(Ag, Ag) / (m + g @ Ag)
-        return FullState(0.5 * (A + A.T))
+        return FullState(0.5 * (A + A.T), state.G.at[index].set(g, mode="drop"))
     if isinstance(state, DiagonalState):
         return DiagonalState(state.U + g * g / m)
     G, L = state.G, state.L
@@ -164,11 +181,116 @@ def rebuild(state: PosteriorState, G: Array, mask: Array, lam, m) -> PosteriorSt
     if isinstance(state, FullState):
         U = lam * jnp.eye(p, dtype=G.dtype) + G.T @ G / m
         A = jnp.linalg.inv(U)
-        return FullState(0.5 * (A + A.T))
+        return FullState(0.5 * (A + A.T), G)
     if isinstance(state, DiagonalState):
         return DiagonalState(lam + jnp.sum(G * G, axis=0) / m)
     K = G @ G.T / m + lam * jnp.eye(G.shape[0], dtype=G.dtype)
     return DualState(G, jnp.linalg.cholesky(K))
+
+
+def sample_weights(state: PosteriorState, key: Array, lam, m) -> Array:
+    """One draw ``delta ~ N(0, lam U^{-1})``, ``(p,)``: ``g(x)^T delta / sqrt(m)`` is a joint
+    posterior sample of the zero-mean function, with variance ``sigma^2(x)`` at every ``x``.
+
+    - ``full``: ``delta = sqrt(lam) A (sqrt(lam) e1 + G^T e2 / sqrt(m))`` with ``e1 ~ N(0, I_p)``,
+      ``e2 ~ N(0, I_cap)``: ``sqrt(lam) e1 + G^T e2 / sqrt(m) ~ N(0, U)``, so
+      ``Cov(delta) = lam A U A = lam A``. O(p^2 + cap p).
+    - ``dual`` (Matheron's rule; Wilson et al. 2020, eq. 5): ``delta = w0 - G^T K^{-1}
+      (G w0 / sqrt(m) + sqrt(lam) e2) / sqrt(m)`` with ``w0 ~ N(0, I_p)`` (prior draw) and
+      ``K = G G^T / m + lam I`` (its factor ``L``). Nothing ``p x p``; O(cap p + cap^2).
+    - ``diagonal``: ``delta = sqrt(lam / U) e1`` (the diagonal approximation's posterior).
+
+    Args:
+        state: a posterior state. key: PRNG key. lam: the noise/regularization ``lam`` the
+            state was built with (``dual`` reads it from ``L``; used by ``full``/``diagonal``
+            and for the noise draw). m: the feature scale ``m``.
+
+    Returns:
+        ``(p,)`` array, the state's dtype.
+    """
+    dtype = _dtype(state)
+    k1, k2 = jax.random.split(key)
+    if isinstance(state, DiagonalState):
+        p = state.U.shape[0]
+        return jnp.sqrt(lam / state.U) * jax.random.normal(k1, (p,), dtype)
+    G = state.G
+    cap, p = G.shape
+    e1 = jax.random.normal(k1, (p,), dtype)
+    e2 = jax.random.normal(k2, (cap,), dtype)
+    sm, sl = jnp.sqrt(jnp.asarray(m, dtype)), jnp.sqrt(jnp.asarray(lam, dtype))
+    if isinstance(state, FullState):
+        return sl * (state.A @ (sl * e1 + G.T @ e2 / sm))
+    b = G @ e1 / sm + sl * e2
+    a = solve_triangular(state.L, b, lower=True)
+    a = solve_triangular(state.L.T, a, lower=False)
+    return e1 - G.T @ a / sm
+
+
+def log_marginal_likelihood(G: Array, mask: Array, r: Array, lam, scale2, m) -> Array:
+    """``log N(r_v; 0, scale2 (G_v G_v^T / m + lam I))`` over the valid rows, ``()``: the
+    marginal likelihood of the linearized network as a GP with the empirical NTK kernel
+    ``scale2 g^T g' / m`` and noise variance ``scale2 lam`` (a direct Cholesky; reference for
+    :func:`fit_scales`).
+
+    Args:
+        G: ``(cap, p)`` features; mask: ``(cap,)`` bool; r: ``(cap,)`` targets (invalid rows
+            ignored); lam, scale2: ``> 0``; m: the feature scale.
+    """
+    msk = mask.astype(G.dtype)
+    Gm = G * msk[:, None]
+    rm = jnp.where(mask, r, 0.0)
+    K = scale2 * (Gm @ Gm.T / m + lam * jnp.diag(msk)) + jnp.diag(1.0 - msk)
+    L = jnp.linalg.cholesky(K)
+    v = solve_triangular(L, rm, lower=True)
+    n = jnp.sum(msk)
+    return -0.5 * v @ v - jnp.sum(jnp.log(jnp.diag(L))) - 0.5 * n * jnp.log(2.0 * jnp.pi)
+
+
+def fit_scales(G: Array, mask: Array, r: Array, m, *, lam_range=(1e-4, 10.0), scale2_range=(1e-2, 1e2),
+               n_grid: int = 64) -> tuple[Array, Array, Array]:
+    """Type-II maximum likelihood of ``(lam, scale2)`` for :func:`log_marginal_likelihood`
+    (the empirical-NTK GP in dual form).
+
+    One eigendecomposition ``G_v G_v^T / m = Q diag(e) Q^T`` (``cap x cap``) makes the
+    likelihood of every ``(lam, scale2)`` cost O(cap): with ``c = Q^T r``,
+    ``log p = -1/2 sum_i [c_i^2 / (scale2 (e_i + lam)) + log(scale2 (e_i + lam))] - n/2 log 2 pi``
+    over the valid rows. For fixed ``lam`` the best ``scale2`` is ``sum_i c_i^2 / (e_i + lam) / n``
+    (then clipped to ``scale2_range``); ``lam`` is the best of ``n_grid`` log-spaced values in
+    ``lam_range``. Exact on the grid, no iterative optimizer.
+
+    Args:
+        G: ``(cap, p)``; mask: ``(cap,)`` bool; r: ``(cap,)`` targets; m: feature scale.
+
+    Returns:
+        ``(lam, scale2, lml)``, each ``()``. With no valid row: ``lam_range``'s geometric
+        mean, ``scale2 = 1`` (clipped), lml 0.
+    """
+    msk = mask.astype(G.dtype)
+    Gm = G * msk[:, None]
+    K0 = Gm @ Gm.T / m
+    e, Q = jnp.linalg.eigh(0.5 * (K0 + K0.T))
+    e = jnp.maximum(e, 0.0)
+    c2 = (Q.T @ jnp.where(mask, r, 0.0)) ** 2
+    n = jnp.sum(msk)
+    n_masked = msk.shape[0] - n
+    lams = jnp.exp(jnp.linspace(jnp.log(lam_range[0]), jnp.log(lam_range[1]), n_grid)).astype(G.dtype)
+
+    def lml_at(lam):
+        quad = jnp.sum(c2 / (e + lam))
+        # masked coordinates are a separate block with eigenvalue lam: remove their log det
+        logdet = jnp.sum(jnp.log(e + lam)) - n_masked * jnp.log(lam)
+        s2 = jnp.clip(quad / jnp.maximum(n, 1.0), scale2_range[0], scale2_range[1])
+        val = -0.5 * (quad / s2 + n * jnp.log(s2) + logdet + n * jnp.log(2.0 * jnp.pi))
+        return val, s2
+
+    vals, s2s = jax.vmap(lml_at)(lams)
+    vals = jnp.where(jnp.isfinite(vals), vals, -jnp.inf)
+    i = jnp.argmax(vals)
+    empty = n < 1
+    lam0 = jnp.asarray(math.sqrt(lam_range[0] * lam_range[1]), G.dtype)
+    s20 = jnp.asarray(min(max(1.0, scale2_range[0]), scale2_range[1]), G.dtype)
+    return (jnp.where(empty, lam0, lams[i]), jnp.where(empty, s20, s2s[i]),
+            jnp.where(empty, 0.0, vals[i]))
 
 
 def _dtype(state: PosteriorState):
@@ -195,4 +317,7 @@ __all__ = [
     "direct_variance",
     "chol_append",
     "chol_variance",
+    "sample_weights",
+    "log_marginal_likelihood",
+    "fit_scales",
 ]

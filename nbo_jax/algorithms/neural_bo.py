@@ -32,19 +32,25 @@ import jax
 import jax.numpy as jnp
 
 from .. import posterior as post_lib
-from ..acquisition import AcquisitionFn, SurrogatePosterior, thompson
-from ..features import gradient_features, predict
+from ..acquisition import AcquisitionFn, SurrogatePosterior, thompson as independent_thompson
+from ..features import gradient_features, jacobian_vector_product, predict
 from ..networks import mlp
-from ..optimize import argmax_point, candidate_set
+from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..training import TrainConfig, make_optimizer, train_regression
 from ..types import BOAlgorithm, Dataset
-from ._common import check_initial
+from ._common import check_initial, check_positive
 
 Array = jax.Array
 
+THOMPSON = ("pathwise", "independent")
+SCALES = ("fit", "fixed")
+
 PRESETS = {
-    "paper": dict(optimizer="sgd", warm_start=False, local_fraction=0.0, use_bias=False),
-    "default": dict(optimizer="adam", warm_start=True, local_fraction=0.25, use_bias=True),
+    "paper": dict(optimizer="sgd", warm_start=False, use_bias=False, thompson="independent", scales="fixed",
+                  acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.0)),
+    "default": dict(optimizer="adam", warm_start=True, use_bias=True, thompson="pathwise", scales="fit",
+                    acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=8, steps=30, learning_rate=0.01,
+                                               local_fraction=0.25, local_std=0.05, n_best=5)),
 }
 
 
@@ -56,6 +62,8 @@ class NeuralBOState(NamedTuple):
         params0: initial weights ``theta_0``; params: current weights ``theta_t``.
         posterior: ``FullState | DiagonalState | DualState`` (:mod:`nbo_jax.posterior`).
         lower, upper: ``(d,)`` box bounds; key: PRNG key used for training shuffles.
+        post_lam: ``()`` the ``lam`` of the posterior (``lam``, or fitted with ``scales="fit"``).
+        post_scale: ``()`` multiplier of ``sigma`` (1, or the fitted ``s`` with ``scales="fit"``).
     """
 
     data: Dataset
@@ -65,6 +73,8 @@ class NeuralBOState(NamedTuple):
     lower: Array
     upper: Array
     key: Array
+    post_lam: Array
+    post_scale: Array
 
 
 def neural_bo(
@@ -81,86 +91,111 @@ def neural_bo(
     learning_rate: float = 1e-3,
     epochs: int = 50,
     batch_size: int = 50,
-    n_candidates: int = 2048,
-    local_fraction: Optional[float] = None,
-    local_std: float = 0.05,
-    n_best: int = 5,
+    thompson: Optional[str] = None,
+    scales: Optional[str] = None,
+    acq_optimizer: Optional[AcqOptimizer | dict] = None,
     acquisition: Optional[AcquisitionFn] = None,
     standardize: bool = True,
     activation: str = "relu",
     use_bias: Optional[bool] = None,
     chunk_size: Optional[int] = None,
 ) -> BOAlgorithm:
-    """Build Neural-BO as a :class:`~nbo_jax.types.BOAlgorithm` (seed 000, Algorithm 1).
+    """Build Neural-BO as a :class:`~nbo_jax.types.BOAlgorithm` (Phan-Trong et al. 2023,
+    Algorithm 1).
 
     Args:
         width: hidden width ``m``. depth: number of weight layers ``L`` (>= 2).
-        nu: exploration scale of Thompson sampling (seed 000, Algorithm 1, line 4);
-            default 1.0. Not allowed together with ``acquisition`` (it would be ignored).
-        lam: regularization ``lambda`` of ``U_0 = lam I`` and of TrainNN (> 0).
-        preset: ``"paper"`` or ``"default"``: fills ``warm_start``, ``optimizer``,
-            ``local_fraction``, ``use_bias`` where left ``None`` (see module doc).
+        nu: exploration scale of Thompson sampling (Phan-Trong et al. 2023, Algorithm 1,
+            line 4), a float ``>= 0`` or a traced array; default 1.0. With ``scales="fit"``
+            it multiplies the fitted scale. Not allowed together with ``acquisition``.
+        lam: regularization ``lambda`` of TrainNN and (``scales="fixed"``) of ``U_0 = lam I``.
+        preset: ``"paper"`` or ``"default"``: fills every option left ``None`` (module doc).
         posterior: ``"full"`` (Sherman-Morrison), ``"diagonal"`` (approximation),
-            ``"dual"`` (Gram-matrix Cholesky) or ``"auto"`` (the cheaper exact one for the
-            run's ``p`` and capacity: :func:`nbo_jax.posterior.choose_mode`).
+            ``"dual"`` (Gram-matrix Cholesky) or ``"auto"`` (``dual`` with ``scales="fit"``,
+            else the cheaper exact one: :func:`nbo_jax.posterior.choose_mode`).
         feature_params: ``"initial"`` (``g`` at ``theta_0``; paper) or ``"current"``
             (``g`` at the current weights, as the authors' code and NeuralUCB do; each
             observation's feature is taken at the weights trained right after it).
         warm_start: train from the previous weights instead of ``theta_0``.
-        optimizer: ``"sgd"`` or ``"adam"``; learning_rate, epochs, batch_size: TrainNN.
-        n_candidates: size of the candidate set scored per ask.
-        local_fraction: share of candidates drawn around the ``n_best`` best observations
-            (Gaussian, std ``local_std`` in unit-cube units).
-        acquisition: ``acq(SurrogatePosterior, key) -> (N,)`` utility to maximize;
-            default :func:`nbo_jax.acquisition.thompson` with ``nu``.
-        standardize: train on standardized targets (SPEC.md section 0).
+        optimizer: ``"sgd"`` or ``"adam"``; learning_rate, epochs, batch_size: TrainNN
+            (``batch_size`` is the SGD mini-batch, not a number of points per ask).
+        thompson: ``"pathwise"``: one joint sample ``f~(x) = h(x; theta_t) + nu s g(x)^T
+            delta / sqrt(m)`` with ``delta ~ N(0, lam U^{-1})`` (:func:`nbo_jax.posterior.
+            sample_weights`), a differentiable function maximized by ``acq_optimizer``;
+            ``"independent"``: the paper's ``N(h(x), nu^2 sigma^2(x))`` drawn independently
+            per raw sample (no gradient steps). Ignored with ``acquisition``.
+        scales: ``"fit"``: before each ask's posterior is used, ``(lam, s^2)`` of the
+            posterior maximize the marginal likelihood of the linearized network (a GP with
+            the empirical NTK; :func:`nbo_jax.posterior.fit_scales`, targets ``y - h(x;
+            theta_0)``), refitted at every ``tell``; ``"fixed"``: ``lam`` and ``s = 1``.
+        acq_optimizer: :func:`nbo_jax.optimize.acq_optimizer` settings (or a dict of its
+            arguments) for :func:`nbo_jax.optimize.optimize_acqf`; default the preset's.
+        acquisition: ``acq(SurrogatePosterior, key) -> (N,)`` utility to maximize instead of
+            Thompson sampling (:mod:`nbo_jax.acquisition`).
+        standardize: train on standardized targets.
         activation, use_bias: network options (paper: ReLU, no biases; default: biases.
             Without biases the ReLU network is positively homogeneous, ``h(c z) = c h(z)``,
             so ``h(0) = 0`` and its minimum over the box sits on the boundary or at the
-            centre: Neural-BO then does worse than random search on Ackley, whose optimum
-            is the centre. The authors' code has biases.)
+            centre. The authors' code has biases.)
         chunk_size: compute candidate features in chunks of this size (memory bound).
 
     Returns:
         ``BOAlgorithm(init, ask, tell, name="neural-bo", surrogate)``; ``init(key, x0, y0,
         *, bounds, capacity)``, ``ask(state, key) -> (d,)``, ``tell(state, x, y)``,
-        ``surrogate(state, u (N, d)) -> SurrogatePosterior`` (standardized units).
+        ``surrogate(state, u (N, d)) -> SurrogatePosterior`` (standardized units; ``std``
+        includes the fitted scale, not ``nu``).
 
     Raises:
         ValueError: any argument out of range or unknown (message names it).
+        TypeError: ``acquisition`` not callable, ``acq_optimizer`` of the wrong type.
     """
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
     chosen = dict(PRESETS[preset])
-    for k, v in dict(warm_start=warm_start, optimizer=optimizer, local_fraction=local_fraction,
-                     use_bias=use_bias).items():
+    for k, v in dict(warm_start=warm_start, optimizer=optimizer, use_bias=use_bias, thompson=thompson,
+                     scales=scales).items():
         if v is not None:
             chosen[k] = v
+    if chosen["thompson"] not in THOMPSON:
+        raise ValueError(f"thompson must be one of {THOMPSON}, got {chosen['thompson']!r}")
+    if chosen["scales"] not in SCALES:
+        raise ValueError(f"scales must be one of {SCALES}, got {chosen['scales']!r}")
+    fit = chosen["scales"] == "fit"
     if posterior not in post_lib.MODES + ("auto",):
         raise ValueError(f"posterior must be one of {post_lib.MODES + ('auto',)}, got {posterior!r}")
+    if fit and posterior != "auto" and posterior != "dual":
+        raise ValueError(f"scales='fit' needs posterior='dual' (or 'auto'): refitting lam rebuilds the "
+                         f"posterior, which only the dual form does cheaply; got posterior={posterior!r}")
     if feature_params not in ("initial", "current"):
         raise ValueError(f"feature_params must be 'initial' or 'current', got {feature_params!r}")
-    if isinstance(lam, (int, float)) and not lam > 0:
-        raise ValueError(f"lam must be > 0, got {lam}")
-    for name, val in dict(width=width, epochs=epochs, batch_size=batch_size, n_candidates=n_candidates,
-                          n_best=n_best).items():
-        if int(val) < 1:
-            raise ValueError(f"{name} must be >= 1, got {val}")
-    if not 0.0 <= chosen["local_fraction"] < 1.0:
-        raise ValueError(f"local_fraction must be in [0, 1), got {chosen['local_fraction']}")
-    n_local = int(round(n_candidates * chosen["local_fraction"]))
-    n_uniform = n_candidates - n_local
-    opt = make_optimizer(chosen["optimizer"], learning_rate)
+    lam = check_positive("lam", lam) if isinstance(lam, (int, float)) else lam
+    for name, val in dict(width=width, epochs=epochs, batch_size=batch_size).items():
+        if isinstance(val, bool) or not isinstance(val, int) or val < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {val!r}")
+    if nu is not None and not isinstance(nu, jax.Array):
+        nu = check_positive("nu", nu, allow_zero=True)
     if acquisition is not None and nu is not None:
         raise ValueError(
             "nu only scales the default Thompson acquisition; with acquisition= given, put the "
             "exploration scale into it (e.g. nbo.acquisition.thompson(nu)) and drop nu"
         )
-    acq = acquisition if acquisition is not None else thompson(1.0 if nu is None else nu)
-    if not callable(acq):
-        raise TypeError(f"acquisition must be callable (posterior, key) -> (N,), got {type(acq).__name__}")
+    if acquisition is not None and not callable(acquisition):
+        raise TypeError(f"acquisition must be callable (posterior, key) -> (N,), got {type(acquisition).__name__}")
+    pathwise = acquisition is None and chosen["thompson"] == "pathwise"
+    if acq_optimizer is None:
+        aopt = chosen["acq_optimizer"]
+        if acquisition is None and not pathwise:
+            aopt = aopt._replace(steps=0)  # independent draws are not a function to climb
+    else:
+        aopt = as_acq_optimizer(acq_optimizer)
+        if acquisition is None and not pathwise and aopt.steps > 0:
+            raise ValueError("acq_optimizer.steps must be 0 with thompson='independent' (independent "
+                             "per-point draws have no gradient); use thompson='pathwise'")
+    nu_value = 1.0 if nu is None else nu
+    acq = acquisition if acquisition is not None else independent_thompson(nu_value)
+    opt = make_optimizer(chosen["optimizer"], learning_rate)
     m = float(width)
-    train_cfg = TrainConfig(epochs=int(epochs), batch_size=int(batch_size), optimizer=opt, reg=m * float(lam))
+    train_cfg = TrainConfig(epochs=int(epochs), batch_size=int(batch_size), optimizer=opt, reg=m * lam)
 
     @functools.lru_cache(maxsize=None)
     def network(d: int, dtype):
@@ -172,29 +207,42 @@ def neural_bo(
     def feature_weights(state: NeuralBOState):
         return state.params0 if feature_params == "initial" else state.params
 
+    def targets_of(data: Dataset) -> Array:
+        return data.standardized()[0] if standardize else data.y
+
     def absorb(state: NeuralBOState, x_new: Array, y_new: Array) -> NeuralBOState:
         net = net_of(state)
         u_new = (x_new - state.lower) / (state.upper - state.lower)
         start = state.data.count
         data = state.data.add_batch(u_new, y_new)
         key, k_train = jax.random.split(state.key)
-        targets = data.standardized()[0] if standardize else data.y
+        targets = targets_of(data)
         start_params = state.params if chosen["warm_start"] else state.params0
         params = train_regression(net.apply, start_params, state.params0, 2.0 * data.u - 1.0, targets,
                                   data.mask, k_train, train_cfg)
         state = state._replace(data=data, params=params, key=key)
         G_new = gradient_features(net.apply, feature_weights(state), 2.0 * u_new - 1.0)
+
         def add_row(post, j):
-            return post_lib.update(post, G_new[j], start + j, data.mask[start + j], lam, m), None
+            return post_lib.update(post, G_new[j], start + j, data.mask[start + j], state.post_lam, m), None
 
         post, _ = jax.lax.scan(add_row, state.posterior, jnp.arange(u_new.shape[0]))
-        return state._replace(posterior=post)
+        if not fit:
+            return state._replace(posterior=post)
+        # Type-II ML of (lam, s^2) for the linearized network around theta_0 (prior mean h(x; theta_0))
+        r = targets - predict(net.apply, state.params0, 2.0 * data.u - 1.0)
+        lam_t, s2, _ = post_lib.fit_scales(post.G, data.mask, r, m)
+        post = post_lib.rebuild(post, post.G, data.mask, lam_t, m)
+        return state._replace(posterior=post, post_lam=lam_t, post_scale=jnp.sqrt(s2))
 
     def init(key: Array, x0: Array, y0: Array, *, bounds, capacity: int) -> NeuralBOState:
         x0, y0, lower, upper = check_initial(x0, y0, bounds, capacity)
         d = x0.shape[1]
         net = network(d, x0.dtype)
-        mode = post_lib.choose_mode(net.num_params, capacity) if posterior == "auto" else posterior
+        if posterior == "auto":
+            mode = "dual" if fit else post_lib.choose_mode(net.num_params, capacity)
+        else:
+            mode = posterior
         k_net, k_state = jax.random.split(key)
         params0 = net.init(k_net)
         state = NeuralBOState(
@@ -205,6 +253,8 @@ def neural_bo(
             lower=lower,
             upper=upper,
             key=k_state,
+            post_lam=jnp.asarray(lam, x0.dtype),
+            post_scale=jnp.ones((), x0.dtype),
         )
         return absorb(state, x0, y0)
 
@@ -212,20 +262,36 @@ def neural_bo(
         net = net_of(state)
         z_c = 2.0 * u_c - 1.0
         G_c = gradient_features(net.apply, feature_weights(state), z_c, chunk_size=chunk_size)
-        var = post_lib.variance(state.posterior, G_c, lam, m)
+        var = post_lib.variance(state.posterior, G_c, state.post_lam, m)
         mean = predict(net.apply, state.params, z_c)
-        targets = state.data.standardized()[0] if standardize else state.data.y
-        incumbent = jnp.min(jnp.where(state.data.mask, targets, jnp.inf))
-        return SurrogatePosterior(u_c, mean, jnp.sqrt(var), incumbent)
+        incumbent = jnp.min(jnp.where(state.data.mask, targets_of(state.data), jnp.inf))
+        return SurrogatePosterior(u_c, mean, state.post_scale * jnp.sqrt(var), incumbent)
+
+    def pathwise_sample(state: NeuralBOState, key: Array):
+        """``u (N, d) -> f~(u) (N,)``: one joint Thompson sample of the linearized network."""
+        net = net_of(state)
+        delta = post_lib.sample_weights(state.posterior, key, state.post_lam, m)
+        scale = nu_value * state.post_scale / jnp.sqrt(m)
+
+        def f(u_c):
+            z_c = 2.0 * u_c - 1.0
+            return (predict(net.apply, state.params, z_c)
+                    + scale * jacobian_vector_product(net.apply, feature_weights(state), z_c, delta))
+
+        return f
 
     def ask(state: NeuralBOState, key: Array) -> Array:
         k_c, k_a = jax.random.split(key)
-        u_c = candidate_set(k_c, state.data, n_uniform, n_local, local_std=local_std, n_best=n_best)
-        post = surrogate_posterior(state, u_c)
-        u = argmax_point(acq(post, k_a), u_c)
+        if pathwise:
+            sample = pathwise_sample(state, k_a)
+            utility = lambda u_c: -sample(u_c)
+        else:
+            utility = lambda u_c: acq(surrogate_posterior(state, u_c), k_a)
+        u = optimize_acqf(utility, k_c, state.data, aopt)
         return state.lower + u * (state.upper - state.lower)
 
     def tell(state: NeuralBOState, x: Array, y: Array) -> NeuralBOState:
         return absorb(state, jnp.reshape(x, (1, -1)), jnp.reshape(y, (1,)))
 
-    return BOAlgorithm(init, ask, tell, "neural-bo", surrogate_posterior)
+    algo = BOAlgorithm(init, ask, tell, "neural-bo", surrogate_posterior)
+    return algo
