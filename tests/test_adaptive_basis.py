@@ -17,7 +17,7 @@ from nbo_jax.algorithms.adaptive_basis import (
     select_batch,
 )
 
-SMALL = dict(hidden=(16, 16), n_candidates=64, epochs=5, batch_size=8)
+SMALL = dict(hidden=(16, 16), epochs=5, batch_size=8, acq_optimizer=dict(raw_samples=64))
 
 
 def _random_features(rng, rows, p, n_valid):
@@ -235,6 +235,34 @@ def test_surrogate_is_the_head_on_the_last_hidden_layer(x64, head):
     assert np.all(np.asarray(expected_improvement(post.mean, post.std, post.incumbent)) >= 0)
 
 
+def test_presets_acq_optimizer():
+    from nbo_jax.algorithms.adaptive_basis import PRESETS
+
+    p, d = PRESETS["paper"]["acq_optimizer"], PRESETS["default"]["acq_optimizer"]
+    assert (p.raw_samples, p.steps, p.local_fraction) == (2048, 0, 0.0)  # uniform candidates only
+    assert (d.raw_samples, d.steps, d.local_fraction, d.local_std, d.n_best) == (2048, 0, 0.25, 0.05, 5)
+
+
+def test_single_ask_is_the_rule_on_the_raw_samples_then_climbs_ei():
+    """q = 1, steps = 0: the raw sample :func:`select_batch` picks (argmax EI, or argmax sigma);
+    steps > 0: the climbed point's EI is at least that raw sample's."""
+    algo = adaptive_basis("ols", **SMALL)
+    problem, state, _ = _start(algo)
+    key = jax.random.key(3)
+    x = jax.jit(algo.ask)(state, key)
+    u_c = nbo.optimize.candidate_set(key, state.data, 48, 16, local_std=0.05, n_best=5)
+    post = algo.surrogate(state, u_c)
+    ei = expected_improvement(post.mean, post.std, post.incumbent)
+    i = int(select_batch(ei, post.mean, post.std, 1)[0])
+    np.testing.assert_allclose(x, problem.bounds.from_unit(u_c[i]), rtol=1e-6)
+    climb = adaptive_basis("ols", **{**SMALL, "acq_optimizer": dict(raw_samples=64, num_restarts=4, steps=30,
+                                                                    learning_rate=0.02)})
+    x2 = jax.jit(climb.ask)(state, key)
+    p2 = climb.surrogate(state, problem.bounds.to_unit(x2)[None])
+    assert float(expected_improvement(p2.mean, p2.std, p2.incumbent)[0]) >= float(ei[i]) * (1 - 1e-5)
+    assert not np.allclose(x2, x)
+
+
 def test_batch_ask_tell_shapes_and_nan_masking():
     algo = adaptive_basis("bayesian", **SMALL, q=3)
     assert algo.batch_size == 3
@@ -259,8 +287,14 @@ def test_factory_errors():
         adaptive_basis("ols", ridge=0.0)
     with pytest.raises(TypeError, match="q"):
         adaptive_basis(q=2.0)
-    with pytest.raises(ValueError, match="n_candidates"):
-        adaptive_basis(q=8, n_candidates=4)
+    with pytest.raises(ValueError, match=r"acq_optimizer\.raw_samples"):
+        adaptive_basis(q=8, acq_optimizer=dict(raw_samples=4))
+    with pytest.raises(ValueError, match=r"acq_optimizer\.steps"):
+        adaptive_basis(q=2, acq_optimizer=dict(steps=5))
+    with pytest.raises(TypeError, match="acq_optimizer"):
+        adaptive_basis(acq_optimizer=64)
+    with pytest.raises(TypeError):
+        adaptive_basis(n_candidates=64)  # the old option names are gone
     with pytest.raises(ValueError, match="retrain_every"):
         adaptive_basis(retrain_every=0)
     with pytest.raises(ValueError, match="activation"):
@@ -270,7 +304,7 @@ def test_factory_errors():
     with pytest.raises(ValueError, match="noise_dof"):
         adaptive_basis(noise_dof="mle")
     with pytest.raises(ValueError, match="local_fraction"):
-        adaptive_basis(local_fraction=1.0)
+        adaptive_basis(acq_optimizer=dict(local_fraction=1.0))
 
 
 def test_q2_under_run_bo_and_vmap():
@@ -296,6 +330,6 @@ def test_both_heads_beat_random_search_on_branin():
     problem = nbo.benchmarks.get("branin", noise_std="paper")
     rs = np.median(_final_regret(nbo.random_search(), problem))
     for head in ("ols", "bayesian"):
-        r = np.median(_final_regret(adaptive_basis(head, n_candidates=512), problem))
+        r = np.median(_final_regret(adaptive_basis(head, acq_optimizer=dict(raw_samples=512)), problem))
         print(f"branin: {head} median {r:.3f} vs random {rs:.3f}")
         assert r < 0.5 * rs, (head, r, rs)

@@ -23,7 +23,8 @@ from nbo_jax.algorithms.neural_greedy import (
 from nbo_jax.features import gradient_features, predict
 
 # One small algorithm shared by several tests (jitted once: compilation dominates test time).
-MID_KW = dict(width=32, train_steps=100, n_raw=256, n_restarts=4, acq_steps=100, surrogate_samples=6)
+MID_KW = dict(width=32, train_steps=100, surrogate_samples=6,
+              acq_optimizer=dict(raw_samples=256, num_restarts=4, steps=100, learning_rate=0.02))
 MID = neural_greedy(**MID_KW)
 MID_ASK, MID_TELL, MID_SURROGATE = jax.jit(MID.ask), jax.jit(MID.tell), jax.jit(MID.surrogate)
 
@@ -181,7 +182,8 @@ def test_exploration_phase_then_greedy_minimizer(x64):
     Alg. 1, lines 2-5; here T = capacity - n_init = 20, d = 2: T_e = round(clip(10, 0.5, 1.5))
     = 2). Afterwards the greedy point: its acquisition value is no worse than that of any of
     4096 fresh uniform points (Alg. 1, line 8), for the network ask fitted (rebuilt here from
-    the same key path)."""
+    the same key path), and it is the point of the optimizer's stages run by hand (raw samples
+    -> the 4 best -> 100 projected Adam steps at lr 0.02 -> best of the pool)."""
     import sys
 
     ng = sys.modules["nbo_jax.algorithms.neural_greedy"]  # the module (the package exports the factory)
@@ -201,8 +203,8 @@ def test_exploration_phase_then_greedy_minimizer(x64):
             state = MID_TELL(state, x, problem.objective(x))
     assert not np.allclose(x, uniform_of(key))
 
-    # ask's key path: split(key)[1] -> split(.)[0] = k_fit -> split(k_fit, 4) = (init, tilde, eps, train)
-    k_fit = jax.random.split(jax.random.split(key)[1])[0]
+    # ask's key path: split(key)[1] -> split(.) = (k_fit, k_cand); split(k_fit, 4) = (init, tilde, eps, train)
+    k_fit, k_cand = jax.random.split(jax.random.split(key)[1])
     net = ntk_mlp(2, MID_KW["width"], 2, gamma=PRESETS["default"]["gamma"])
     k_init, _, _, k_train = jax.random.split(k_fit, 4)
     data = state.data
@@ -214,10 +216,15 @@ def test_exploration_phase_then_greedy_minimizer(x64):
         params = ng.fit_smb(net.apply, net.init(k_init), 2 * data.u - 1, data.standardized()[0], data.mask,
                             k_train, nu=1.0, sigma2=0.0, steps=MID_KW["train_steps"],
                             optimizer=optax.adam(PRESETS["default"]["learning_rate"]))
-        return net.apply(params, 2 * u - 1), predict(net.apply, params, 2 * grid - 1)
+        util = lambda v: -net.apply(params, 2 * v - 1)  # noqa: E731
+        raw = nbo.optimize.candidate_set(k_cand, data, 192, 64, local_std=0.05, n_best=5)
+        by_hand = nbo.optimize.refine_argmax(jax.vmap(util)(raw), raw, util, n_starts=4, steps=100,
+                                             learning_rate=0.02)
+        return net.apply(params, 2 * u - 1), predict(net.apply, params, 2 * grid - 1), by_hand
 
-    at_x, on_grid = check()
+    at_x, on_grid, by_hand = check()
     assert float(at_x) <= float(jnp.min(on_grid)) + 1e-9, (float(at_x), float(jnp.min(on_grid)))
+    np.testing.assert_allclose(u, by_hand, rtol=1e-10, atol=1e-12)
 
 
 def test_exploration_argument():
@@ -249,9 +256,13 @@ def test_nan_observation_is_masked_and_surrogate_fits_data(x64):
 def test_presets():
     """Paper preset = seed 002, Appendix F.2 (train steps: our decision)."""
     p = PRESETS["paper"]
-    assert (p["width"], p["gamma"], p["learning_rate"], p["n_restarts"], p["acq_steps"], p["acq_learning_rate"]) == (
+    a = p["acq_optimizer"]
+    assert (p["width"], p["gamma"], p["learning_rate"], a.num_restarts, a.steps, a.learning_rate) == (
         5000, 1.0, 1e-3, 10, 500, 0.01)
-    assert p["n_raw"] == p["n_restarts"] and p["local_fraction"] == 0.0  # uniform random starts
+    assert a.raw_samples == a.num_restarts and a.local_fraction == 0.0  # uniform random starts
+    d = PRESETS["default"]["acq_optimizer"]
+    assert (d.raw_samples, d.num_restarts, d.steps, d.learning_rate, d.local_fraction, d.local_std, d.n_best) == (
+        512, 10, 50, 0.02, 0.25, 0.05, 5)
     algo = neural_greedy(preset="paper", width=32, train_steps=20)
     problem, state = _state(algo, n=5, capacity=6)
     x = jax.jit(algo.ask)(state, jax.random.key(0))
@@ -263,9 +274,9 @@ def test_presets():
     (dict(depth=1), "depth"), (dict(gamma=0.0), "gamma"), (dict(nu=-1.0), "nu"), (dict(sigma2=-0.1), "sigma2"),
     (dict(activation="swish"), "activation"), (dict(learning_rate=0.0), "learning_rate"),
     (dict(train_steps=0), "train_steps"), (dict(exploration="always"), "exploration"),
-    (dict(exploration=-1), "exploration"), (dict(n_raw=0), "n_raw"), (dict(n_raw=5, n_restarts=6), "n_restarts"),
-    (dict(acq_steps=-1), "acq_steps"), (dict(acq_learning_rate=-0.1), "acq_learning_rate"),
-    (dict(local_fraction=1.0), "local_fraction"), (dict(surrogate_samples=0), "surrogate_samples"),
+    (dict(exploration=-1), "exploration"), (dict(acq_optimizer=dict(raw_samples=0)), "raw_samples"),
+    (dict(acq_optimizer=dict(steps=-1)), "steps"), (dict(acq_optimizer=dict(learning_rate=-0.1)), "learning_rate"),
+    (dict(acq_optimizer=dict(local_fraction=1.0)), "local_fraction"), (dict(surrogate_samples=0), "surrogate_samples"),
 ])
 def test_bad_arguments_raise(kwargs, name):
     with pytest.raises(ValueError, match=name):
@@ -277,6 +288,12 @@ def test_wrong_types_raise():
         neural_greedy(width=2.5)
     with pytest.raises(TypeError, match="gamma"):
         neural_greedy(gamma="big")
+    with pytest.raises(TypeError, match="acq_optimizer"):
+        neural_greedy(acq_optimizer=512)
+    with pytest.raises(TypeError, match="acq_optimizer"):
+        neural_greedy(acq_optimizer=dict(n_raw=512))
+    with pytest.raises(TypeError):
+        neural_greedy(n_raw=512)  # the old option names are gone
 
 
 def _final_regret(algo, problem, keys, n_init=5, n_iter=25):

@@ -1,11 +1,11 @@
-"""Adaptive-basis BO (seed 003, Brofos, Shu & Jin) and DNGO (Snoek et al. 2015) (SPEC.md
-section 3).
+"""Adaptive-basis BO (Brofos, Shu & Jin, "Adaptive Neural Network Representations for
+Parallel and Scalable Bayesian Optimization") and DNGO (Snoek et al. 2015).
 
 A tanh network ``d-50-50-50-1`` is trained on the (standardized) observations by mean squared
 error; its last hidden layer plus a constant, ``nu(x) = (g_1(x), ..., g_l(x), 1)``
 (length ``p = l + 1``), is a learned basis on which a linear model is fitted:
 
-- ``head="ols"`` (seed 003, eqs. 6-8; name ``"adaptive-basis"``)::
+- ``head="ols"`` (Brofos, Shu & Jin, eqs. 6-8; name ``"adaptive-basis"``)::
 
       beta_hat  = (Phi^T Phi + ridge I)^{-1} Phi^T y
       mu(x)     = beta_hat^T nu(x)
@@ -36,7 +36,7 @@ error; its last hidden layer plus a constant, ``nu(x) = (g_1(x), ..., g_l(x), 1)
   ``[1e-3, 1e6]`` (``beta``, standardized units), run from 4 starts in parallel (the
   evidence also has a degenerate "all noise" maximum, ``alpha`` at its upper clip). The
   published DNGO treats its hyperparameters (and a quadratic prior mean) more fully
-  Bayesian; SPEC.md asks for the evidence maximum (type-II maximum likelihood), which is
+  Bayesian; the library takes the evidence maximum (type-II maximum likelihood), which is
   what is implemented.
 
 Both heads share one eigendecomposition ``Phi^T Phi = V diag(s_i^2) V^T`` over the valid
@@ -46,16 +46,16 @@ Bayesian one with ``beta = 1/s^2`` and ``alpha = ridge/s^2``.)
 
 Acquisition: EI in minimization form (:func:`nbo_jax.acquisition.expected_improvement`,
 incumbent = best standardized observation) on a candidate set; when ``EI <= ei_tol`` on
-every candidate, the candidate of largest ``sigma`` is taken (seed 003, Section 3.1: "pure
+every candidate, the candidate of largest ``sigma`` is taken (Brofos, Shu & Jin, Section 3.1: "pure
 exploration ... querying that point for which the prior variance estimate is largest").
 
-Batches (``q > 1``, SPEC.md section 3, :func:`select_batch`): greedy top-EI where a candidate
+Batches (``q > 1``, :func:`select_batch`): greedy top-EI where a candidate
 ``c`` is accepted only if ``2 Phi(-|mu(c) - mu(s)| / sigma(s)) < 0.5`` against every already
 selected ``s``; the remaining slots are filled by largest ``sigma``. (This z-score rule is
-SPEC.md's; the seed text we hold describes the parallel master-worker scheme of Section 3.2
+the library's decision; the paper describes the parallel master-worker scheme of Section 3.2
 but not the rule itself.)
 
-The network is retrained every ``retrain_every`` new observations (seed 003, Section 3.2:
+The network is retrained every ``retrain_every`` new observations (Brofos, Shu & Jin, Section 3.2:
 "after n observations have been observed since the last time the network was learned"); the
 linear head is refitted after every observation. Retraining is a loop whose trip count is
 ``epochs`` or ``0`` rather than a ``lax.cond``: under ``vmap`` a ``cond`` on batched data
@@ -63,7 +63,7 @@ runs both branches, while a loop runs the largest trip count of the batch, which
 the steps where no seed retrains (all seeds share the schedule). Measured: 16 vmapped Branin
 runs of 25 iterations take 0.30 s with ``retrain_every=5`` against 0.99 s with ``1``.
 
-**Paper preset** (``preset="paper"``; seed 003, Sections 3 and 5): 3 hidden layers of 50
+**Paper preset** (``preset="paper"``; Brofos, Shu & Jin, Sections 3 and 5): 3 hidden layers of 50
 tanh units, linear output, plain SGD ("backpropagation and stochastic gradient descent"),
 OLS head with the maximum-likelihood ``s^2 = RSS/n`` (below eq. 7), ``ridge = 1e-6``
 (numerical only: the paper inverts ``Phi^T Phi`` and starts from 50 uniform points, the
@@ -71,7 +71,7 @@ caller's ``n_init``), EI with the largest-variance fallback, uniform candidates 
 paper is **silent** on the learning rate, epochs, batch size, retraining interval (Section
 3.2's ``n``), initialization and the acquisition optimizer: those take the library values
 (lr 1e-2, 100 epochs, batch 32, retrain every observation, warm start, flax's LeCun-normal
-init, 2048 candidates). The paper's ``nu(x)`` has no constant; SPEC.md adds one (both
+init, 2048 candidates). The paper's ``nu(x)`` has no constant; the library adds one (both
 presets).
 
 **Library defaults** (``preset="default"``): Adam at lr 1e-2, 100 epochs of batch 32,
@@ -115,7 +115,7 @@ from jax.scipy.special import ndtr
 
 from ..acquisition import SurrogatePosterior, expected_improvement
 from ..networks import ACTIVATIONS
-from ..optimize import candidate_set
+from ..optimize import AcqOptimizer, as_acq_optimizer, candidate_set, refine_argmax
 from ..training import TrainConfig, make_optimizer, train_regression
 from ..types import BOAlgorithm, Dataset
 from ._common import check_initial
@@ -124,10 +124,13 @@ from ._common import check_int as _check_int
 Array = jax.Array
 
 PRESETS = {
-    "paper": dict(optimizer="sgd", warm_start=True, local_fraction=0.0, ridge=1e-6, noise_dof="n",
-                  learning_rate=1e-2, epochs=100, batch_size=32, retrain_every=1),
-    "default": dict(optimizer="adam", warm_start=True, local_fraction=0.25, ridge=0.1, noise_dof="residual",
-                    learning_rate=1e-2, epochs=100, batch_size=32, retrain_every=1),
+    "paper": dict(optimizer="sgd", warm_start=True, ridge=1e-6, noise_dof="n",
+                  learning_rate=1e-2, epochs=100, batch_size=32, retrain_every=1,
+                  acq_optimizer=AcqOptimizer(raw_samples=2048, steps=0, local_fraction=0.0)),
+    "default": dict(optimizer="adam", warm_start=True, ridge=0.1, noise_dof="residual",
+                    learning_rate=1e-2, epochs=100, batch_size=32, retrain_every=1,
+                    acq_optimizer=AcqOptimizer(raw_samples=2048, steps=0, local_fraction=0.25, local_std=0.05,
+                                               n_best=5)),
 }
 
 ALPHA_RANGE = (1e-6, 1e6)
@@ -214,7 +217,7 @@ def _rss(sp: _Spectral, w_eig: Array) -> Array:
 
 
 def ols_head(Phi: Array, y: Array, mask: Array, ridge: float = 1e-6, noise_dof: str = "residual") -> LinearHead:
-    """Least-squares head (seed 003, eqs. 6-8) with a ridge, over the rows where ``mask``.
+    """Least-squares head (Brofos, Shu & Jin, eqs. 6-8) with a ridge, over the rows where ``mask``.
 
     Args:
         Phi: ``(rows, p)`` features (rows with ``mask`` False are ignored).
@@ -222,7 +225,7 @@ def ols_head(Phi: Array, y: Array, mask: Array, ridge: float = 1e-6, noise_dof: 
         ridge: ``> 0``, added to ``Phi^T Phi``.
         noise_dof: ``"residual"``: ``s^2 = RSS / max(n - df, 1)`` with
             ``df = sum_i s_i^2 / (s_i^2 + ridge)`` (= ``p`` for ``ridge -> 0``, ``n > p``);
-            ``"n"``: ``s^2 = RSS / max(n, 1)`` (the maximum-likelihood estimate of seed 003,
+            ``"n"``: ``s^2 = RSS / max(n, 1)`` (the maximum-likelihood estimate of Brofos, Shu & Jin,
             below eq. 7).
 
     Returns:
@@ -328,7 +331,7 @@ Z_SCORE_LEVEL = 0.5
 
 
 def select_batch(ei: Array, mean: Array, std: Array, q: int, ei_tol: float = 0.0) -> Array:
-    """Indices ``(q,)`` of ``q`` distinct candidates (seed 003 / SPEC.md section 3).
+    """Indices ``(q,)`` of ``q`` distinct candidates (Brofos, Shu & Jin, Section 3.2; the rule is the library's).
 
     Slot by slot (``lax.fori_loop``, fixed shapes): take the not-yet-selected candidate of
     largest EI among those with ``EI > ei_tol`` that pass the z-score rule
@@ -408,21 +411,18 @@ def adaptive_basis(
     noise_dof: Optional[str] = None,
     evidence_iters: int = 100,
     q: int = 1,
-    n_candidates: int = 2048,
-    local_fraction: Optional[float] = None,
-    local_std: float = 0.05,
-    n_best: int = 5,
+    acq_optimizer: Optional[AcqOptimizer | dict] = None,
     optimizer: Optional[str] = None,
     warm_start: Optional[bool] = None,
     ei_tol: float = 0.0,
     standardize: bool = True,
     preset: str = "default",
 ) -> BOAlgorithm:
-    """Adaptive-basis BO (seed 003, eqs. 6-8) or DNGO (Snoek et al. 2015) as a
-    :class:`~nbo_jax.types.BOAlgorithm` (SPEC.md section 3; module doc for the formulas).
+    """Adaptive-basis BO (Brofos, Shu & Jin, eqs. 6-8) or DNGO (Snoek et al. 2015) as a
+    :class:`~nbo_jax.types.BOAlgorithm` (module doc for the formulas).
 
     Args:
-        head: ``"ols"`` (seed 003; name ``"adaptive-basis"``) or ``"bayesian"`` (DNGO; name
+        head: ``"ols"`` (Brofos, Shu & Jin; name ``"adaptive-basis"``) or ``"bayesian"`` (DNGO; name
             ``"dngo"``).
         hidden: widths of the tanh hidden layers (paper: ``(50, 50, 50)``); the basis is the
             last one plus a constant, ``p = hidden[-1] + 1``.
@@ -439,10 +439,19 @@ def adaptive_basis(
         evidence_iters: MacKay fixed-point iterations for ``alpha, beta`` (Bayesian head).
         q: batch size (``ask`` returns ``(q, d)`` when ``q > 1``, ``(d,)`` when ``q == 1``);
             batches follow :func:`select_batch`.
-        n_candidates: candidates scored per ask (``>= q``); local_fraction: share of them
-            drawn around the ``n_best`` best observations with std ``local_std`` (unit cube).
+        acq_optimizer: how the acquisition is maximized (:mod:`nbo_jax.optimize`): an
+            :func:`nbo_jax.optimize.acq_optimizer` or a dict of its arguments (fields not in
+            the dict take ``acq_optimizer``'s defaults); ``None``: the preset's. EI (or
+            ``sigma`` in the fallback) is scored on ``raw_samples`` points (``>= q``; a
+            ``local_fraction`` of them around the ``n_best`` best observations, std
+            ``local_std``); with ``q = 1`` and ``steps > 0`` the ``num_restarts`` best then
+            climb it by projected Adam steps (:func:`nbo_jax.optimize.optimize_acqf`); a
+            batch (``q > 1``) is chosen among the raw samples by :func:`select_batch`, so
+            ``steps`` must be 0. Both presets: 2048 raw samples, ``steps = 0`` (the
+            candidate-set argmax); paper ``local_fraction = 0``, default 0.25 (std 0.05
+            around the 5 best).
         ei_tol: EI at or below this on every candidate triggers the largest-sigma fallback.
-        standardize: fit on standardized targets (SPEC.md section 0).
+        standardize: fit on standardized targets (mean 0, std 1 over the valid observations).
         preset: ``"default"`` or ``"paper"``; fills the arguments left ``None`` (module doc).
 
     Returns:
@@ -454,7 +463,8 @@ def adaptive_basis(
 
     Raises:
         ValueError / TypeError: an argument out of range, of the wrong type, unknown, or
-        given for the other head (message names it).
+        given for the other head (message names it); ``acq_optimizer.raw_samples < q``;
+        ``acq_optimizer.steps > 0`` with ``q > 1``.
     """
     if head not in ("ols", "bayesian"):
         raise ValueError(f"head must be 'ols' or 'bayesian', got {head!r}")
@@ -466,7 +476,7 @@ def adaptive_basis(
                 raise ValueError(f"{name} applies to head='ols' only (the Bayesian head chooses alpha, beta)")
     chosen = dict(PRESETS[preset])
     given = dict(learning_rate=learning_rate, epochs=epochs, batch_size=batch_size, retrain_every=retrain_every,
-                 ridge=ridge, noise_dof=noise_dof, local_fraction=local_fraction, optimizer=optimizer,
+                 ridge=ridge, noise_dof=noise_dof, optimizer=optimizer,
                  warm_start=warm_start)
     chosen.update({k: v for k, v in given.items() if v is not None})
     if isinstance(hidden, int) or not isinstance(hidden, Sequence) or len(hidden) == 0:
@@ -483,22 +493,18 @@ def adaptive_basis(
         raise ValueError(f"noise_dof must be 'residual' or 'n', got {chosen['noise_dof']!r}")
     n_ev = _check_int("evidence_iters", evidence_iters, 0)
     q = _check_int("q", q, 1)
-    n_candidates = _check_int("n_candidates", n_candidates, 1)
-    if n_candidates < q:
-        raise ValueError(f"n_candidates ({n_candidates}) must be >= q ({q})")
-    n_best = _check_int("n_best", n_best, 1)
-    lf = chosen["local_fraction"]
-    if isinstance(lf, bool) or not isinstance(lf, (int, float)) or not 0.0 <= lf < 1.0:
-        raise ValueError(f"local_fraction must be a number in [0, 1), got {lf!r}")
-    _check_pos("local_std", local_std)
+    aopt = chosen["acq_optimizer"] if acq_optimizer is None else as_acq_optimizer(acq_optimizer)
+    if aopt.raw_samples < q:
+        raise ValueError(f"acq_optimizer.raw_samples ({aopt.raw_samples}) must be >= q ({q})")
+    if q > 1 and aopt.steps > 0:
+        raise ValueError(f"acq_optimizer.steps must be 0 with q > 1 (the batch rule selects among the raw "
+                         f"samples), got {aopt.steps}")
     if isinstance(ei_tol, bool) or not isinstance(ei_tol, (int, float)) or not ei_tol >= 0:
         raise ValueError(f"ei_tol must be a number >= 0, got {ei_tol!r}")
     if not isinstance(chosen["warm_start"], bool):
         raise TypeError(f"warm_start must be a bool, got {type(chosen['warm_start']).__name__}")
     opt = make_optimizer(chosen["optimizer"], lr)
     train_cfg = TrainConfig(epochs=n_epochs, batch_size=bs, optimizer=opt, reg=0.0)
-    n_local = int(round(n_candidates * lf))
-    n_uniform = n_candidates - n_local
     act = ACTIVATIONS[activation]
     dof_mode = chosen["noise_dof"]
     warm = chosen["warm_start"]
@@ -560,12 +566,25 @@ def adaptive_basis(
         return SurrogatePosterior(u_c, mean, jnp.sqrt(jnp.maximum(var, 0.0)), incumbent)
 
     def ask(state: AdaptiveBasisState, key: Array) -> Array:
-        u_c = candidate_set(key, state.data, n_uniform, n_local, local_std=local_std, n_best=n_best)
+        u_c = candidate_set(key, state.data, aopt.n_uniform, aopt.n_local, local_std=aopt.local_std,
+                            n_best=aopt.n_best)
         post = surrogate_posterior(state, u_c)
         ei = expected_improvement(post.mean, post.std, post.incumbent)
-        idx = select_batch(ei, post.mean, post.std, q, ei_tol)
-        x = state.lower + u_c[idx] * (state.upper - state.lower)
-        return x[0] if q == 1 else x
+        if q > 1:
+            idx = select_batch(ei, post.mean, post.std, q, ei_tol)
+            return state.lower + u_c[idx] * (state.upper - state.lower)
+        # q = 1: argmax EI, or argmax sigma when EI <= ei_tol on every raw sample (select_batch
+        # with q = 1); with steps > 0 the chosen utility is climbed (optimize_acqf's last stage)
+        use_ei = jnp.any(jnp.where(jnp.isnan(ei), -jnp.inf, ei) > ei_tol)
+
+        def utility(u: Array) -> Array:
+            p = surrogate_posterior(state, u)
+            return jnp.where(use_ei, expected_improvement(p.mean, p.std, p.incumbent), p.std)
+
+        u = refine_argmax(jnp.where(use_ei, ei, post.std), u_c, lambda v: utility(v[None, :])[0],
+                          n_starts=min(aopt.num_restarts, aopt.raw_samples), steps=aopt.steps,
+                          learning_rate=aopt.learning_rate, pool_utility=utility)
+        return state.lower + u * (state.upper - state.lower)
 
     def tell(state: AdaptiveBasisState, x: Array, y: Array) -> AdaptiveBasisState:
         d = state.lower.shape[0]

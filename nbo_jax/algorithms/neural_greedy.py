@@ -1,8 +1,8 @@
-"""NeuralGreedy: SimpleSMB and PosteriorSMB (seed 002 "Be Greedy", Algorithms 1-3 and
-Appendix F.2; SPEC.md section 2).
+"""NeuralGreedy: SimpleSMB and PosteriorSMB (Paria, Poczos, Ravikumar, Schneider & Suggala
+2022, "Be Greedy", Algorithms 1-3 and Appendix F.2).
 
 Each BO iteration fits a neural network **from a fresh random initialization** and takes
-its minimizer as the next query (minimization form of seed 002, Algorithm 1, lines 6-10)::
+its minimizer as the next query (minimization form of Paria et al. 2022, Algorithm 1, lines 6-10)::
 
     y'_i = y_i + nu eps_i,   eps_i ~ N(0, sigma2)                   (Alg. 2, line 1)
     theta_0 ~ NTK-init(gamma)                                        (Alg. 2, line 2)
@@ -20,11 +20,11 @@ The first ``T_e = clip(5 d, 0.025 T, 0.075 T)`` iterations are uniform random (A
 lines 2-5; Appendix F.2), with ``T`` = the number of BO iterations of the run
 (``capacity - n_init``, known at ``init``). :func:`exploration_steps` gives the rounding.
 
-**Network** (seed 002, Appendix A; :func:`ntk_mlp`): NTK parameterization,
+**Network** (Paria et al. 2022, Appendix A; :func:`ntk_mlp`): NTK parameterization,
 ``a^(l+1) = phi(sigma_W / sqrt(d_l) W^(l) a^(l) + sigma_b b^(l))``,
 ``f = sigma_W / sqrt(d_L) W^(L) a^(L) + sigma_b b^(L)``, every ``W, b ~ N(0, 1)`` except the
 final bias, which starts at 0 (Appendix F.2), ``sigma_W = sigma_b = gamma``. Inputs are
-``z = 2u - 1`` (SPEC.md section 0); targets are standardized over the valid observations,
+``z = 2u - 1``; targets are standardized over the valid observations,
 so ``eps`` and ``sigma2`` are in standardized units.
 
 **Where the work happens.** Because the surrogate is refit from a fresh init every
@@ -32,15 +32,16 @@ iteration, the fit (and the draws of ``theta_0``, ``theta~_0``, ``eps``) happens
 ``ask``, from ``ask``'s key; ``tell`` only appends the observation. The fit is full-batch
 Adam on the masked rows (:func:`fit_smb`, through :func:`nbo_jax.training.train_regression`
 with the batch = the whole buffer), minimizing the Alg. 2/3 loss divided by ``2 n nu^2``
-(same minimizer). The acquisition is minimized by
-:func:`nbo_jax.optimize.projected_gradient_ascent` (Adam projected onto the unit cube) from the
-``n_restarts`` best of ``n_raw`` candidates (uniform plus, in the library default, local
-perturbations of the best observations); the best refined point wins.
+(same minimizer). The acquisition is minimized by :func:`nbo_jax.optimize.optimize_acqf`
+(settings ``acq_optimizer``): the ``num_restarts`` best of ``raw_samples`` points (uniform
+plus, in the library default, local perturbations of the best observations) climb it by
+projected Adam steps in the unit cube; the best point wins.
 
 **Paper preset** (``preset="paper"``; Appendix F.2): one hidden layer (``depth=2``) of width
 5000, tanh, ``gamma = 1`` (the paper tunes it in [0.5, 5]), Adam lr 1e-3, ``nu = 1``,
-``sigma2 = 0``; the acquisition is minimized from 10 uniform random starts (``n_raw =
-n_restarts = 10``, no local candidates) with 500 steps at lr 0.01. The paper uses plain
+``sigma2 = 0``; the acquisition is minimized from 10 uniform random starts
+(``acq_optimizer``: ``raw_samples = num_restarts = 10``, ``local_fraction = 0``) with 500
+steps at lr 0.01. The paper uses plain
 gradient descent on the acquisition; here the steps are projected Adam in the unit cube (the
 library's optimizer). The number of training steps is not stated in the paper:
 **decision** 1000 full-batch Adam steps (measured on standardized Branin values: training MSE
@@ -49,8 +50,9 @@ library's optimizer). The number of training steps is not stated in the paper:
 **Library defaults** (``preset="default"``): width 256, ``gamma = 2``, Adam lr 1e-2 for 300
 full-batch steps (fits as well as the paper's 1000 steps at lr 1e-3; lr 1e-3 with 300 steps
 underfits at width 256: training MSE 0.16-0.26 vs 0.02), acquisition from the 10 best of 512
-candidates (a quarter of them local, std 0.05 around the 5 best observations) refined by 50
-projected Adam steps at lr 0.02. Median final simple regret over 10 seeds (noise "paper",
+raw samples (a quarter of them local, std 0.05 around the 5 best observations) refined by 50
+projected Adam steps at lr 0.02 (``acq_optimizer(raw_samples=512, num_restarts=10, steps=50,
+learning_rate=0.02)``). Median final simple regret over 10 seeds (noise "paper",
 5 initial points), ``gamma = 1 / 2`` vs random search: Branin (30 iterations) 1.43 / 0.047
 vs 0.55; Ackley-2 (40) 4.2 / 3.3 vs 13.4; Hartmann-6 (40) 0.71 / 0.38 vs 1.45; Levy-5 (40)
 1.27 / 1.43 vs 6.7 (``gamma = 3`` was worse on Levy-5: 7.9). Cost on a 2-core CPU at
@@ -71,7 +73,7 @@ import optax
 from ..acquisition import SurrogatePosterior
 from ..features import predict
 from ..networks import ACTIVATIONS, Network, last_layer_name, ntk_mlp  # ntk_mlp, last_layer_name: re-exported
-from ..optimize import candidate_set, refine_argmax
+from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..training import TrainConfig, make_optimizer, train_regression
 from ..types import BOAlgorithm, Dataset
 from ._common import check_initial, check_positive
@@ -83,15 +85,17 @@ Params = Any
 VARIANTS = ("simple", "posterior")
 
 PRESETS = {
-    "paper": dict(width=5000, gamma=1.0, learning_rate=1e-3, train_steps=1000, n_raw=10, n_restarts=10,
-                  acq_steps=500, acq_learning_rate=0.01, local_fraction=0.0),
-    "default": dict(width=256, gamma=2.0, learning_rate=1e-2, train_steps=300, n_raw=512, n_restarts=10,
-                    acq_steps=50, acq_learning_rate=0.02, local_fraction=0.25),
+    "paper": dict(width=5000, gamma=1.0, learning_rate=1e-3, train_steps=1000,
+                  acq_optimizer=AcqOptimizer(raw_samples=10, num_restarts=10, steps=500, learning_rate=0.01,
+                                             local_fraction=0.0)),
+    "default": dict(width=256, gamma=2.0, learning_rate=1e-2, train_steps=300,
+                    acq_optimizer=AcqOptimizer(raw_samples=512, num_restarts=10, steps=50, learning_rate=0.02,
+                                               local_fraction=0.25, local_std=0.05, n_best=5)),
 }
 
 
 def zero_last_layer(params: Params, depth: int) -> Params:
-    """``params`` with the output layer (weights and bias) set to 0: ``theta~_0`` of seed 002,
+    """``params`` with the output layer (weights and bias) set to 0: ``theta~_0`` of Paria et al. 2022,
     Algorithm 3, line 3."""
     out = dict(params)
     name = last_layer_name(depth)
@@ -101,7 +105,7 @@ def zero_last_layer(params: Params, depth: int) -> Params:
 
 # --------------------------------------------------------------------------- pieces
 def exploration_steps(dim: int, total: int) -> int:
-    """``T_e = clip(5 d, 0.025 T, 0.075 T)`` rounded to the nearest int, halves up (seed 002,
+    """``T_e = clip(5 d, 0.025 T, 0.075 T)`` rounded to the nearest int, halves up (Paria et al. 2022,
     Appendix F.2, "Exploration budget"). ``total`` = ``T``, the number of BO iterations.
 
     Examples: ``(d, T) = (2, 25) -> 2``, ``(2, 1000) -> 25``, ``(10, 1000) -> 50``,
@@ -113,7 +117,7 @@ def exploration_steps(dim: int, total: int) -> int:
 
 def perturbation(apply: Callable, params0: Params, params_tilde: Params, z: Array) -> Array:
     """``delta(z_i) = <grad_theta f(z_i; theta_0), theta~_0>`` for ``z (n, d)`` -> ``(n,)``
-    (seed 002, Algorithm 3, line 4), as a forward-mode jvp: no Jacobian is formed."""
+    (Paria et al. 2022, Algorithm 3, line 4), as a forward-mode jvp: no Jacobian is formed."""
 
     def one(zi):
         return jax.jvp(lambda th: apply(th, zi), (params0,), (params_tilde,))[1]
@@ -135,7 +139,7 @@ def linearize(apply: Callable, params0: Params) -> Callable[[Params, Array], Arr
 
 def smb_loss(apply: Callable, params: Params, params0: Params, z: Array, y_pert: Array, mask: Array,
              *, nu: float, sigma2: float, delta: Optional[Array] = None) -> Array:
-    """The SimpleSMB / PosteriorSMB objective (seed 002, Alg. 2 line 3 / Alg. 3 line 5)::
+    """The SimpleSMB / PosteriorSMB objective (Paria et al. 2022, Alg. 2 line 3 / Alg. 3 line 5)::
 
         sum_{i: mask_i} (y'_i - nu f(z_i; theta) - nu delta_i)^2 + sigma2 nu^2 ||theta - theta_0||^2
 
@@ -154,7 +158,7 @@ def fit_smb(apply: Callable, params0: Params, z: Array, y_pert: Array, mask: Arr
             nu: float, sigma2: float, steps: int, optimizer: optax.GradientTransformation,
             delta: Optional[Array] = None) -> Params:
     """Minimize :func:`smb_loss` from ``theta_0 = params0`` by ``steps`` full-batch steps of
-    ``optimizer`` on the masked rows (seed 002, Alg. 2 line 3 / Alg. 3 line 5).
+    ``optimizer`` on the masked rows (Paria et al. 2022, Alg. 2 line 3 / Alg. 3 line 5).
 
     Runs :func:`nbo_jax.training.train_regression` with the whole buffer as one batch, targets
     ``y'/nu - delta`` and ``reg = sigma2``: its objective is ``smb_loss / (2 n nu^2)`` (``n`` =
@@ -204,18 +208,12 @@ def neural_greedy(
     learning_rate: Optional[float] = None,
     train_steps: Optional[int] = None,
     exploration="auto",
-    n_raw: Optional[int] = None,
-    n_restarts: Optional[int] = None,
-    acq_steps: Optional[int] = None,
-    acq_learning_rate: Optional[float] = None,
-    local_fraction: Optional[float] = None,
-    local_std: float = 0.05,
-    n_best: int = 5,
+    acq_optimizer: Optional[AcqOptimizer | dict] = None,
     standardize: bool = True,
     surrogate_samples: int = 8,
     preset: str = "default",
 ) -> BOAlgorithm:
-    """Build NeuralGreedy (seed 002, Algorithm 1) with SimpleSMB (Algorithm 2,
+    """Build NeuralGreedy (Paria et al. 2022, Algorithm 1) with SimpleSMB (Algorithm 2,
     ``variant="simple"``) or PosteriorSMB (Algorithm 3, ``variant="posterior"``).
 
     Args:
@@ -234,13 +232,15 @@ def neural_greedy(
             n_init``), or an int number of uniform random BO iterations (0 disables the
             phase). The phase follows the ``n_init`` initial points (which the paper does not
             have: its exploration phase is its initial design).
-        n_raw: candidates scored to choose the starts (paper 10 = uniform random starts;
-            default 512); n_restarts: starts refined (<= n_raw; 10);
-        acq_steps, acq_learning_rate: projected Adam steps on the acquisition (paper 500 at
-            0.01; default 50 at 0.02; 0 steps: the best raw candidate).
-        local_fraction, local_std, n_best: share of the raw candidates drawn around the
-            ``n_best`` best observations (paper 0; default 0.25, 0.05, 5).
-        standardize: standardize the targets (SPEC.md section 0).
+        acq_optimizer: settings of :func:`nbo_jax.optimize.optimize_acqf`, which maximizes
+            ``-nu f~`` over the unit cube: an :func:`nbo_jax.optimize.acq_optimizer` or a dict
+            of its arguments (fields not in the dict take ``acq_optimizer``'s defaults);
+            ``None``: the preset's. Paper: ``raw_samples = num_restarts = 10`` (uniform
+            random starts), ``steps = 500``, ``learning_rate = 0.01``, ``local_fraction = 0``;
+            default: ``raw_samples = 512``, ``num_restarts = 10``, ``steps = 50``,
+            ``learning_rate = 0.02``, ``local_fraction = 0.25``, ``local_std = 0.05``,
+            ``n_best = 5``. ``steps = 0`` takes the best raw sample.
+        standardize: standardize the targets (mean 0, std 1 over the valid observations).
         surrogate_samples: number of independent fits averaged by ``surrogate``.
         preset: ``"default"`` or ``"paper"``; fills every argument left ``None`` (module doc).
 
@@ -252,41 +252,30 @@ def neural_greedy(
         ``surrogate_samples`` networks (keys from ``fold_in(state.key, count)``, so it is
         deterministic per state) and returns their mean and standard deviation in
         standardized units: the sample spread of the acquisition functions ``nu f~``, i.e.
-        the GP of seed 002, Propositions 1-2, at finite width. It costs
+        the GP of Paria et al. 2022, Propositions 1-2, at finite width. It costs
         ``surrogate_samples`` fits, so it is meant for plots and diagnostics.
 
     Raises:
         ValueError / TypeError: any argument out of range, of the wrong type or unknown
-        (the message names it).
+        (the message names it), e.g. ``acq_optimizer`` not an ``AcqOptimizer``/dict or one
+        of its fields out of range (:func:`nbo_jax.optimize.acq_optimizer`).
     """
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     chosen = dict(PRESETS[preset])
-    given = dict(width=width, gamma=gamma, learning_rate=learning_rate, train_steps=train_steps, n_raw=n_raw,
-                 n_restarts=n_restarts, acq_steps=acq_steps, acq_learning_rate=acq_learning_rate,
-                 local_fraction=local_fraction)
+    given = dict(width=width, gamma=gamma, learning_rate=learning_rate, train_steps=train_steps)
     chosen.update({k: v for k, v in given.items() if v is not None})
     width = _check_int("width", chosen["width"], 1)
     depth = _check_int("depth", depth, 2)
     train_steps = _check_int("train_steps", chosen["train_steps"], 1)
-    n_raw = _check_int("n_raw", chosen["n_raw"], 1)
-    n_restarts = _check_int("n_restarts", chosen["n_restarts"], 1)
-    if n_restarts > n_raw:
-        raise ValueError(f"n_restarts ({n_restarts}) must be <= n_raw ({n_raw})")
-    acq_steps = _check_int("acq_steps", chosen["acq_steps"], 0)
-    n_best = _check_int("n_best", n_best, 1)
+    aopt = chosen["acq_optimizer"] if acq_optimizer is None else as_acq_optimizer(acq_optimizer)
     surrogate_samples = _check_int("surrogate_samples", surrogate_samples, 1)
     gamma = check_positive("gamma", chosen["gamma"])
     nu = check_positive("nu", nu)
     sigma2 = check_positive("sigma2", sigma2, allow_zero=True)
     lr = check_positive("learning_rate", chosen["learning_rate"])
-    acq_lr = check_positive("acq_learning_rate", chosen["acq_learning_rate"])
-    local_std = check_positive("local_std", local_std)
-    lf = float(chosen["local_fraction"])
-    if not 0.0 <= lf < 1.0:
-        raise ValueError(f"local_fraction must be in [0, 1), got {lf}")
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
     if isinstance(exploration, str):
@@ -294,8 +283,6 @@ def neural_greedy(
             raise ValueError(f"exploration must be 'auto' or an int >= 0, got {exploration!r}")
     else:
         exploration = _check_int("exploration", exploration, 0)
-    n_local = int(round(n_raw * lf))
-    n_uniform = n_raw - n_local
     optimizer = make_optimizer("adam", lr)
     posterior = variant == "posterior"
 
@@ -339,11 +326,8 @@ def neural_greedy(
 
     def greedy_point(state: NeuralGreedyState, key: Array) -> Array:
         k_fit, k_cand = jax.random.split(key)
-        acq = fit(state, k_fit)
-        utility = lambda u: -acq(2.0 * u - 1.0)
-        u_c = candidate_set(k_cand, state.data, n_uniform, n_local, local_std=local_std, n_best=n_best)
-        return refine_argmax(jax.vmap(utility)(u_c), u_c, utility, n_starts=n_restarts, steps=acq_steps,
-                             learning_rate=acq_lr)
+        acq = jax.vmap(fit(state, k_fit))
+        return optimize_acqf(lambda u: -acq(2.0 * u - 1.0), k_cand, state.data, aopt)
 
     def ask(state: NeuralGreedyState, key: Array) -> Array:
         k_rand, k_greedy = jax.random.split(key)
