@@ -104,7 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     nb.add_argument("--preset", default="default", choices=("default", "paper"),
                     help="'paper': no biases, SGD, restart from theta_0, uniform candidates; "
                     "'default': biases, Adam, warm start, a quarter local candidates")
-    nb.add_argument("--candidates", type=int, default=2048, help="candidate points scored per iteration")
+    nb.add_argument("--candidates", type=int, default=None,
+                    help="raw samples scored per iteration (the acquisition optimizer's raw_samples; its other "
+                    "settings stay the preset's); default: the preset's (2048)")
     nb.add_argument("--epochs", type=int, default=50, help="training epochs per iteration")
     run.set_defaults(subparser=run)
 
@@ -127,7 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--alpha", type=float, default=0.05, help="Benjamini-Hochberg level")
     c.add_argument("--option", action="append", default=[], metavar="ALGO.KEY=VALUE",
                    help="an argument for one algorithm's factory, e.g. neural-bo.width=200 or "
-                   "gp-ei.kernel=rbf (repeatable; VALUE parsed as a Python literal when possible)")
+                   "gp-ei.kernel=rbf (repeatable; VALUE parsed as a Python literal when possible); "
+                   "ALGO.acq_optimizer.FIELD=VALUE sets one field of the acquisition optimizer, e.g. "
+                   "neural-bo.acq_optimizer.raw_samples=512 (the fields given form the dict passed as "
+                   "acq_optimizer=; the others take nbo.optimize.acq_optimizer's defaults)")
     cmp_.set_defaults(subparser=cmp_)
 
     plot = sub.add_parser(
@@ -219,7 +224,7 @@ def _validate_counts(args, parser) -> None:
               ("--width", args.width, 1), ("--depth", args.depth, 2), ("--candidates", args.candidates, 1),
               ("--epochs", args.epochs, 1)]
     for option, value, minimum in checks:
-        if value < minimum:
+        if value is not None and value < minimum:
             parser.error(f"{option} must be >= {minimum}, got {value}")
     if args.dim is not None and args.dim < 1:
         parser.error(f"--dim must be >= 1, got {args.dim}")
@@ -239,7 +244,11 @@ def _build_algorithms(args, parser) -> dict:
     if not args.algorithm.strip() or any(not s for s in names):
         parser.error(f"--algorithm: expected a comma-separated list such as 'neural-bo,random', got {args.algorithm!r}")
     nbo_kwargs = dict(width=args.width, depth=args.depth, nu=args.nu, lam=args.lam, posterior=args.posterior,
-                      preset=args.preset, n_candidates=args.candidates, epochs=args.epochs)
+                      preset=args.preset, epochs=args.epochs)
+    if args.candidates is not None:  # the preset's acquisition optimizer with that many raw samples
+        from .algorithms.neural_bo import PRESETS
+
+        nbo_kwargs["acq_optimizer"] = PRESETS[args.preset]["acq_optimizer"]._replace(raw_samples=args.candidates)
     built = {}
     for name in names:
         try:
@@ -336,12 +345,19 @@ def _run_all(args, argv, algos, problem, run_bo) -> int:
 
 # --------------------------------------------------------------------------- compare
 def _parse_options(entries, names, parser) -> dict:
-    """``["neural-bo.width=200", ...]`` -> ``{"neural-bo": {"width": 200}}``."""
+    """``["neural-bo.width=200", "neural-bo.acq_optimizer.raw_samples=512", ...]`` ->
+    ``{"neural-bo": {"width": 200, "acq_optimizer": {"raw_samples": 512}}}``.
+
+    ``ALGO.acq_optimizer.FIELD=VALUE`` entries of one algorithm are collected into one dict
+    (the fields of :class:`nbo_jax.optimize.AcqOptimizer`; an unknown field, or mixing them with
+    a whole ``ALGO.acq_optimizer=...``, exits with status 2)."""
     import ast
 
     from . import algorithms
+    from .optimize import AcqOptimizer
 
     out = {n: {} for n in names}
+    fields: dict = {n: {} for n in names}
     for entry in entries:
         head, sep, value = entry.partition("=")
         algo, dot, key = head.partition(".")
@@ -354,9 +370,23 @@ def _parse_options(entries, names, parser) -> dict:
         if algo not in out:
             parser.error(f"--option {entry!r}: {algo!r} is not in --algorithms")
         try:
-            out[algo][key.replace("-", "_")] = ast.literal_eval(value)
+            parsed = ast.literal_eval(value)
         except (ValueError, SyntaxError):
-            out[algo][key.replace("-", "_")] = value
+            parsed = value
+        key = key.replace("-", "_")
+        sub, dot, field = key.partition(".")
+        if not dot:
+            out[algo][key] = parsed
+        elif sub == "acq_optimizer" and field in AcqOptimizer._fields:
+            fields[algo][field] = parsed
+        else:
+            parser.error(f"--option {entry!r}: nested keys are ALGO.acq_optimizer.FIELD with FIELD one of "
+                         f"{list(AcqOptimizer._fields)}")
+    for algo, given in fields.items():
+        if given:
+            if "acq_optimizer" in out[algo]:
+                parser.error(f"--option: {algo}.acq_optimizer is given whole and by field; use one form")
+            out[algo]["acq_optimizer"] = given
     return out
 
 

@@ -106,6 +106,49 @@ def test_bad_inputs_exit_2(args, option, tmp_path, capsys):
     assert not (tmp_path / "never").exists()
 
 
+def test_candidates_sets_the_presets_raw_samples(monkeypatch):
+    """--candidates N: Neural-BO gets the preset's AcqOptimizer with raw_samples = N; without
+    it, no acq_optimizer (the preset's)."""
+    from nbo_jax import algorithms, cli
+    from nbo_jax.algorithms.neural_bo import PRESETS
+
+    seen = {}
+    real_get = algorithms.get
+
+    def spy(name, **kwargs):
+        seen[name] = kwargs
+        return real_get(name, **kwargs)
+
+    monkeypatch.setattr(algorithms, "get", spy)
+    parser = cli.build_parser()
+    for preset in ("default", "paper"):
+        args = parser.parse_args(["run", "--algorithm", "neural-bo", "--candidates", "64", "--preset", preset])
+        cli._build_algorithms(args, parser)
+        assert seen["neural-bo"]["acq_optimizer"] == PRESETS[preset]["acq_optimizer"]._replace(raw_samples=64)
+    args = parser.parse_args(["run", "--algorithm", "neural-bo"])
+    cli._build_algorithms(args, parser)
+    assert "acq_optimizer" not in seen["neural-bo"] and args.candidates is None
+
+
+def test_option_collects_acq_optimizer_fields(capsys):
+    from nbo_jax import cli
+
+    parser = cli.build_parser()
+    names = ["neural-greedy", "adaptive-basis"]
+    opts = cli._parse_options(["neural-greedy.width=8", "neural-greedy.acq_optimizer.raw_samples=64",
+                               "neural-greedy.acq_optimizer.steps=5", "neural-greedy.acq-optimizer.learning_rate=0.1",
+                               "adaptive-basis.acq_optimizer={'raw_samples': 32}"], names, parser)
+    assert opts == {"neural-greedy": {"width": 8, "acq_optimizer": {"raw_samples": 64, "steps": 5, "learning_rate": 0.1}},
+                    "adaptive-basis": {"acq_optimizer": {"raw_samples": 32}}}
+    for bad, message in ((["neural-greedy.acq_optimizer.n_raw=64"], "FIELD one of"),
+                         (["neural-greedy.width.x=3"], "nested keys"),
+                         (["adaptive-basis.acq_optimizer={}", "adaptive-basis.acq_optimizer.steps=0"], "one form")):
+        with pytest.raises(SystemExit) as exc:
+            cli._parse_options(bad, names, parser)
+        assert exc.value.code == 2
+        assert message in capsys.readouterr().err
+
+
 def test_help_lists_options(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["--help"])

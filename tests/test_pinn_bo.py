@@ -12,8 +12,8 @@ import nbo_jax as nbo
 from nbo_jax import cli, pde, pinn
 from nbo_jax.algorithms.pinn_bo import pinn_bo
 
-TINY = dict(width=16, n_residual=64, residual_batch=32, epochs=5, init_epochs=20, n_raw=64, n_restarts=4,
-            acq_steps=3, info_points=16)
+TINY = dict(width=16, n_residual=64, residual_batch=32, epochs=5, init_epochs=20, info_points=16,
+            acq_optimizer=dict(raw_samples=64, num_restarts=4, steps=0))
 LO, HI = jnp.array([0.0]), jnp.array([2 * jnp.pi])
 SIN_PDE = dict(operator=lambda u: pde.partial(u, 0), source=lambda x: jnp.cos(x[0]))  # f' = cos: f = sin + c
 
@@ -25,7 +25,10 @@ SIN_PDE = dict(operator=lambda u: pde.partial(u, 0), source=lambda x: jnp.cos(x[
     (dict(residual_weight=-1.0), "residual_weight"),
     (dict(residual_points="sobol"), "residual_points"),
     (dict(residual_scale=0.0), "residual_scale"),
-    (dict(n_raw=4, n_restarts=8), "n_restarts"),
+    (dict(acq_optimizer=dict(raw_samples=0)), "raw_samples"),
+    (dict(acq_optimizer=dict(n_raw=64)), "acq_optimizer"),
+    (dict(acq_optimizer=dict(steps=3)), "acq_optimizer.steps"),  # the default Thompson draws have no gradient
+    (dict(n_raw=64), "n_raw"),  # the old option names are gone
     (dict(lr_decay=1.5), "lr_decay"),
     (dict(acquisition="ucb"), "acquisition"),
     (dict(acquisition=3), "acquisition"),
@@ -103,6 +106,32 @@ def test_incremental_ntk_pinn_state_matches_direct_formulas():
                                _direct_posterior_variance(phi_c, phi, omega, l1, l2), rtol=1e-6)
 
 
+def test_ask_is_the_optimizer_on_the_acquisition():
+    """Default (Thompson): the argmax of one independent draw over the raw samples (64, a
+    quarter local), the preset's gradient steps dropped; greedy with steps: no worse under the
+    surrogate than the best raw sample, and it moved."""
+    problem = nbo.benchmarks.get("drop_wave_pde")
+    lo, hi = problem.bounds
+    x0 = lo + jax.random.uniform(jax.random.key(0), (4, 2)) * (hi - lo)
+    algo = pinn_bo(problem.operator, problem.source, **TINY)
+    state = jax.jit(algo.init, static_argnames="capacity")(jax.random.key(1), x0, jax.vmap(problem.objective)(x0),
+                                                           bounds=problem.bounds, capacity=6)
+    key = jax.random.key(7)
+    x = jax.jit(algo.ask)(state, key)
+    k_c, k_a = jax.random.split(key)
+    u_c = nbo.optimize.candidate_set(k_c, state.data, 48, 16, local_std=0.05, n_best=5)
+    draw = nbo.acquisition.thompson(1.0)(algo.surrogate(state, u_c), k_a)
+    np.testing.assert_allclose(x, lo + u_c[jnp.argmax(draw)] * (hi - lo), rtol=1e-6)
+
+    greedy = pinn_bo(problem.operator, problem.source, acquisition="greedy",
+                     **{**TINY, "acq_optimizer": dict(raw_samples=64, num_restarts=4, steps=20, learning_rate=0.05)})
+    x = jax.jit(greedy.ask)(state, key)
+    net = nbo.networks.ntk_mlp(2, TINY["width"], 3, gamma=1.0, activation="tanh")
+    h = lambda u: jax.vmap(lambda ui: net.apply(state.params, 2.0 * ui - 1.0))(u)  # noqa: E731
+    best_raw = float(jnp.min(h(u_c)))
+    assert float(h(problem.bounds.to_unit(x)[None])[0]) < best_raw - 1e-6
+
+
 def test_nan_observation_is_masked_and_leaves_state_finite():
     problem = nbo.benchmarks.get("drop_wave_pde")
     algo = pinn_bo(problem.operator, problem.source, **TINY)
@@ -178,7 +207,8 @@ def test_beats_neural_bo_on_a_heat_problem():
 
 def test_cli_compare_attaches_the_problem_pde(tmp_path, capsys):
     out = tmp_path / "cmp"
-    opts = [f"--option=pinn-bo.{k}={v}" for k, v in TINY.items()]
+    opts = [f"--option=pinn-bo.{k}={v}" for k, v in TINY.items() if k != "acq_optimizer"]
+    opts += [f"--option=pinn-bo.acq_optimizer.{k}={v}" for k, v in TINY["acq_optimizer"].items()]
     code = cli.main(["compare", "--problem", "drop_wave_pde", "--algorithms", "pinn-bo,random", "--seeds", "3",
                      "--n-init", "3", "--iterations", "2", "--out", str(out), *opts])
     assert code == 0
@@ -196,12 +226,16 @@ def test_paper_preset_is_the_thesis_setting_and_runs_greedy():
     from nbo_jax.algorithms.pinn_bo import PRESETS
 
     paper = PRESETS["paper"]
-    assert (paper["n_residual"], paper["n_raw"], paper["n_restarts"], paper["acq_steps"]) == (40_000, 50_000, 100, 512)
+    a = paper["acq_optimizer"]
+    assert (paper["n_residual"], a.raw_samples, a.num_restarts, a.steps, a.local_fraction) == (40_000, 50_000, 100, 512, 0.0)
     assert (paper["retrain_every"], paper["epochs"], paper["lr_decay"], paper["acquisition"]) == (10, 100, 0.95, "greedy")
-    assert paper["residual_weight"] == "sum" and paper["acq_learning_rate"] == 1e-3
+    assert paper["residual_weight"] == "sum" and a.learning_rate == 1e-3
+    d = PRESETS["default"]["acq_optimizer"]
+    assert (d.raw_samples, d.num_restarts, d.steps, d.learning_rate, d.local_fraction) == (1024, 10, 50, 0.02, 0.25)
     problem = nbo.benchmarks.get("drop_wave_pde")
-    algo = pinn_bo(problem.operator, problem.source, preset="paper", width=16, n_residual=64, n_raw=128,
-                   n_restarts=4, acq_steps=2, epochs=3, init_epochs=3, info=False)
+    algo = pinn_bo(problem.operator, problem.source, preset="paper", width=16, n_residual=64, epochs=3,
+                   init_epochs=3, info=False, acq_optimizer=dict(raw_samples=128, num_restarts=4, steps=2,
+                                                                 learning_rate=1e-3, local_fraction=0.0))
     lo, hi = problem.bounds
     x0 = lo + jax.random.uniform(jax.random.key(0), (3, 2)) * (hi - lo)
     state = jax.jit(algo.init, static_argnames="capacity")(jax.random.key(1), x0, jax.vmap(problem.objective)(x0),

@@ -1,5 +1,5 @@
-"""PINN-BO: black-box optimization with a physics-informed neural network surrogate (thesis
-Ch. 5, Algorithm 4, eq. 5.1; SPEC.md section 5).
+"""PINN-BO: black-box optimization with a physics-informed neural network surrogate
+(Phan-Trong 2024, PhD thesis, Ch. 5, Algorithm 4, eq. 5.1).
 
 The objective ``f`` is expensive; a PDE ``N[f](x) = g(x)`` that it satisfies is known and
 ``g`` is cheap. Per iteration (minimization, Algorithm 4 lines 5-8)::
@@ -13,13 +13,13 @@ network is trained by Adam with an exponentially decaying learning rate, warm-st
 previous weights, every ``retrain_every`` iterations. The greedy step is a Thompson draw in
 the NTK limit (Lemma 5.3.4); the exploration comes from the random initialization.
 
-**Units.** Targets are standardized (SPEC.md section 0): the network predicts ``(y - mean) /
-std``; the PDE is imposed on ``f_hat(x) = mean + std * nu * h(z(x))`` in box coordinates
-(:func:`nbo_jax.pinn.box_surrogate`) and its residual divided by ``std``, so any operator,
-linear or not, is applied exactly as the user wrote it for ``f``.
+**Units.** Targets are standardized (mean 0, std 1 over the valid observations): the network
+predicts ``(y - mean) / std``; the PDE is imposed on ``f_hat(x) = mean + std * nu * h(z(x))``
+in box coordinates (:func:`nbo_jax.pinn.box_surrogate`) and its residual divided by ``std``,
+so any operator, linear or not, is applied exactly as the user wrote it for ``f``.
 
 **Network.** ``h(z) = (1/sqrt(m)) W_L psi(... psi(W_1 z))`` with ``N(0, 1)`` weights and tanh
-``psi`` (SPEC.md section 5): :func:`nbo_jax.networks.ntk_mlp` with ``gamma = 1``, i.e. the NTK
+``psi``: :func:`nbo_jax.networks.ntk_mlp` with ``gamma = 1``, i.e. the NTK
 parameterization (every layer scaled by ``1/sqrt(fan_in)``, biases included), the
 parameterization the NTK-PINN theory (Wang, Yu and Perdikaris 2022) uses.
 
@@ -30,15 +30,15 @@ records them in ``History.info``. The kernel uses ``info_points`` residual rows 
 points drawn once; a ``k``-vector residual gives ``k`` rows per point), not all ``N_r``: the
 cost is one ``r x r`` Cholesky at ``init`` and ``O((t + r) p + t^3)`` per step.
 
-**Paper preset** (``preset="paper"``; thesis Section 5.4 and the authors' code as summarized
-in SPEC.md section 5): width 100, depth 3 (the middle of the thesis' grid {100, 200, 500} x
-{2, 3, 4}), Adam lr 0.01 (the grid's {1e-3 ... 1e-1} is searched per function in the thesis),
-decay 0.95 per epoch, retraining every 10 iterations for 100 epochs, ``N_r = 40,000`` fixed
-residual points, eq. 5.1 as printed (``residual_weight="sum"``), ``nu = 1``; acquisition:
-50,000 uniform candidates, the best 100 refined by 512 Adam steps at lr 1e-3 clipped to the
-box. **Decisions** where the sources are silent: one epoch = one full-batch step over the data
-and all residual points; the decay restarts at each retraining; the initial design is trained
-for the same 100 epochs.
+**Paper preset** (``preset="paper"``; thesis Section 5.4 and the authors' code): width 100,
+depth 3 (the middle of the thesis' grid {100, 200, 500} x {2, 3, 4}), Adam lr 0.01 (the grid's
+{1e-3 ... 1e-1} is searched per function in the thesis), decay 0.95 per epoch, retraining
+every 10 iterations for 100 epochs, ``N_r = 40,000`` fixed residual points, eq. 5.1 as printed
+(``residual_weight="sum"``), ``nu = 1``; acquisition: 50,000 uniform raw samples, the best 100
+refined by 512 Adam steps at lr 1e-3 clipped to the box (``acq_optimizer(raw_samples=50_000,
+num_restarts=100, steps=512, learning_rate=1e-3, local_fraction=0)``). **Decisions** where the
+sources are silent: one epoch = one full-batch step over the data and all residual points; the
+decay restarts at each retraining; the initial design is trained for the same 100 epochs.
 
 **Library defaults** (``preset="default"``): width 64, depth 3, Adam lr 0.01 with decay 0.99
 per step, retraining after every observation (100 steps; 300 on the initial design), 1024
@@ -69,7 +69,7 @@ from .. import pinn as pinn_lib
 from ..acquisition import SurrogatePosterior, thompson
 from ..features import gradient_features, predict
 from ..networks import ACTIVATIONS, Network, ntk_mlp
-from ..optimize import argmax_point, candidate_set, refine_argmax
+from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..types import BOAlgorithm, Dataset
 from ._common import check_initial, check_int, check_positive
 
@@ -78,11 +78,13 @@ Array = jax.Array
 PRESETS = {
     "paper": dict(width=100, depth=3, learning_rate=1e-2, lr_decay=0.95, epochs=100, init_epochs=100,
                   retrain_every=10, n_residual=40_000, residual_batch=None, residual_weight="sum",
-                  n_raw=50_000, n_restarts=100, acq_steps=512, acq_learning_rate=1e-3, local_fraction=0.0,
+                  acq_optimizer=AcqOptimizer(raw_samples=50_000, num_restarts=100, steps=512, learning_rate=1e-3,
+                                             local_fraction=0.0),
                   acquisition="greedy"),
     "default": dict(width=64, depth=3, learning_rate=1e-2, lr_decay=0.99, epochs=100, init_epochs=300,
                     retrain_every=1, n_residual=1024, residual_batch=256, residual_weight=1.0,
-                    n_raw=1024, n_restarts=10, acq_steps=50, acq_learning_rate=0.02, local_fraction=0.25,
+                    acq_optimizer=AcqOptimizer(raw_samples=1024, num_restarts=10, steps=50, learning_rate=0.02,
+                                               local_fraction=0.25, local_std=0.05, n_best=5),
                     acquisition=thompson(1.0)),
 }
 RESIDUAL_POINTS = ("fixed", "resample")
@@ -154,13 +156,7 @@ def pinn_bo(
     residual_batch: Optional[int] = None,
     residual_weight: Any = None,
     residual_scale: Any = "auto",
-    n_raw: Optional[int] = None,
-    n_restarts: Optional[int] = None,
-    acq_steps: Optional[int] = None,
-    acq_learning_rate: Optional[float] = None,
-    local_fraction: Optional[float] = None,
-    local_std: float = 0.05,
-    n_best: int = 5,
+    acq_optimizer: Optional[AcqOptimizer | dict] = None,
     acquisition: Any = None,
     standardize: bool = True,
     info: bool = True,
@@ -169,7 +165,7 @@ def pinn_bo(
     lambda2: float = 1.0,
     preset: str = "default",
 ) -> BOAlgorithm:
-    """Build PINN-BO (thesis Ch. 5, Algorithm 4; SPEC.md section 5).
+    """Build PINN-BO (Phan-Trong 2024, PhD thesis, Ch. 5, Algorithm 4).
 
     Args:
         operator: the PDE operator ``u -> N[u]``, a function of a scalar function of one
@@ -203,11 +199,18 @@ def pinn_bo(
             else the targets' standard deviation), ``"std"`` (always the latter:
             standardized units) or a float ``> 0`` (in the units of ``N[f]``). Without it a
             stiff operator (the beam's ``rho^2 u''''`` is about ``1e9 u''''``) drowns the data.
-        n_raw, n_restarts, acq_steps, acq_learning_rate, local_fraction, local_std, n_best:
-            the greedy acquisition: ``n_raw`` candidates (a ``local_fraction`` of them
-            Gaussian perturbations with std ``local_std`` of the ``n_best`` best
-            observations), the ``n_restarts`` best refined by ``acq_steps`` projected Adam
-            steps (:func:`nbo_jax.optimize.refine_argmax`).
+        acq_optimizer: settings of :func:`nbo_jax.optimize.optimize_acqf`, which maximizes
+            the acquisition over the unit cube: an :func:`nbo_jax.optimize.acq_optimizer` or a
+            dict of its arguments (fields not in the dict take ``acq_optimizer``'s
+            defaults). ``None``: the preset's, paper ``raw_samples = 50,000``,
+            ``num_restarts = 100``, ``steps = 512``, ``learning_rate = 1e-3``,
+            ``local_fraction = 0``; default ``raw_samples = 1024``, ``num_restarts = 10``,
+            ``steps = 50``, ``learning_rate = 0.02``, ``local_fraction = 0.25`` (std 0.05
+            around the 5 best observations); with an acquisition function given as
+            ``acquisition`` (or the default preset's Thompson sampling) the preset's
+            ``steps`` become 0: the function is scored on the raw samples only (pass
+            ``acq_optimizer`` with ``steps > 0`` to climb a differentiable one such as
+            :func:`nbo_jax.acquisition.lcb`).
         acquisition: ``"greedy"`` (the paper's ``argmin h``, refined by gradient steps; the
             paper preset) or any :mod:`nbo_jax.acquisition` function of the surrogate
             posterior, scored on the candidates, e.g. ``acquisition.thompson(1.0)`` (the
@@ -215,7 +218,7 @@ def pinn_bo(
             sigma_t^2(x))`` of Lemma 5.3.4, whose variance
             :func:`nbo_jax.pinn.posterior_variance` computes from the features at
             ``theta_0``. ``None``: the preset's choice.
-        standardize: standardize the targets (SPEC.md section 0).
+        standardize: standardize the targets (mean 0, std 1 over the valid observations).
         info: record the interaction information (module doc) in ``History.info``.
         info_points: residual rows of the NTK-PINN kernel used for it (>= 1).
         lambda1, lambda2: the regularizers of Lemma 5.3.6 (> 0; default 1 and 1).
@@ -231,9 +234,11 @@ def pinn_bo(
         ``information_gain`` [nats], ``data_loss``, ``residual_loss``).
 
     Raises:
-        TypeError / ValueError: an argument of the wrong type or out of range (the message
-        names it); ``init`` raises ValueError naming ``operator``/``source`` when they cannot
-        be applied to a function of ``d`` inputs or their shapes disagree.
+        TypeError / ValueError: an argument of the wrong type or out of range (the message names it);
+        ``acq_optimizer.steps > 0`` with the default preset's Thompson sampling (its draws are
+        independent per raw sample: no gradient to climb); ``init`` raises ValueError naming
+        ``operator``/``source`` when they cannot be applied to a function of ``d`` inputs or
+        their shapes disagree.
     """
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
@@ -244,8 +249,7 @@ def pinn_bo(
     chosen = dict(PRESETS[preset])
     given = dict(n_residual=n_residual, width=width, depth=depth, learning_rate=learning_rate, lr_decay=lr_decay,
                  epochs=epochs, init_epochs=init_epochs, retrain_every=retrain_every, residual_batch=residual_batch,
-                 residual_weight=residual_weight, n_raw=n_raw, n_restarts=n_restarts, acq_steps=acq_steps,
-                 acq_learning_rate=acq_learning_rate, local_fraction=local_fraction)
+                 residual_weight=residual_weight)
     chosen.update({k: v for k, v in given.items() if v is not None})
     width = check_int("width", chosen["width"], 1)
     depth = check_int("depth", chosen["depth"], 2)
@@ -255,20 +259,12 @@ def pinn_bo(
     retrain_every = check_int("retrain_every", chosen["retrain_every"], 1)
     batch = chosen["residual_batch"]
     batch = n_res if batch is None else min(check_int("residual_batch", batch, 1), n_res)
-    n_raw = check_int("n_raw", chosen["n_raw"], 1)
-    n_restarts = check_int("n_restarts", chosen["n_restarts"], 1)
-    if n_restarts > n_raw:
-        raise ValueError(f"n_restarts ({n_restarts}) must be <= n_raw ({n_raw})")
-    acq_steps = check_int("acq_steps", chosen["acq_steps"], 0)
-    n_best = check_int("n_best", n_best, 1)
     info_points = check_int("info_points", info_points, 1)
     nu = check_positive("nu", nu)
     lr = check_positive("learning_rate", chosen["learning_rate"])
     decay = check_positive("lr_decay", chosen["lr_decay"])
     if decay > 1:
         raise ValueError(f"lr_decay must be in (0, 1], got {decay}")
-    acq_lr = check_positive("acq_learning_rate", chosen["acq_learning_rate"])
-    local_std = check_positive("local_std", local_std)
     lambda1 = check_positive("lambda1", lambda1)
     lambda2 = check_positive("lambda2", lambda2)
     weight = chosen["residual_weight"]
@@ -277,9 +273,6 @@ def pinn_bo(
             raise ValueError(f"residual_weight must be 'sum' or a float >= 0, got {weight!r}")
     else:
         weight = check_positive("residual_weight", weight, allow_zero=True)
-    lf = float(chosen["local_fraction"])
-    if not 0.0 <= lf < 1.0:
-        raise ValueError(f"local_fraction must be in [0, 1), got {lf}")
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
     if operator is not None and activation == "relu":
@@ -288,10 +281,9 @@ def pinn_bo(
         residual_scale = check_positive("residual_scale", residual_scale)
     if residual_points not in RESIDUAL_POINTS:
         raise ValueError(f"residual_points must be one of {RESIDUAL_POINTS}, got {residual_points!r}")
-    n_local = int(round(n_raw * lf))
-    n_uniform = n_raw - n_local
     use_pde = operator is not None
     use_info = bool(info) and use_pde
+    preset_acquisition = acquisition is None
     if acquisition is None:
         acquisition = chosen["acquisition"]
     if isinstance(acquisition, str):
@@ -302,6 +294,16 @@ def pinn_bo(
     elif not callable(acquisition):
         raise TypeError(f"acquisition must be 'greedy' or a function (posterior, key) -> utility, "
                         f"got {type(acquisition).__name__}")
+    if acq_optimizer is None:
+        aopt = chosen["acq_optimizer"]
+        if acquisition is not None:  # a posterior acquisition is scored on the raw samples
+            aopt = aopt._replace(steps=0)
+    else:
+        aopt = as_acq_optimizer(acq_optimizer)
+        if acquisition is not None and preset_acquisition and aopt.steps > 0:
+            raise ValueError("acq_optimizer.steps must be 0 with the default Thompson sampling (independent "
+                             "draws per raw sample have no gradient); use acquisition='greedy' or a "
+                             "differentiable acquisition such as nbo.acquisition.lcb(2.0)")
     use_features = use_info or acquisition is not None
     schedule = optax.exponential_decay(lr, transition_steps=1, decay_rate=decay)
     optimizer = optax.adam(schedule)
@@ -408,13 +410,11 @@ def pinn_bo(
     def ask(state: PINNBOState, key: Array) -> Array:
         net = network(state.lower.shape[0], state.lower.dtype)
         k_c, k_a = jax.random.split(key)
-        u_c = candidate_set(k_c, state.data, n_uniform, n_local, local_std=local_std, n_best=n_best)
         if acquisition is not None:
-            u = argmax_point(acquisition(surrogate(state, u_c), k_a), u_c)
-            return state.lower + u * (state.upper - state.lower)
-        utility = lambda u: -net.apply(state.params, 2.0 * u - 1.0)  # noqa: E731
-        u = refine_argmax(jax.vmap(utility)(u_c), u_c, utility, n_starts=n_restarts, steps=acq_steps,
-                          learning_rate=acq_lr)
+            utility = lambda u: acquisition(surrogate(state, u), k_a)  # noqa: E731
+        else:  # greedy: argmin h
+            utility = lambda u: -predict(net.apply, state.params, 2.0 * u - 1.0)  # noqa: E731
+        u = optimize_acqf(utility, k_c, state.data, aopt)
         return state.lower + u * (state.upper - state.lower)
 
     def tell(state: PINNBOState, x: Array, y: Array) -> PINNBOState:
