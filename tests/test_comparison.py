@@ -13,7 +13,7 @@ import nbo_jax as nbo
 from nbo_jax import cli, comparison
 from nbo_jax.types import BOAlgorithm
 
-SMALL = dict(width=32, n_candidates=128, epochs=5, batch_size=16)
+SMALL = dict(width=32, acq_optimizer=dict(raw_samples=128, steps=2), epochs=5, batch_size=16)
 
 
 def test_statistics_match_scipy_and_bh():
@@ -64,7 +64,7 @@ def test_cli_compare(tmp_path, capsys):
     out = tmp_path / "cmp"
     code = cli.main(["compare", "--problem", "branin", "--algorithms", "neural-ts,random", "--seeds", "3",
                      "--n-init", "3", "--iterations", "3", "--option", "neural-ts.width=16",
-                     "--option", "neural-ts.n_candidates=32", "--option", "neural-ts.epochs=2", "--out", str(out)])
+                     "--option", "neural-ts.acq_optimizer.raw_samples=32", "--option", "neural-ts.epochs=2", "--out", str(out)])
     assert code == 0
     printed = capsys.readouterr().out
     assert "Table 3.1" in printed and "Table 3.2" in printed and "neural-ts" in printed
@@ -129,7 +129,7 @@ def test_neural_ucb_ts_beat_random_search(name):
     problem = nbo.benchmarks.get("branin", noise_std="paper")
     keys = jax.random.split(jax.random.key(2024), 6)
     run = lambda algo: np.asarray(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=30))(keys).best_f[:, -1]) - problem.optimal_value
-    ours = run(nbo.algorithms.get(name, width=100, n_candidates=512))
+    ours = run(nbo.algorithms.get(name, width=100, acq_optimizer=dict(raw_samples=512, steps=0)))
     rand = run(nbo.random_search())
     print(f"{name}: median {np.median(ours):.3f} vs random {np.median(rand):.3f}")
     assert np.median(ours) < np.median(rand)

@@ -23,7 +23,7 @@ def _counting(algo):
     return algo._replace(ask=ask), count
 
 
-SMALL_NBO = dict(width=16, n_candidates=64, epochs=3, batch_size=8)
+SMALL_NBO = dict(width=16, acq_optimizer=dict(raw_samples=64, steps=2), epochs=3, batch_size=8)
 
 
 def test_history_shapes_and_running_minimum():
@@ -153,7 +153,7 @@ def test_nan_observations_are_masked_and_reported():
 
 
 def test_nan_tell_leaves_state_unchanged_except_count():
-    algo = nbo.neural_bo(**SMALL_NBO, posterior="full")
+    algo = nbo.neural_bo(**SMALL_NBO, posterior="full", scales="fixed")
     bounds = nbo.benchmarks.get("branin").bounds
     x0 = np.array([[0.0, 5.0], [5.0, 5.0], [-2.0, 10.0]])
     state = algo.init(jax.random.key(0), x0, np.array([1.0, 2.0, 3.0]), bounds=bounds, capacity=6)
@@ -161,6 +161,7 @@ def test_nan_tell_leaves_state_unchanged_except_count():
     assert int(after.data.count) == 4 and not bool(after.data.mask[3])
     assert float(after.data.y[3]) == 0.0  # the buffer never holds the NaN
     np.testing.assert_array_equal(after.posterior.A, state.posterior.A)
+    np.testing.assert_array_equal(after.posterior.G, state.posterior.G)
     for leaf in jax.tree.leaves(after.params):
         assert np.all(np.isfinite(leaf))
     # the next proposal is finite and inside the box

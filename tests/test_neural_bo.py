@@ -1,4 +1,4 @@
-"""Neural-BO end to end (seed 000, Algorithm 1; SPEC.md section 1)."""
+"""Neural-BO end to end (Phan-Trong et al. 2023, Algorithm 1)."""
 
 import jax
 import jax.numpy as jnp
@@ -8,7 +8,8 @@ import pytest
 import nbo_jax as nbo
 from nbo_jax import posterior as P
 
-SMALL = dict(width=32, n_candidates=128, epochs=5, batch_size=16)
+SMALL = dict(width=32, acq_optimizer=dict(raw_samples=128, steps=0), epochs=5, batch_size=16)
+PAPER_TS = dict(thompson="independent", scales="fixed")  # the paper's draws: identical across exact modes
 
 
 def _state(algo, n=6, capacity=10, seed=0):
@@ -21,14 +22,15 @@ def _state(algo, n=6, capacity=10, seed=0):
 def test_full_and_dual_give_the_same_run(x64):
     """Exact modes are interchangeable: same posterior, same proposals, same history."""
     problem = nbo.benchmarks.get("branin", noise_std=0.1)
-    hists = {mode: nbo.run_bo(jax.random.key(2), nbo.neural_bo(**SMALL, posterior=mode), problem, n_init=4, n_iter=6)
+    hists = {mode: nbo.run_bo(jax.random.key(2), nbo.neural_bo(**SMALL, **PAPER_TS, posterior=mode), problem,
+                              n_init=4, n_iter=6)
              for mode in ("full", "dual")}
     np.testing.assert_allclose(hists["full"].x, hists["dual"].x, rtol=1e-7, atol=1e-9)
 
 
 def test_state_posterior_matches_direct_computation(x64):
     for feature_params in ("initial", "current"):
-        algo = nbo.neural_bo(**SMALL, posterior="dual", feature_params=feature_params)
+        algo = nbo.neural_bo(**SMALL, posterior="dual", scales="fixed", feature_params=feature_params)
         problem, state = _state(algo)
         for i in range(2):
             x = algo.ask(state, jax.random.key(10 + i))
@@ -48,7 +50,8 @@ def test_state_posterior_matches_direct_computation(x64):
 
 def test_training_fits_the_data(x64):
     """TrainNN reduces the squared error on the (standardized) observations."""
-    algo = nbo.neural_bo(width=64, epochs=200, batch_size=8, learning_rate=1e-2, n_candidates=16)
+    algo = nbo.neural_bo(width=64, epochs=200, batch_size=8, learning_rate=1e-2,
+                         acq_optimizer=dict(raw_samples=16))
     problem, state = _state(algo, n=8, capacity=8)
     net = nbo.networks.mlp(2, 64, 2, use_bias=True)
     z = 2 * state.data.u - 1
@@ -61,7 +64,7 @@ def test_training_fits_the_data(x64):
 def test_custom_acquisition_is_used():
     """A user's acquisition decides: 'closest to the box center' must propose the center-most candidate."""
     center = lambda post, key: -jnp.linalg.norm(post.u - 0.5, axis=-1)
-    algo = nbo.neural_bo(**{**SMALL, "n_candidates": 4096}, acquisition=center)
+    algo = nbo.neural_bo(**{**SMALL, "acq_optimizer": dict(raw_samples=4096, steps=0)}, acquisition=center)
     problem, state = _state(algo)
     x = algo.ask(state, jax.random.key(0))
     u = (x - problem.bounds.lower) / (problem.bounds.upper - problem.bounds.lower)
@@ -71,9 +74,11 @@ def test_custom_acquisition_is_used():
 
 
 def test_paper_preset_settings():
-    """Paper preset: uniform candidates only; all posterior modes run and propose points in the box."""
+    """Paper preset: independent draws over uniform raw samples, no gradient steps, fixed scales;
+    all posterior modes run and propose points in the box."""
+    small = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}
     for mode in ("full", "diagonal", "dual"):
-        algo = nbo.neural_bo(**SMALL, preset="paper", posterior=mode)
+        algo = nbo.neural_bo(**small, preset="paper", posterior=mode)
         problem, state = _state(algo)
         x = algo.ask(state, jax.random.key(0))
         assert np.all(x >= problem.bounds.lower) and np.all(x <= problem.bounds.upper)
@@ -89,7 +94,7 @@ def _final_regret(algo, problem, seeds, n_init, n_iter):
 @pytest.mark.parametrize("name,dim", [("branin", None), ("ackley", 2)])
 def test_neural_bo_beats_random_search(name, dim):
     problem = nbo.benchmarks.get(name, dim=dim, noise_std="paper")
-    nbo_r = _final_regret(nbo.neural_bo(width=100, n_candidates=512), problem, 6, 5, 30)
+    nbo_r = _final_regret(nbo.neural_bo(width=100, acq_optimizer=dict(raw_samples=512)), problem, 6, 5, 30)
     rs_r = _final_regret(nbo.random_search(), problem, 6, 5, 30)
     print(f"{name}: Neural-BO median {np.median(nbo_r):.3f} vs random {np.median(rs_r):.3f}")
     assert np.median(nbo_r) < np.median(rs_r)
@@ -98,3 +103,37 @@ def test_neural_bo_beats_random_search(name, dim):
 def test_nu_with_acquisition_is_refused():
     with pytest.raises(ValueError, match="nu"):
         nbo.neural_bo(nu=2.0, acquisition=nbo.acquisition.ei())
+
+
+def test_pathwise_sample_of_the_algorithm_matches_its_posterior(x64):
+    """The Thompson sample that ask maximizes: over many draws at fixed points, its mean is the
+    network h(x; theta_t) and its variance (nu s)^2 sigma^2(x) of the surrogate (fitted scales)."""
+    algo = nbo.neural_bo(**SMALL, nu=0.7)
+    problem, state = _state(algo)
+    assert type(state.posterior).__name__ == "DualState"  # scales="fit" runs in dual form
+    u = jax.random.uniform(jax.random.key(4), (5, 2))
+    post = algo.surrogate(state, u)
+    net = nbo.networks.mlp(2, SMALL["width"], 2, use_bias=True)
+    m = float(SMALL["width"])
+    delta = jax.vmap(lambda k: P.sample_weights(state.posterior, k, state.post_lam, m))(
+        jax.random.split(jax.random.key(5), 40_000))
+    jvp = jax.vmap(lambda d: nbo.features.jacobian_vector_product(net.apply, state.params0, 2 * u - 1, d))(delta)
+    draws = post.mean + 0.7 * state.post_scale * jvp / np.sqrt(m)
+    np.testing.assert_allclose(draws.mean(axis=0), post.mean, atol=0.03 * float(jnp.max(0.7 * post.std)))
+    np.testing.assert_allclose(draws.std(axis=0), 0.7 * post.std, rtol=0.03)
+    # the fitted scales are the exact grid maximizer of the linearized network's likelihood
+    r = state.data.standardized()[0] - nbo.features.predict(net.apply, state.params0, 2 * state.data.u - 1)
+    lam, s2, _ = P.fit_scales(state.posterior.G, state.data.mask, r, m)
+    np.testing.assert_allclose([state.post_lam, state.post_scale ** 2], [lam, s2], rtol=1e-10)
+
+
+def test_options_are_checked_at_the_factory():
+    for kw, name in [(dict(thompson="joint"), "thompson"), (dict(scales="auto"), "scales"),
+                     (dict(nu=float("nan")), "nu"), (dict(nu=-1.0), "nu"), (dict(lam=0.0), "lam"),
+                     (dict(width=2.7), "width"), (dict(posterior="full"), "scales='fit' needs"),
+                     (dict(thompson="independent", acq_optimizer=dict(steps=3)), "steps"),
+                     (dict(acq_optimizer=dict(raw_samples=0)), "raw_samples")]:
+        with pytest.raises(ValueError, match=name):
+            nbo.neural_bo(**kw)
+    with pytest.raises(TypeError, match="acq_optimizer"):
+        nbo.neural_bo(acq_optimizer=512)

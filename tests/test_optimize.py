@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from nbo_jax.optimize import argmax_point, candidate_set, projected_gradient_ascent
 from nbo_jax.types import Dataset
@@ -56,3 +57,37 @@ def test_refine_argmax_climbs_from_the_best_candidates():
     keep = refine_argmax(vals, cand, utility, n_starts=4, steps=50, learning_rate=0.02,
                          pool_utility=lambda pool: -jnp.sum((pool - best) ** 2, axis=1))
     assert np.array_equal(keep, best)
+
+
+def test_optimize_acqf_finds_the_known_maximum():
+    """A smooth acquisition with its maximum at a known interior point: raw samples alone land
+    near it, gradient steps reach it; NaN utilities never win."""
+    from nbo_jax.optimize import acq_optimizer, optimize_acqf
+
+    target = jnp.array([0.31, 0.77, 0.55])
+    utility = lambda u: -jnp.sum((u - target) ** 2, axis=-1)
+    data = Dataset.empty(4, 3)
+    raw = optimize_acqf(utility, jax.random.key(0), data, acq_optimizer(raw_samples=256, steps=0, local_fraction=0.0))
+    climbed = optimize_acqf(utility, jax.random.key(0), data,
+                            acq_optimizer(raw_samples=256, num_restarts=3, steps=200, learning_rate=0.02))
+    assert float(jnp.linalg.norm(raw - target)) < 0.25
+    np.testing.assert_allclose(climbed, target, atol=2e-3)
+    nan_left = lambda u: jnp.where(u[:, 0] < 0.5, jnp.nan, -jnp.sum((u - target) ** 2, axis=-1))
+    out = optimize_acqf(nan_left, jax.random.key(1), data, acq_optimizer(raw_samples=512, steps=0))
+    assert float(out[0]) >= 0.5
+
+
+def test_acq_optimizer_checks_its_arguments():
+    from nbo_jax.optimize import AcqOptimizer, acq_optimizer, as_acq_optimizer
+
+    for kw, name in [(dict(raw_samples=0), "raw_samples"), (dict(num_restarts=0), "num_restarts"),
+                     (dict(steps=-1), "steps"), (dict(learning_rate=0.0), "learning_rate"),
+                     (dict(local_fraction=1.0), "local_fraction"), (dict(local_std=-1.0), "local_std")]:
+        with pytest.raises(ValueError, match=name):
+            acq_optimizer(**kw)
+    with pytest.raises(TypeError, match="raw_samples"):
+        acq_optimizer(raw_samples=2.5)
+    with pytest.raises(TypeError, match="unknown keys"):
+        as_acq_optimizer(dict(n_candidates=4))
+    assert as_acq_optimizer(dict(raw_samples=64)) == AcqOptimizer(raw_samples=64)
+    assert acq_optimizer(raw_samples=100, local_fraction=0.25).n_local == 25

@@ -11,20 +11,34 @@ Both are Neural-BO's machinery with the bandit papers' choices: gradient feature
   minimization as the lower confidence bound ``argmin_x h(x) - nu sigma(x)``;
 - NeuralTS: Thompson sampling ``f~(x) ~ N(h(x), nu^2 sigma^2(x))`` per candidate.
 
+Both keep the papers' fixed exploration scale (``scales="fixed"``: ``lam`` and ``nu`` as given,
+not fitted) unless ``scales="fit"`` is passed. NeuralTS draws independently per raw sample
+(as the paper), so its acquisition optimizer takes no gradient steps; NeuralUCB's bound is
+differentiable and is climbed by :func:`nbo_jax.optimize.optimize_acqf`. ``nu`` multiplies
+``sigma`` directly (the papers' ``gamma`` / ``nu``; not the squared ``beta`` of GP-UCB).
 All other arguments are those of :func:`nbo_jax.algorithms.neural_bo.neural_bo`.
 """
 
 from __future__ import annotations
 
-from ..acquisition import lcb, thompson
+from ..acquisition import thompson
 from ..types import BOAlgorithm
 from .neural_bo import neural_bo
 
 
 def _check_nu(nu) -> float:
-    if isinstance(nu, (int, float)) and not nu >= 0:
-        raise ValueError(f"nu must be >= 0, got {nu}")
+    if isinstance(nu, (int, float)) and not (nu >= 0 and nu < float("inf")):
+        raise ValueError(f"nu must be >= 0 and finite, got {nu}")
     return nu
+
+
+def _neural_lcb(nu):
+    """``-(h(x) - nu sigma(x))``: NeuralUCB's bound in minimization form (``nu`` times sigma)."""
+
+    def acq(post, key):
+        return -(post.mean - nu * post.std)
+
+    return acq
 
 
 def neural_ucb(nu: float = 1.0, *, posterior: str = "auto", **kwargs) -> BOAlgorithm:
@@ -40,7 +54,8 @@ def neural_ucb(nu: float = 1.0, *, posterior: str = "auto", **kwargs) -> BOAlgor
     for fixed in ("acquisition", "feature_params"):
         if fixed in kwargs:
             raise ValueError(f"{fixed} is fixed by neural_ucb; use neural_bo(...) to change it")
-    algo = neural_bo(posterior=posterior, feature_params="current", acquisition=lcb(_check_nu(nu)), **kwargs)
+    kwargs.setdefault("scales", "fixed")
+    algo = neural_bo(posterior=posterior, feature_params="current", acquisition=_neural_lcb(_check_nu(nu)), **kwargs)
     return algo._replace(name="neural-ucb")
 
 
@@ -54,5 +69,7 @@ def neural_ts(nu: float = 1.0, *, posterior: str = "auto", **kwargs) -> BOAlgori
     for fixed in ("acquisition", "feature_params"):
         if fixed in kwargs:
             raise ValueError(f"{fixed} is fixed by neural_ts; use neural_bo(...) to change it")
+    kwargs.setdefault("scales", "fixed")
+    kwargs.setdefault("acq_optimizer", dict(steps=0))  # independent draws: nothing to climb
     algo = neural_bo(posterior=posterior, feature_params="current", acquisition=thompson(_check_nu(nu)), **kwargs)
     return algo._replace(name="neural-ts")
