@@ -132,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "gp-ei.kernel=rbf (repeatable; VALUE parsed as a Python literal when possible); "
                    "ALGO.acq_optimizer.FIELD=VALUE sets one field of the acquisition optimizer, e.g. "
                    "neural-bo.acq_optimizer.raw_samples=512 (the fields given form the dict passed as "
-                   "acq_optimizer=; the others take nbo.optimize.acq_optimizer's defaults)")
+                   "acq_optimizer=; the others keep the algorithm preset's values)")
     cmp_.set_defaults(subparser=cmp_)
 
     plot = sub.add_parser(
@@ -245,10 +245,8 @@ def _build_algorithms(args, parser) -> dict:
         parser.error(f"--algorithm: expected a comma-separated list such as 'neural-bo,random', got {args.algorithm!r}")
     nbo_kwargs = dict(width=args.width, depth=args.depth, nu=args.nu, lam=args.lam, posterior=args.posterior,
                       preset=args.preset, epochs=args.epochs)
-    if args.candidates is not None:  # the preset's acquisition optimizer with that many raw samples
-        from .algorithms.neural_bo import PRESETS
-
-        nbo_kwargs["acq_optimizer"] = PRESETS[args.preset]["acq_optimizer"]._replace(raw_samples=args.candidates)
+    if args.candidates is not None:  # laid over the preset's acquisition optimizer
+        nbo_kwargs["acq_optimizer"] = dict(raw_samples=args.candidates)
     built = {}
     for name in names:
         try:

@@ -184,23 +184,37 @@ def acq_optimizer(
     return opts
 
 
-def as_acq_optimizer(value, name: str = "acq_optimizer") -> AcqOptimizer:
-    """``value`` as a checked :class:`AcqOptimizer`: an ``AcqOptimizer`` (re-checked) or a
-    dict of :func:`acq_optimizer` keywords.
+def as_acq_optimizer(value, name: str = "acq_optimizer", default: AcqOptimizer | None = None) -> AcqOptimizer:
+    """``value`` as a checked :class:`AcqOptimizer`.
+
+    Args:
+        value: an ``AcqOptimizer`` (re-checked), or a dict of :func:`acq_optimizer` keywords laid
+            over ``default`` (the fields it does not name keep ``default``'s values), or ``None``
+            (``default`` itself).
+        name: the argument's name, for error messages.
+        default: the caller's defaults (e.g. an algorithm preset's); ``AcqOptimizer()`` if None.
 
     Raises:
-        TypeError: anything else, or an unknown key (the message names ``name``).
-        ValueError: as :func:`acq_optimizer`.
+        TypeError: anything else, or an unknown key. ValueError: as :func:`acq_optimizer`.
+        Both messages start with ``name`` (e.g. ``"acq_optimizer.raw_samples must be >= 1"``).
     """
-    if isinstance(value, AcqOptimizer):
-        return acq_optimizer(*value)
-    if isinstance(value, dict):
+    base = AcqOptimizer() if default is None else default
+    if value is None:
+        fields = base._asdict()
+    elif isinstance(value, AcqOptimizer):
+        fields = value._asdict()
+    elif isinstance(value, dict):
         unknown = sorted(set(value) - set(AcqOptimizer._fields))
         if unknown:
             raise TypeError(f"{name} has unknown keys {unknown}; known: {list(AcqOptimizer._fields)}")
-        return acq_optimizer(**value)
-    raise TypeError(f"{name} must be nbo.optimize.acq_optimizer(...) or a dict of its arguments, "
-                    f"got {type(value).__name__}")
+        fields = {**base._asdict(), **value}
+    else:
+        raise TypeError(f"{name} must be nbo.optimize.acq_optimizer(...) or a dict of its arguments, "
+                        f"got {type(value).__name__}")
+    try:
+        return acq_optimizer(**fields)
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"{name}.{err}") from None
 
 
 def optimize_acqf(

@@ -493,7 +493,7 @@ def adaptive_basis(
         raise ValueError(f"noise_dof must be 'residual' or 'n', got {chosen['noise_dof']!r}")
     n_ev = _check_int("evidence_iters", evidence_iters, 0)
     q = _check_int("q", q, 1)
-    aopt = chosen["acq_optimizer"] if acq_optimizer is None else as_acq_optimizer(acq_optimizer)
+    aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"])
     if aopt.raw_samples < q:
         raise ValueError(f"acq_optimizer.raw_samples ({aopt.raw_samples}) must be >= q ({q})")
     if q > 1 and aopt.steps > 0:

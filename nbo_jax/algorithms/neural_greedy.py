@@ -270,7 +270,7 @@ def neural_greedy(
     width = _check_int("width", chosen["width"], 1)
     depth = _check_int("depth", depth, 2)
     train_steps = _check_int("train_steps", chosen["train_steps"], 1)
-    aopt = chosen["acq_optimizer"] if acq_optimizer is None else as_acq_optimizer(acq_optimizer)
+    aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"])
     surrogate_samples = _check_int("surrogate_samples", surrogate_samples, 1)
     gamma = check_positive("gamma", chosen["gamma"])
     nu = check_positive("nu", nu)

@@ -294,12 +294,11 @@ def pinn_bo(
     elif not callable(acquisition):
         raise TypeError(f"acquisition must be 'greedy' or a function (posterior, key) -> utility, "
                         f"got {type(acquisition).__name__}")
-    if acq_optimizer is None:
-        aopt = chosen["acq_optimizer"]
-        if acquisition is not None:  # a posterior acquisition is scored on the raw samples
-            aopt = aopt._replace(steps=0)
-    else:
-        aopt = as_acq_optimizer(acq_optimizer)
+    base = chosen["acq_optimizer"]
+    if acquisition is not None:  # a posterior acquisition is scored on the raw samples by default
+        base = base._replace(steps=0)
+    aopt = as_acq_optimizer(acq_optimizer, default=base)
+    if acq_optimizer is not None:
         if acquisition is not None and preset_acquisition and aopt.steps > 0:
             raise ValueError("acq_optimizer.steps must be 0 with the default Thompson sampling (independent "
                              "draws per raw sample have no gradient); use acquisition='greedy' or a "
