@@ -1,4 +1,4 @@
-"""The exact Gaussian-process model on masked, fixed-capacity data (SPEC.md section 3).
+"""The exact Gaussian-process model on masked, fixed-capacity data.
 
 A zero-mean GP prior ``f ~ GP(0, s_f^2 k(u, u'))`` on unit-cube inputs with ARD
 lengthscales ``l (d,)``, outputscale ``s_f^2`` and Gaussian noise variance ``s_n^2``:
@@ -14,11 +14,23 @@ lengthscales ``l (d,)``, outputscale ``s_f^2`` and Gaussian noise variance ``s_n
   both through the Cholesky factor ``L`` (an ``N``-candidate call costs ``O(N cap^2)``,
   never an ``N x N`` matrix, except :func:`joint_covariance` / :func:`sample_joint`, which
   exist to build exactly that);
-- hyperparameter fitting by maximum marginal likelihood (:func:`fit`): Adam on the log
-  parameters, projected onto box limits, from several starting points at once (vmapped).
+- hyperparameter fitting (:func:`fit`) by maximum marginal likelihood (type-II ML) or, with
+  a :class:`GPPrior`, maximum a posteriori: ``log p(y | theta) + log p(theta)``
+  (:func:`map_objective`), by L-BFGS (``optax.lbfgs``) or Adam, from several starting
+  points at once (vmapped), inside ``lax.scan`` (fixed shapes, so it runs in a jitted,
+  vmapped BO loop).
 
-**Masking.** Data live in ``cap``-row buffers with a boolean ``mask`` (DESIGN.md: "state is
-data"). With ``m = mask`` as 0/1 floats the model uses
+**BoTorch's model** (``SingleTaskGP`` since BoTorch 0.12, after Hvarfner, Hellsten & Nardi
+2024, "Vanilla Bayesian optimization performs great in high dimensions", ICML):
+:func:`botorch_prior` and :func:`prior_mode` give its priors and starting point: an ARD
+RBF kernel *without* outputscale (``s_f^2 = 1`` on standardized targets), lengthscale prior
+``LogNormal(sqrt2 + log(d)/2, sqrt3)``, lengthscale ``>= 2.5e-2``, noise-variance prior
+``LogNormal(-4, 1)``, noise ``>= 1e-4``, both initialized at the prior mode
+``exp(loc - scale^2)``. (BoTorch also learns a constant prior mean; ours stays 0 on
+standardized targets.)
+
+**Masking.** Data live in ``cap``-row buffers with a boolean ``mask`` (state is data).
+With ``m = mask`` as 0/1 floats the model uses
 
     K_m = (m m^T) * (K + s_n^2 I) + diag(1 - m),        y_m = m * y,
 
@@ -43,6 +55,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import optax
+from jax.flatten_util import ravel_pytree
 from jax.scipy.linalg import cho_solve, solve_triangular
 
 Array = jax.Array
@@ -110,6 +123,62 @@ class ParamBounds(NamedTuple):
             jnp.clip(params.log_outputscale, lg(self.outputscale[0]), lg(self.outputscale[1])),
             jnp.clip(params.log_noise, lg(self.noise[0]), lg(self.noise[1])),
         )
+
+
+class GPPrior(NamedTuple):
+    """Log-normal priors on the hyperparameters (natural scale), ``(loc, scale)`` pairs or
+    ``None`` (flat: no term). ``LogNormal(loc, scale)`` is the law of ``exp(N(loc, scale^2))``
+    (``scipy.stats.lognorm(s=scale, scale=exp(loc))``), applied to every lengthscale, the
+    outputscale ``s_f^2`` and the noise variance ``s_n^2``."""
+
+    lengthscale: tuple | None = None
+    outputscale: tuple | None = None
+    noise: tuple | None = None
+
+
+def botorch_prior(d: int) -> GPPrior:
+    """BoTorch's ``SingleTaskGP`` priors (``get_covar_module_with_dim_scaled_prior``,
+    ``get_gaussian_likelihood_with_lognormal_prior``; Hvarfner et al. 2024): lengthscales
+    ``LogNormal(sqrt2 + log(d)/2, sqrt3)``, noise variance ``LogNormal(-4, 1)``, no
+    outputscale prior (BoTorch has no outputscale: fix it at 1 with the bounds)."""
+    return GPPrior(lengthscale=(math.sqrt(2.0) + 0.5 * math.log(d), math.sqrt(3.0)), noise=(-4.0, 1.0))
+
+
+def lognormal_log_density(x: Array, loc: float, scale: float) -> Array:
+    """``log`` of the ``LogNormal(loc, scale)`` density at ``x > 0`` (elementwise)."""
+    lx = jnp.log(x)
+    return -lx - math.log(scale) - 0.5 * _LOG_2PI - 0.5 * ((lx - loc) / scale) ** 2
+
+
+def log_prior(prior: GPPrior | None, params: GPParams) -> Array:
+    """``log p(theta)``: the sum of the log densities of :class:`GPPrior` at ``params``
+    (natural scale, as GPyTorch's priors; 0 for ``None`` fields), ``()``."""
+    dtype = params.log_noise.dtype
+    total = jnp.zeros((), dtype)
+    if prior is None:
+        return total
+    for value, pair in ((params.lengthscale, prior.lengthscale), (params.outputscale, prior.outputscale),
+                        (params.noise, prior.noise)):
+        if pair is not None:
+            total = total + jnp.sum(lognormal_log_density(value, float(pair[0]), float(pair[1])))
+    return total
+
+
+def prior_mode(d: int, prior: GPPrior, bounds: "ParamBounds", dtype=None) -> GPParams:
+    """The hyperparameters at the prior modes ``exp(loc - scale^2)`` (BoTorch's initial
+    values), clipped to ``bounds``; a field without a prior takes :func:`default_params`'s
+    value (lengthscales ``0.2 sqrt(d)``, outputscale 1, noise 1e-2)."""
+    dtype = dtype or jnp.zeros(()).dtype
+    base = default_params(d, ParamBounds(), dtype)
+
+    def mode(pair, fallback):
+        if pair is None:
+            return fallback
+        return jnp.full(fallback.shape, float(pair[0]) - float(pair[1]) ** 2, dtype)
+
+    p = GPParams(mode(prior.lengthscale, base.log_lengthscale), mode(prior.outputscale, base.log_outputscale),
+                 mode(prior.noise, base.log_noise))
+    return bounds.clip(p)
 
 
 # --------------------------------------------------------------------------- kernels
@@ -188,6 +257,16 @@ def log_marginal_likelihood(
     alpha = cho_solve((L, True), ym)
     n_valid = jnp.sum(m)
     return -0.5 * jnp.dot(ym, alpha) - jnp.sum(jnp.log(jnp.diag(L))) - 0.5 * n_valid * _LOG_2PI
+
+
+def map_objective(
+    kind: str, params: GPParams, u: Array, y: Array, mask: Array, prior: GPPrior | None = None,
+    jitter: float = 0.0,
+) -> Array:
+    """The objective :func:`fit` maximizes, ``()``: :func:`log_marginal_likelihood` plus
+    :func:`log_prior` (BoTorch's ``fit_gpytorch_mll`` on ``ExactMarginalLogLikelihood``
+    maximizes the same sum divided by ``n``; same maximizer). ``prior=None``: the LML."""
+    return log_marginal_likelihood(kind, params, u, y, mask, jitter) + log_prior(prior, params)
 
 
 # --------------------------------------------------------------------------- posterior
@@ -337,6 +416,37 @@ def random_params(key: Array, n: int, d: int, bounds: ParamBounds = ParamBounds(
     return bounds.clip(p)
 
 
+FIT_OPTIMIZERS = ("lbfgs", "adam")
+
+
+def _log_box(bounds: ParamBounds, like: GPParams) -> tuple[GPParams, GPParams]:
+    """Log-scale lower and upper limits shaped like ``like``."""
+    lg = math.log
+    lo = GPParams(*(jnp.full(jnp.shape(a), lg(b[0]), a.dtype) for a, b in zip(like, bounds)))
+    hi = GPParams(*(jnp.full(jnp.shape(a), lg(b[1]), a.dtype) for a, b in zip(like, bounds)))
+    return lo, hi
+
+
+def _to_free(p: GPParams, lo: GPParams, hi: GPParams) -> GPParams:
+    """Log parameters in ``[lo, hi]`` -> unconstrained ``z`` (``p = lo + (hi - lo)
+    sigmoid(z)``; ``z = 0`` where ``lo == hi``, a fixed parameter)."""
+    def one(a, l, h):
+        width = h - l
+        fixed = width <= 0
+        f = jnp.clip((a - l) / jnp.where(fixed, 1.0, width), 1e-4, 1.0 - 1e-4)
+        return jnp.where(fixed, 0.0, jnp.log(f) - jnp.log1p(-f))
+
+    return jax.tree.map(one, p, lo, hi)
+
+
+def _from_free(z: GPParams, lo: GPParams, hi: GPParams) -> GPParams:
+    return jax.tree.map(lambda a, l, h: l + (h - l) * jax.nn.sigmoid(a), z, lo, hi)
+
+
+def _all_finite(tree) -> Array:
+    return jnp.all(jnp.stack([jnp.all(jnp.isfinite(leaf)) for leaf in jax.tree.leaves(tree)]))
+
+
 def fit(
     kind: str,
     starts: GPParams,
@@ -348,57 +458,125 @@ def fit(
     learning_rate: float = 0.05,
     bounds: ParamBounds = ParamBounds(),
     jitter: float = 0.0,
+    prior: GPPrior | None = None,
+    optimizer: str = "adam",
 ) -> tuple[GPParams, Array]:
-    """Maximum marginal likelihood (type-II ML; GPML section 5.4.1) from ``R`` starts.
+    """Maximum marginal likelihood (type-II ML; GPML section 5.4.1) or, with ``prior``,
+    maximum a posteriori (:func:`map_objective`), from ``R`` starts (vmapped).
 
-    Adam (``learning_rate``) on the log parameters for ``steps`` steps per start, each step
-    projected onto ``bounds``; the ``R`` starts run vmapped. A step whose LML or gradient
-    is not finite (failed Cholesky) is skipped. Along each trajectory the best LML seen is
-    kept, so the result is never worse than the best start.
+    ``optimizer="adam"``: Adam (``learning_rate``) on the log parameters, each step projected
+    onto ``bounds``. ``optimizer="lbfgs"``: ``optax.lbfgs`` (zoom line search; BoTorch fits
+    with scipy's L-BFGS-B) on unconstrained ``z`` with ``log theta = lo + (hi - lo)
+    sigmoid(z)``, so every iterate is inside ``bounds`` (a parameter with ``lo == hi`` stays
+    fixed); ``learning_rate`` is unused; a start stops early once an iteration improves the
+    objective by less than a relative ``2.2e-9`` (float32: ``1e-6``), scipy's L-BFGS-B
+    default (``lax.while_loop``: under ``vmap`` the batch runs until every member stops).
+    Adam runs ``steps`` steps (``lax.scan``). An iterate whose objective or gradient is not
+    finite (failed Cholesky) is not taken, and the best objective seen along each trajectory is kept, so
+    the result is never worse than the best start.
 
     Args:
         kind: kernel name. starts: stacked :class:`GPParams`, leading axis ``R >= 1``.
         u: ``(cap, d)``; y: ``(cap,)``; mask: ``(cap,)`` bool (see
             :func:`log_marginal_likelihood`).
-        steps: Adam steps (0 only evaluates the starts).
+        steps: iterations (the most, for L-BFGS; 0 only evaluates the starts).
+        prior: :class:`GPPrior` (``None``: maximum likelihood).
+        optimizer: one of :data:`FIT_OPTIMIZERS`.
 
     Returns:
-        ``(params, lml)``: the best :class:`GPParams` (unstacked) and its LML ``()``. With
-        no valid row every LML is 0 and the first start is returned.
+        ``(params, value)``: the best :class:`GPParams` (unstacked) and its objective ``()``
+        (the LML, plus the log prior when ``prior`` is given). With no valid row the LML
+        terms are 0.
+
+    Raises:
+        ValueError: unknown ``optimizer``.
     """
-    opt = optax.adam(learning_rate)
+    if optimizer not in FIT_OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {FIT_OPTIMIZERS}, got {optimizer!r}")
     starts = bounds.clip(starts)
-    neg_lml = lambda p: -log_marginal_likelihood(kind, p, u, y, mask, jitter)
-    value_and_grad = jax.value_and_grad(neg_lml)
-    ninf = -jnp.inf
+    objective = lambda p: map_objective(kind, p, u, y, mask, prior, jitter)
+    ninf = jnp.asarray(-jnp.inf, y.dtype)
 
-    def run_one(p0):
-        def step(carry, _):
-            p, s, best_p, best_v = carry
-            loss, g = value_and_grad(p)
-            ok = jnp.isfinite(loss) & jnp.all(
-                jnp.stack([jnp.all(jnp.isfinite(leaf)) for leaf in jax.tree.leaves(g)]))
-            v = jnp.where(ok, -loss, ninf)
-            better = v > best_v
-            best_p = jax.tree.map(lambda a, b: jnp.where(better, a, b), p, best_p)
-            best_v = jnp.where(better, v, best_v)
-            g = jax.tree.map(lambda a: jnp.where(ok, a, 0.0), g)
-            upd, s_new = opt.update(g, s, p)
-            p_new = bounds.clip(optax.apply_updates(p, upd))
-            p = jax.tree.map(lambda a, b: jnp.where(ok, a, b), p_new, p)
-            s = jax.tree.map(lambda a, b: jnp.where(ok, a, b), s_new, s)
-            return (p, s, best_p, best_v), None
-
-        init = (p0, opt.init(p0), p0, jnp.asarray(ninf, y.dtype))
-        (p, _, best_p, best_v), _ = jax.lax.scan(step, init, None, length=steps)
-        v = -neg_lml(p)
+    def keep_best(p, v, best_p, best_v):
         v = jnp.where(jnp.isfinite(v), v, ninf)
         better = v > best_v
         return jax.tree.map(lambda a, b: jnp.where(better, a, b), p, best_p), jnp.where(better, v, best_v)
 
-    params, lmls = jax.vmap(run_one)(starts)
-    i = jnp.argmax(lmls)
-    return jax.tree.map(lambda a: a[i], params), lmls[i]
+    if optimizer == "adam":
+        opt = optax.adam(learning_rate)
+        value_and_grad = jax.value_and_grad(lambda p: -objective(p))
+
+        def run_one(p0):
+            def step(carry, _):
+                p, s, best_p, best_v = carry
+                loss, g = value_and_grad(p)
+                ok = jnp.isfinite(loss) & _all_finite(g)
+                best_p, best_v = keep_best(p, jnp.where(ok, -loss, ninf), best_p, best_v)
+                g = jax.tree.map(lambda a: jnp.where(ok, a, 0.0), g)
+                upd, s_new = opt.update(g, s, p)
+                p_new = bounds.clip(optax.apply_updates(p, upd))
+                p = jax.tree.map(lambda a, b: jnp.where(ok, a, b), p_new, p)
+                s = jax.tree.map(lambda a, b: jnp.where(ok, a, b), s_new, s)
+                return (p, s, best_p, best_v), None
+
+            init = (p0, opt.init(p0), p0, ninf)
+            (p, _, best_p, best_v), _ = jax.lax.scan(step, init, None, length=steps)
+            return keep_best(p, objective(p), best_p, best_v)
+    else:
+        lo, hi = _log_box(bounds, jax.tree.map(lambda a: a[0], starts))
+        big = jnp.asarray(1e30, y.dtype)
+        _, unravel = ravel_pytree(_to_free(jax.tree.map(lambda a: a[0], starts), lo, hi))
+
+        def params_of(x):
+            return _from_free(unravel(x), lo, hi)
+
+        def loss_of(x):
+            v = -objective(params_of(x))
+            return jnp.where(jnp.isfinite(v), v, big)  # a failed Cholesky: the line search backs off
+
+        # one flat vector and at most 10 line-search steps from a unit first guess: optax's
+        # defaults cost ~20x more per iteration on CPU (measured), for the same optimum
+        opt = optax.lbfgs(linesearch=optax.scale_by_zoom_linesearch(max_linesearch_steps=10,
+                                                                    initial_guess_strategy="one"))
+        value_and_grad = optax.value_and_grad_from_state(loss_of)
+
+        # stop a start once an iteration lowers the loss by less than ftol (relative; scipy's
+        # L-BFGS-B default factr = 1e7 is ftol ~ 2.2e-9) or does not lower it at all
+        ftol = 2.2e-9 if y.dtype == jnp.float64 else 1e-6
+
+        def run_one(p0):
+            z0 = ravel_pytree(_to_free(p0, lo, hi))[0]
+
+            def cond(carry):
+                k, *_, done = carry
+                return (k < steps) & ~done
+
+            def body(carry):
+                k, z, s, best_p, best_v, prev, done = carry
+                loss, g = value_and_grad(z, state=s)
+                ok = (loss < big) & jnp.all(jnp.isfinite(g))
+                best_p, best_v = keep_best(params_of(z), jnp.where(ok, -loss, ninf), best_p, best_v)
+                g = jnp.where(ok, g, 0.0)
+                upd, s_new = opt.update(g, s, z, value=loss, grad=g, value_fn=loss_of)
+                z_new = optax.apply_updates(z, upd)
+                take = ok & jnp.all(jnp.isfinite(z_new))
+                z = jnp.where(take, z_new, z)
+                s = jax.tree.map(lambda a, b: jnp.where(take, a, b), s_new, s)
+                stalled = ~(prev - loss > ftol * jnp.maximum(jnp.maximum(jnp.abs(prev), jnp.abs(loss)), 1.0))
+                done = ~take | (stalled & (k > 0))
+                return k + 1, z, s, best_p, best_v, loss, done
+
+            init = (jnp.zeros((), jnp.int32), z0, opt.init(z0), p0, ninf, jnp.asarray(jnp.inf, y.dtype),
+                    jnp.zeros((), bool))
+            _, z, _, best_p, best_v, _, _ = jax.lax.while_loop(cond, body, init)
+            # the starts themselves count (the free map clips a start sitting on a bound)
+            best_p, best_v = keep_best(p0, objective(p0), best_p, best_v)
+            p = params_of(z)
+            return keep_best(p, objective(p), best_p, best_v)
+
+    params, values = jax.vmap(run_one)(starts)
+    i = jnp.argmax(values)
+    return jax.tree.map(lambda a: a[i], params), values[i]
 
 
 __all__ = [
@@ -420,4 +598,11 @@ __all__ = [
     "default_params",
     "random_params",
     "fit",
+    "FIT_OPTIMIZERS",
+    "GPPrior",
+    "botorch_prior",
+    "lognormal_log_density",
+    "log_prior",
+    "prior_mode",
+    "map_objective",
 ]

@@ -37,11 +37,37 @@ def test_ei_matches_scipy_and_is_nonnegative(x64):
 def test_lcb_pi_greedy_closed_forms(x64):
     post = _post()
     key = jax.random.key(0)
-    np.testing.assert_allclose(A.lcb(2.0)(post, key), -(post.mean - 2.0 * post.std))
+    # one beta convention (Srinivas et al. 2010, BoTorch UCB): mean -/+ sqrt(beta) std
+    np.testing.assert_allclose(A.lcb(2.0)(post, key), -(post.mean - np.sqrt(2.0) * post.std))
+    np.testing.assert_allclose(A.lcb(4.0)(post, key), -(post.mean - 2.0 * post.std))
+    np.testing.assert_allclose(A.lcb(0.0)(post, key), -post.mean)
     np.testing.assert_allclose(A.ucb(2.0)(post, key), A.lcb(2.0)(post, key))
     np.testing.assert_allclose(A.greedy()(post, key), -post.mean)
     np.testing.assert_allclose(A.pi()(post, key), stats.norm.cdf((-0.3 - np.asarray(post.mean)) / np.asarray(post.std)), rtol=1e-10)
-    np.testing.assert_allclose(A.log_ei()(post, key), np.log(np.maximum(np.asarray(A.ei()(post, key)), 1e-30)), rtol=1e-10)
+    np.testing.assert_allclose(A.log_ei()(post, key), np.log(np.asarray(A.ei()(post, key))), rtol=1e-10)
+
+
+def test_log_ei_is_accurate_where_ei_underflows(x64):
+    """LogEI (Ament et al. 2023): log(phi(z) + z Phi(z)) against scipy where that is
+    computable, the asymptote -z^2/2 - log(2 pi)/2 - 2 log|z| far out, finite gradients."""
+    z = np.concatenate([np.linspace(-25.0, 5.0, 301), [-1.0]])
+    ref = np.log(stats.norm.pdf(z) + z * stats.norm.cdf(z))
+    np.testing.assert_allclose(A.log_h(jnp.asarray(z)), ref, rtol=1e-9)
+    far = np.array([-1e3, -1e6, -1e9])
+    asym = -0.5 * far ** 2 - 0.5 * np.log(2 * np.pi) - 2 * np.log(-far)
+    np.testing.assert_allclose(A.log_h(jnp.asarray(far)), asym, rtol=1e-10)  # next term: -3 / z^2
+    g = jax.vmap(jax.grad(A.log_h))(jnp.asarray(np.concatenate([z, far])))
+    assert np.all(np.isfinite(g)) and np.all(np.asarray(g) > 0)  # log_h increases
+    # d/dz log h = Phi(z) / h(z); at z = -1 both sides of the branch switch agree
+    np.testing.assert_allclose(g[-4], stats.norm.cdf(-1.0) / np.exp(ref[-1]), rtol=1e-9)
+    # log EI = log std + log_h(z); plain EI underflows to 0 there, log EI still ranks
+    mean, std = jnp.array([40.0, 41.0]), jnp.array([1.0, 1.0])
+    assert float(A.expected_improvement(mean, std, jnp.asarray(0.0))[0]) == 0.0
+    lei = np.asarray(A.log_expected_improvement(mean, std, jnp.asarray(0.0)))
+    assert np.all(np.isfinite(lei)) and lei[0] > lei[1]
+    # std = 0: log of the certain improvement, -inf without one
+    np.testing.assert_allclose(A.log_expected_improvement(jnp.array([-1.0, 0.5]), jnp.zeros(2), jnp.asarray(0.0)),
+                               [0.0, -np.inf])
 
 
 def test_thompson_sample_distribution():
@@ -64,3 +90,29 @@ def test_weighted_sum_composes():
     np.testing.assert_allclose(combo(post, key), expected, rtol=1e-6)
     with pytest.raises(ValueError, match="terms"):
         A.weighted_sum([])
+
+
+def test_log_cei_is_log_of_cei_and_survives_underflow(x64):
+    """log cEI = log EI + sum_k log Phi(-m_k/s_k) (BoTorch's LogConstrainedExpectedImprovement);
+    far from feasibility, where float32 cEI is 0 everywhere, it still ranks the points."""
+    post = _post(n=40, seed=2)
+    rng = np.random.default_rng(0)
+    cm, cs = rng.normal(size=(40, 2)), np.abs(rng.normal(size=(40, 2))) + 0.05
+    post = post._replace(constraint_mean=jnp.asarray(cm), constraint_std=jnp.asarray(cs))
+    key = jax.random.key(0)
+    plain = np.asarray(A.cei()(post, key))
+    logs = np.asarray(A.log_cei()(post, key))
+    assert np.all(np.isfinite(logs)) and np.any(plain == 0.0)  # EI underflows somewhere, its log does not
+    np.testing.assert_allclose(logs[plain > 0], np.log(plain[plain > 0]), rtol=1e-9)
+    pof = np.prod(stats.norm.cdf(-cm / cs), axis=1)
+    none = post._replace(incumbent=jnp.asarray(np.inf))
+    np.testing.assert_allclose(A.log_cei()(none, key), np.log(pof), rtol=1e-9)
+    far = post._replace(constraint_mean=jnp.asarray(cm + 30.0, jnp.float32),
+                        constraint_std=jnp.asarray(cs * 0.5, jnp.float32), mean=post.mean.astype(jnp.float32),
+                        std=post.std.astype(jnp.float32), incumbent=jnp.asarray(-0.3, jnp.float32))
+    assert np.all(np.asarray(A.cei()(far, key)) == 0.0)
+    logs = np.asarray(A.log_cei()(far, key))
+    exact = (np.asarray(A.log_expected_improvement(post.mean, post.std, post.incumbent))  # float64, tested above
+             + np.sum(stats.norm.logcdf(-(cm + 30.0) / (cs * 0.5)), axis=1))
+    assert np.all(np.isfinite(logs)) and int(np.argmax(logs)) == int(np.argmax(exact))
+    np.testing.assert_allclose(logs, exact, rtol=1e-4)

@@ -100,8 +100,9 @@ def test_cli_compare_on_a_constrained_problem(tmp_path, capsys):
     out = tmp_path / "cmp"
     code = main(["compare", "--problem", "branin_constrained", "--algorithms", "neural-cbo,cei,random",
                  "--n-init", "3", "--iterations", "3", "--seeds", "3", "--out", str(out),
-                 "--option", "neural-cbo.width=8", "--option", "neural-cbo.n_candidates=32",
-                 "--option", "gp-cei.n_candidates=32"])
+                 "--option", "neural-cbo.width=8", "--option", "neural-cbo.acq_optimizer={'raw_samples': 32}",
+                 "--option", "gp-cei.acq_optimizer={'raw_samples': 32, 'steps': 2}",
+                 "--option", "gp-cei.fit_steps=5"])
     assert code == 0
     histories, record = analysis.load_results(out)
     assert list(histories) == ["neural-cbo", "gp-cei", "random"]

@@ -1,4 +1,5 @@
-"""GP model and GP-EI / GP-UCB / GP-TS (SPEC.md section 3; GPML Algorithm 2.1, eqs. 2.25-2.30)."""
+"""GP model and GP-EI / GP-UCB / GP-TS (GPML Algorithm 2.1, eqs. 2.25-2.30; BoTorch's
+SingleTaskGP priors and MAP fit)."""
 
 import math
 
@@ -6,16 +7,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from scipy.stats import multivariate_normal
+from scipy.optimize import minimize
+from scipy.stats import lognorm, multivariate_normal
 
 import nbo_jax as nbo
 from nbo_jax import gp_model as gpm
 from nbo_jax.acquisition import expected_improvement
 from nbo_jax.algorithms.gp import gp_bo
+from nbo_jax.optimize import candidate_set
 
 RNG = np.random.default_rng(1234)
 # small settings so the whole file stays fast on a 2-core CPU
-FAST = dict(n_candidates=512, ts_candidates=128, n_restarts=3, fit_steps=50)
+FAST = dict(n_restarts=2, fit_steps=20)
+RAW = dict(acq_optimizer=dict(raw_samples=512, steps=0))  # raw-sample argmax only
 
 
 def _params(ls, outputscale=1.0, noise=1e-2):
@@ -183,6 +187,59 @@ def test_masked_lml_gradient_equals_valid_subset_gradient(x64):
                 np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
 
 
+def test_map_objective_is_lml_plus_lognormal_log_priors(x64):
+    """MAP objective = LML + log LogNormal densities (scipy.stats.lognorm) of every
+    lengthscale and of the noise variance, with BoTorch's SingleTaskGP priors: lengthscale
+    LogNormal(sqrt2 + log(d)/2, sqrt3), noise LogNormal(-4, 1); the start is the prior mode."""
+    u, y, y_stored, mask = _masked_problem(n_invalid=3, seed=7)
+    d = u.shape[1]
+    prior = gpm.botorch_prior(d)
+    loc_l, s_l = math.sqrt(2) + 0.5 * math.log(d), math.sqrt(3)
+    assert prior.lengthscale == pytest.approx((loc_l, s_l)) and prior.noise == (-4.0, 1.0)
+    assert prior.outputscale is None
+    for ls, s2f, s2n in (([0.3, 0.7], 1.0, 1e-2), ([2.0, 0.05], 1.0, 3e-4)):
+        params = _params(ls, s2f, s2n)
+        args = (jnp.asarray(u), jnp.asarray(y_stored), jnp.asarray(mask))
+        lml = float(gpm.log_marginal_likelihood("rbf", params, *args))
+        expected = (lml + np.sum(lognorm(s=s_l, scale=math.exp(loc_l)).logpdf(ls))
+                    + lognorm(s=1.0, scale=math.exp(-4.0)).logpdf(s2n))
+        assert float(gpm.map_objective("rbf", params, *args, prior)) == pytest.approx(expected, rel=1e-12)
+        assert float(gpm.map_objective("rbf", params, *args)) == pytest.approx(lml, rel=1e-12)  # no prior: ML
+    pb = gpm.ParamBounds((2.5e-2, 1e3), (1.0, 1.0), (1e-4, 1.0))
+    mode = gpm.prior_mode(d, prior, pb)
+    np.testing.assert_allclose(mode.lengthscale, math.exp(loc_l - s_l ** 2), rtol=1e-12)
+    assert float(mode.noise) == pytest.approx(math.exp(-5.0)) and float(mode.outputscale) == 1.0
+    # the mode maximizes the prior density (scipy's lognorm has it at exp(loc - s^2))
+    grid = math.exp(loc_l - s_l ** 2) * np.array([0.9, 1.0, 1.1])
+    assert np.argmax(lognorm(s=s_l, scale=math.exp(loc_l)).pdf(grid)) == 1
+
+
+def test_lbfgs_map_fit_reaches_the_scipy_lbfgsb_optimum(x64):
+    """gp_model.fit(optimizer="lbfgs") from the prior mode ends at the MAP value that scipy's
+    L-BFGS-B (what BoTorch's fit_gpytorch_mll uses) finds on the same objective and bounds;
+    the outputscale, fixed by its bounds, stays 1."""
+    us, ys = _gp_draws("rbf", [0.2, 0.6], 40, 2, [4])
+    cap = 48
+    u = jnp.zeros((cap, 2)).at[:40].set(us[0])
+    y = jnp.zeros(cap).at[:40].set(ys[0])
+    mask = jnp.arange(cap) < 40
+    prior, pb = gpm.botorch_prior(2), gpm.ParamBounds((2.5e-2, 1e3), (1.0, 1.0), (1e-4, 1.0))
+    start = jax.tree.map(lambda a: a[None], gpm.prior_mode(2, prior, pb))
+    p, value = jax.jit(lambda s: gpm.fit("rbf", s, u, y, mask, steps=50, bounds=pb, prior=prior,
+                                         optimizer="lbfgs"))(start)
+    assert float(p.outputscale) == 1.0
+    vg = jax.jit(jax.value_and_grad(lambda x: -gpm.map_objective(
+        "rbf", gpm.GPParams(x[:2], jnp.zeros(()), x[2]), u, y, mask, prior)))
+    x0 = np.concatenate([np.asarray(start.log_lengthscale[0]), [float(start.log_noise[0])]])
+    box = [(math.log(2.5e-2), math.log(1e3))] * 2 + [(math.log(1e-4), 0.0)]
+    res = minimize(lambda x: tuple(np.asarray(v, float) for v in vg(jnp.asarray(x))), x0, jac=True,
+                   method="L-BFGS-B", bounds=box)
+    assert float(value) >= -res.fun - 1e-6, (float(value), -res.fun)
+    np.testing.assert_allclose(np.log(p.lengthscale), res.x[:2], atol=1e-2)
+    start_value = float(gpm.map_objective("rbf", jax.tree.map(lambda a: a[0], start), u, y, mask, prior))
+    assert float(value) > start_value + 1.0  # it moved
+
+
 def _branin_state(algo, n=8, capacity=12, seed=0):
     problem = nbo.benchmarks.get("branin")
     x0 = nbo.initial_design(jax.random.key(seed), problem.bounds, n)
@@ -192,7 +249,7 @@ def _branin_state(algo, n=8, capacity=12, seed=0):
 
 @pytest.fixture(scope="module")
 def ei_setup():
-    algo = gp_bo(acquisition="ei", **FAST)
+    algo = gp_bo(acquisition="ei", **FAST, **RAW)
     problem, state = _branin_state(algo)
     return algo, problem, state
 
@@ -204,15 +261,17 @@ def test_state_surrogate_and_refinement(ei_setup):
     y_std = state.data.standardized()[0]
     u_c = jax.random.uniform(jax.random.key(3), (16, 2))
     post = algo.surrogate(state, u_c)
-    direct = gpm.condition("matern52", state.params, state.data.u, y_std, state.data.mask, 1e-6)
-    mean, var = gpm.predict("matern52", direct, u_c)
+    direct = gpm.condition("rbf", state.params, state.data.u, y_std, state.data.mask, 1e-6)
+    mean, var = gpm.predict("rbf", direct, u_c)
     np.testing.assert_allclose(post.mean, mean, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(post.std ** 2, var, atol=1e-5)  # float32: var = s_f^2 - ||v||^2 cancels
     assert float(post.incumbent) == float(jnp.min(y_std[:8]))
+    assert float(state.params.outputscale) == 1.0  # BoTorch's kernel: no outputscale
+    assert float(state.params.noise) >= 1e-4 and np.all(np.asarray(state.params.lengthscale) >= 2.5e-2)
     assert float(state.lml) == pytest.approx(float(gpm.log_marginal_likelihood(
-        "matern52", state.params, state.data.u, y_std, state.data.mask, 1e-6)), rel=1e-5)
+        "rbf", state.params, state.data.u, y_std, state.data.mask, 1e-6)), rel=1e-5)
 
-    refined = gp_bo(acquisition="ei", refine_steps=30, **FAST)
+    refined = gp_bo(acquisition="ei", acq_optimizer=dict(raw_samples=512, num_restarts=4, steps=30), **FAST)
     lo, hi = problem.bounds
 
     def ei_at(x):
@@ -235,14 +294,18 @@ def test_refit_every_keeps_hyperparameters_between_refits(ei_setup):
     a NaN observation at a refit is masked and the fit is the fit of the valid rows."""
     _, problem, state = ei_setup                              # 8 observations
     tell = jax.jit(gp_bo(acquisition="ei", refit_every=3, **FAST).tell)
-    s9 = tell(state, jnp.array([3.0, 2.0]), jnp.nan)         # count 9: refit, with a masked NaN row
+    x9 = jnp.array([3.0, 2.0])
+    s9 = tell(state, x9, problem.objective(x9))               # count 9: refit
     assert not np.allclose(s9.params.log_lengthscale, state.params.log_lengthscale)
-    assert not bool(s9.data.mask[8]) and int(s9.data.count) == 9
-    leaves = jax.tree.leaves((s9.params, s9.posterior, s9.lml))
+    n9 = tell(state, x9, jnp.nan)                             # count 9: refit, with a masked NaN row
+    assert not bool(n9.data.mask[8]) and int(n9.data.count) == 9
+    leaves = jax.tree.leaves((n9.params, n9.posterior, n9.lml))
     assert all(bool(jnp.all(jnp.isfinite(leaf))) for leaf in leaves)
-    y_std = s9.data.standardized()[0]  # the NaN row is invisible: LML of the 8 valid rows
-    lml_valid = gpm.log_marginal_likelihood("matern52", s9.params, s9.data.u[:8], y_std[:8], jnp.ones(8, bool), 1e-6)
-    assert float(s9.lml) == pytest.approx(float(lml_valid), rel=1e-5)
+    # the NaN row is invisible: the same 8 valid rows, so the MAP fit stays where it was
+    np.testing.assert_allclose(n9.params.log_lengthscale, state.params.log_lengthscale, atol=1e-3)
+    y_std = n9.data.standardized()[0]  # LML of the 8 valid rows
+    lml_valid = gpm.log_marginal_likelihood("rbf", n9.params, n9.data.u[:8], y_std[:8], jnp.ones(8, bool), 1e-6)
+    assert float(n9.lml) == pytest.approx(float(lml_valid), rel=1e-5)
     x = jnp.array([0.0, 5.0])
     s10 = tell(s9, x, problem.objective(x))                  # count 10: no refit
     for a, b in zip(jax.tree.leaves(s9.params), jax.tree.leaves(s10.params)):
@@ -267,7 +330,8 @@ def test_gp_bo_beats_random_search_and_is_deterministic(acquisition):
     if "random" not in _RESULTS:
         rs = _final_regret(nbo.random_search(), problem)
         _RESULTS["random"] = np.asarray(rs.best_f[:, -1]) - problem.optimal_value
-    algo = gp_bo(acquisition=acquisition, **FAST)
+    small = dict(raw_samples=128) if acquisition == "ts" else dict(raw_samples=256, num_restarts=4, steps=30)
+    algo = gp_bo(acquisition=acquisition, acq_optimizer=small, **FAST)
     assert algo.name == f"gp-{acquisition}"
     hists = _final_regret(algo, problem)
     # deterministic per key: the same keys in reverse order (cached compilation) give the
@@ -290,24 +354,59 @@ def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="preset"):
         gp_bo(preset="botorch")
     for kw, name in [(dict(n_restarts=0), "n_restarts"), (dict(beta=-1.0), "beta"),
-                     (dict(noise_floor=0.0), "noise_floor"), (dict(local_fraction=1.0), "local_fraction"),
+                     (dict(noise_floor=0.0), "noise_floor"), (dict(prior="gamma"), "prior"),
+                     (dict(fit_optimizer="sgd"), "fit_optimizer"),
+                     (dict(acq_optimizer=dict(local_fraction=1.0)), "local_fraction"),
                      (dict(refit_every=0), "refit_every"), (dict(fit_learning_rate=0.0), "fit_learning_rate"),
-                     (dict(lengthscale_bounds=(1.0, 0.1)), "lengthscale"), (dict(n_candidates=0), "n_candidates")]:
+                     (dict(lengthscale_bounds=(1.0, 0.1)), "lengthscale"),
+                     (dict(acq_optimizer=dict(raw_samples=0)), "raw_samples"),
+                     (dict(acquisition="ts", acq_optimizer=dict(steps=5)), r"acq_optimizer\.steps")]:
         with pytest.raises(ValueError, match=name):
             gp_bo(**kw)
     with pytest.raises(TypeError, match="fit_steps"):
         gp_bo(fit_steps=10.5)
+    with pytest.raises(TypeError, match="acq_optimizer"):
+        gp_bo(acq_optimizer=dict(n_candidates=512))  # the old option name is not a field
+    with pytest.raises(TypeError, match="acq_optimizer"):
+        gp_bo(acq_optimizer=512)
     with pytest.raises(ValueError, match="kernel"):
         gpm.kernel_matrix("cosine", gpm.default_params(1), jnp.zeros((1, 1)), jnp.zeros((1, 1)))
+    with pytest.raises(ValueError, match="optimizer"):
+        gpm.fit("rbf", jax.tree.map(lambda a: a[None], gpm.default_params(1)), jnp.zeros((2, 1)), jnp.zeros(2),
+                jnp.ones(2, bool), optimizer="newton")
 
 
-def test_presets_pick_the_documented_kernels(ei_setup):
-    """Paper preset: SE kernel (seed 000 Section 7, seed 002 App. F); default: Matern-5/2."""
+def test_ucb_is_mean_minus_sqrt_beta_sigma(ei_setup):
+    """gp_bo(acquisition="ucb", beta) minimizes mean - sqrt(beta) std (Srinivas et al. 2010;
+    BoTorch's UpperConfidenceBound(beta)) over the raw samples when steps = 0."""
+    _, _, state = ei_setup
+    key = jax.random.key(21)
+    for beta in (2.0, 9.0):
+        algo = gp_bo(acquisition="ucb", beta=beta, acq_optimizer=dict(raw_samples=64, steps=0), **FAST)
+        u_c = candidate_set(jax.random.split(key)[0], state.data, 64)  # what ask scores
+        post = algo.surrogate(state, u_c)
+        j = int(np.argmin(np.asarray(post.mean) - math.sqrt(beta) * np.asarray(post.std)))
+        lo, hi = state.lower, state.upper
+        np.testing.assert_allclose(jax.jit(algo.ask)(state, key), lo + u_c[j] * (hi - lo), rtol=1e-6)
+
+
+def test_presets_pick_the_documented_models(ei_setup):
+    """Default: BoTorch's SingleTaskGP (RBF, LogNormal priors, no outputscale, MAP by
+    L-BFGS) and optimize_acqf sizes (512 raw samples, 10 restarts, gradient steps); paper:
+    SE kernel, ML-II with a learned outputscale, raw-sample argmax (Phan-Trong et al. 2023)."""
     import nbo_jax.algorithms.gp as gp_mod
 
-    assert gp_mod.PRESETS["paper"]["kernel"] == "rbf" and gp_mod.PRESETS["default"]["kernel"] == "matern52"
+    dflt, paper = gp_mod.PRESETS["default"], gp_mod.PRESETS["paper"]
+    assert (dflt["kernel"], dflt["prior"], dflt["learn_outputscale"], dflt["fit_optimizer"]) == (
+        "rbf", "botorch", False, "lbfgs")
+    assert dflt["noise_floor"] == 1e-4 and dflt["lengthscale_bounds"][0] == 2.5e-2
+    ei = dflt["acq_optimizer"]["ei"]
+    assert (ei.raw_samples, ei.num_restarts) == (512, 10) and ei.steps > 0 and ei.local_fraction == 0.0
+    assert dflt["acq_optimizer"]["ts"].steps == 0 and dflt["acq_optimizer"]["lcb-c"].steps == 0
+    assert (paper["kernel"], paper["prior"], paper["learn_outputscale"]) == ("rbf", "none", True)
+    assert all(a.steps == 0 and a.local_fraction == 0.0 for a in paper["acq_optimizer"].values())
     _, _, state = ei_setup
     u_c = jax.random.uniform(jax.random.key(0), (5, 2))
-    for algo, kind in ((gp_bo(preset="paper"), "rbf"), (gp_bo(), "matern52"), (gp_bo(kernel="rbf"), "rbf")):
+    for algo, kind in ((gp_bo(preset="paper"), "rbf"), (gp_bo(), "rbf"), (gp_bo(kernel="matern52"), "matern52")):
         np.testing.assert_allclose(algo.surrogate(state, u_c).mean, gpm.predict(kind, state.posterior, u_c)[0])
-    assert not np.allclose(gp_bo(preset="paper").surrogate(state, u_c).mean, gp_bo().surrogate(state, u_c).mean)
+    assert not np.allclose(gp_bo(kernel="matern52").surrogate(state, u_c).mean, gp_bo().surrogate(state, u_c).mean)

@@ -85,7 +85,7 @@ def _init_state(algo, n=12, seed=0, nan_row=None):
 def test_sigma_matches_direct_feature_space_computation(x64, lam):
     """sigma(x)^2 = lam g^T U^{-1} g with U = lam I + sum_t g_t g_t^T (eqs. 4.3-4.4 at lam = 1), g at theta_0,
     the NaN-constraint row excluded from the constraint's U but not from the objective's."""
-    algo = neural_cbo(width=8, lam=lam, n_candidates=16)
+    algo = neural_cbo(width=8, lam=lam, acq_optimizer=dict(raw_samples=16))
     problem, state, x0, _, _ = _init_state(algo, nan_row=3)
     net = zero_init_mlp(2, 8, 2, use_bias=True)
     u_c = jax.random.uniform(jax.random.key(9), (6, 2))
@@ -107,7 +107,7 @@ def test_sigma_matches_direct_feature_space_computation(x64, lam):
 
 
 def test_mean_is_trained_network_and_constraints_keep_zero_threshold(x64):
-    algo = neural_cbo(width=16, n_candidates=16)
+    algo = neural_cbo(width=16, acq_optimizer=dict(raw_samples=16))
     problem, state, x0, y0, c0 = _init_state(algo, n=15)
     # the transform: objective standardized, constraint divided by its RMS (not centred)
     np.testing.assert_allclose(state.shift, [np.mean(y0), 0.0], rtol=1e-10, atol=1e-12)
@@ -158,17 +158,22 @@ def test_constrained_ei_rule_and_fallback(x64):
     viol = np.sum(np.maximum(np.asarray(cm + 5.0 - cs), 0.0), axis=1)
     np.testing.assert_allclose(util2, -viol)
     assert int(np.argmax(util2)) == int(np.argmin(viol))
-    # per-constraint beta
-    util3 = np.asarray(acq_lib.constrained_ei(beta=jnp.array([0.0, 10.0]))(post, None))
+    # per-constraint beta, through its square root (mean - sqrt(beta) std, as lcb)
+    util3 = np.asarray(acq_lib.constrained_ei(beta=jnp.array([0.0, 100.0]))(post, None))
     assert np.isfinite(util3[2]) == bool(np.all(np.asarray(cm[2] - jnp.array([0.0, 10.0]) * cs[2]) <= 0))
+    # beta = 4 is a two-standard-deviation bound; lcb_violation is the same test
+    viol4 = np.sum(np.maximum(np.asarray(cm - 2.0 * cs), 0.0), axis=1)
+    np.testing.assert_allclose(acq_lib.lcb_violation(post, 4.0), viol4)
+    util4 = np.asarray(acq_lib.constrained_ei(beta=4.0)(post, None))
+    np.testing.assert_array_equal(np.isfinite(util4), viol4 <= 0)
 
 
 def test_ask_picks_minimum_violation_when_nothing_is_lcb_feasible(x64):
     """A constraint that no point satisfies (c = 50 + 0.1 |x|^2, 20 + x_1) and beta = 0: the chosen point
-    minimizes the total LCB violation over the candidates (SPEC.md section 4, Decision)."""
+    minimizes the total LCB violation over the raw samples (library decision)."""
     base = nbo.benchmarks.get("branin")
     problem = dataclasses.replace(base, constraints=lambda x: jnp.array([50.0 + 0.1 * x @ x, 20.0 + x[0]]))
-    algo = neural_cbo(width=16, beta=0.0, n_candidates=64, local_fraction=0.0)
+    algo = neural_cbo(width=16, beta=0.0, acq_optimizer=dict(raw_samples=64, local_fraction=0.0))
     x0 = nbo.initial_design(jax.random.key(0), problem.bounds, 10)
     c0 = jax.vmap(problem.constraints)(x0)
     state = algo.init(jax.random.key(1), x0, jax.vmap(problem.objective)(x0), bounds=problem.bounds,
@@ -186,7 +191,7 @@ def test_ask_picks_minimum_violation_when_nothing_is_lcb_feasible(x64):
 
 def test_paper_preset_is_one_sgd_step_per_observation(x64):
     """Eq. 4.2: W <- W + alpha (y - a(x; W)) grad_W a(x; W), per network, per new point."""
-    algo = neural_cbo(preset="paper", n_candidates=16)
+    algo = neural_cbo(preset="paper", acq_optimizer=dict(raw_samples=16))
     problem, state, _, _, _ = _init_state(algo, n=6)
     assert state.q.shape == (2, 10)  # m = T = capacity (9) rounded up to even
     x = jnp.array([1.0, 2.0])
@@ -210,7 +215,7 @@ def test_run_bo_vmapped_records_constraints_and_beats_random():
     problem = nbo.benchmarks.get("branin_constrained", noise_std="paper")
     keys = jax.random.split(jax.random.key(0), 8)
     results = {}
-    for name, algo in (("neural-cbo", neural_cbo(width=64, n_candidates=512)), ("random", nbo.random_search())):
+    for name, algo in (("neural-cbo", neural_cbo(width=64, acq_optimizer=dict(raw_samples=512))), ("random", nbo.random_search())):
         hist = jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=30))(keys)
         assert hist.c.shape == (8, 35, 1) and hist.c_true.shape == (8, 35, 1)
         np.testing.assert_allclose(hist.c_true[..., 0], jax.vmap(jax.vmap(BRANIN_C))(hist.x)[..., 0], rtol=1e-5, atol=1e-3)
@@ -234,6 +239,14 @@ def test_errors():
         neural_cbo(beta=2.0, acquisition=acq_lib.cei())
     with pytest.raises(ValueError, match="preset"):
         neural_cbo(preset="fast")
+    # the one acquisition optimizer: checked at the factory, fields named
+    with pytest.raises(ValueError, match=r"acq_optimizer\.steps"):
+        neural_cbo(acq_optimizer=dict(steps=5))  # constrained EI under the LCB test: a hard filter
+    with pytest.raises(TypeError, match="acq_optimizer"):
+        neural_cbo(acq_optimizer=dict(n_candidates=64))
+    with pytest.raises(ValueError, match="raw_samples"):
+        neural_cbo(acq_optimizer=dict(raw_samples=0))
+    neural_cbo(acq_optimizer=dict(steps=5), acquisition=acq_lib.cei())  # a smooth custom one may climb
     algo = neural_cbo(width=8, beta=[1.0, 2.0])
     problem = _branin_constrained()
     with pytest.raises(ValueError, match="beta has 2 values"):
@@ -250,7 +263,7 @@ def test_ask_tell_driver_with_constraints():
     x0 = np.asarray(nbo.initial_design(jax.random.key(0), problem.bounds, 4))
     y0 = np.asarray(jax.vmap(problem.objective)(x0))
     c0 = np.asarray(jax.vmap(problem.constraints)(x0))
-    opt = nbo.AskTell(neural_cbo(width=8, n_candidates=32), problem.bounds, capacity=7,
+    opt = nbo.AskTell(neural_cbo(width=8, acq_optimizer=dict(raw_samples=32)), problem.bounds, capacity=7,
                       key=jax.random.key(1), x0=x0, y0=y0, c0=c0)
     for _ in range(3):
         x = opt.ask()
@@ -269,7 +282,7 @@ def test_paper_preset_masks_a_nan_observation(x64):
     """One-pass SGD must skip a NaN constraint value (not multiply it by a zero step: 0 * NaN
     is NaN) and still take the objective's step for the same point. Run without jit: XLA may
     fold ``0 * g`` to 0 in a compiled graph and hide the NaN, which other backends need not."""
-    algo = neural_cbo(preset="paper", n_candidates=16)
+    algo = neural_cbo(preset="paper", acq_optimizer=dict(raw_samples=16))
     problem, state, _, _, _ = _init_state(algo, n=6)
     x = jnp.array([8.0, 3.0])  # a point where the constraint network's gradient is not zero
     net = zero_init_mlp(2, 10, 2, use_bias=False)

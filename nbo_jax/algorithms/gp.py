@@ -1,80 +1,91 @@
 """GP-EI, GP-UCB and GP-TS, and the constrained GP-cEI / GP-LCB-C: the Gaussian-process
-baselines (SPEC.md sections 3 and 4).
+baselines.
 
-The model (:mod:`nbo_jax.gp_model`) is an exact zero-mean GP with an ARD Matern-5/2 or
-squared-exponential kernel on unit-cube inputs ``u = (x - lower)/(upper - lower)``, fitted
-to standardized targets (``Dataset.standardized()``). Per iteration (minimization form)::
+The model (:mod:`nbo_jax.gp_model`) is an exact zero-mean GP on unit-cube inputs
+``u = (x - lower)/(upper - lower)``, fitted to standardized targets
+(``Dataset.standardized()``). Per iteration (minimization form)::
 
-    theta_t = argmax_theta log p(y | U, theta)          Adam from R starts (one warm start)
-    (mu_t, sigma_t) = GP posterior of the latent f      (GPML Algorithm 2.1)
-    EI : x_t = argmax  sigma (z Phi(z) + phi(z)),  z = (y_best - mu)/sigma     (Jones et al. 1998)
-    UCB: x_t = argmin  mu - beta sigma                                       (Srinivas et al. 2010)
-    TS : x_t = argmin  f~,  f~ ~ GP posterior jointly over a candidate set     (Chowdhury & Gopalan 2017)
+    theta_t = argmax_theta log p(y | U, theta) + log p(theta)     L-BFGS (MAP; default)
+    (mu_t, sigma_t) = GP posterior of the latent f                (GPML Algorithm 2.1)
+    EI : x_t = argmax  log EI(x),  EI = sigma (z Phi(z) + phi(z)),  z = (y_best - mu)/sigma
+         (Jones et al. 1998; maximized in the log form of Ament et al. 2023, BoTorch's LogEI)
+    UCB: x_t = argmin  mu - sqrt(beta) sigma                       (Srinivas et al. 2010)
+    TS : x_t = argmin  f~,  f~ ~ GP posterior jointly over the raw samples
+         (Chowdhury & Gopalan 2017)
 
-The arg-max/min runs over :func:`nbo_jax.optimize.candidate_set` (uniform points plus local
-perturbations of the best observations), optionally refined for EI/UCB by projected Adam
-steps from the best candidates (BoTorch's raw samples -> restarts -> gradient steps).
+The arg-max runs through the one acquisition optimizer :func:`nbo_jax.optimize.optimize_acqf`
+(raw samples -> the ``num_restarts`` best -> projected gradient steps), configured by
+``acq_optimizer``.
 
-**Paper preset** (``preset="paper"``): squared-exponential ("SE") kernel as in seed 000,
-Section 7 (GPyTorch/BoTorch implementations) and seed 002, Appendix F (GPflow, ML-II
-hyperparameters); uniform candidates only. The papers give no acquisition optimizer, no
-``beta`` and no hyperparameter-fitting schedule; those stay at the library values.
+**Library defaults** (``preset="default"``): BoTorch's ``SingleTaskGP`` +
+``fit_gpytorch_mll`` + ``optimize_acqf`` (BoTorch 0.12 and later; Hvarfner, Hellsten &
+Nardi 2024): ARD RBF kernel with the outputscale fixed at 1 (BoTorch has none: targets are
+standardized), lengthscale prior ``LogNormal(sqrt2 + log(d)/2, sqrt3)`` with lengthscales
+``>= 2.5e-2``, noise-variance prior ``LogNormal(-4, 1)`` with noise ``>= 1e-4``, MAP fit
+(log marginal likelihood + log priors) by L-BFGS, started from the prior mode (BoTorch's
+initialization) and from the previous fit (warm start), refitted every iteration; EI is
+maximized as LogEI, UCB with ``beta = 2`` (``mu - sqrt(2) sigma``, BoTorch's
+``UpperConfidenceBound(beta=2)``); acquisition optimizer: 512 uniform raw samples, the 10
+best start 100 projected Adam steps (BoTorch: 512 Sobol raw samples, 10 restarts chosen
+by Boltzmann sampling, L-BFGS-B per restart). Differences that remain: our prior mean is
+0 (BoTorch learns a constant), our fit runs a fixed number of L-BFGS iterations, and the
+acquisition climb is Adam from the top raw samples. TS: one joint draw over 512 raw
+samples (a quarter around the 5 best observations), no gradient steps.
 
-**Library defaults** (``preset="default"``): Matern-5/2 kernel (BoTorch's default and the
-thesis's Ch. 5 choice), a quarter of the candidates local around the 5 best observations,
-hyperparameters refitted every iteration from 4 starts (the previous fit + 3 random) for 100
-Adam steps at lr 0.05, and no gradient refinement of the acquisition (``refine_steps=0``).
-Measured (10 seeds, 5 initial + 30 iterations, ``noise_std="paper"``, median final regret,
-no refinement / ``refine_steps=20``): EI on Ackley-2 2.40 / 2.75, Hartmann-6 1.03 / 1.12,
-Branin 0.056 / 0.039; UCB on Ackley-2 2.26 / 0.67, Hartmann-6 0.44 / 0.82, Branin
-0.019 / 0.053 (random search: 13.4, 1.66, 0.55). No consistent gain, so the cheaper
-setting is the default. TS on the same problems: 1.68, 0.63, 0.031.
+**Paper preset** (``preset="paper"``): squared-exponential ("SE") kernel with a learned
+outputscale and maximum-likelihood hyperparameters (Phan-Trong et al. 2023, Section 7:
+GPyTorch/BoTorch implementations; Phan-Trong et al. 2024, Appendix F: GPflow, ML-II),
+Adam fit from 4 starts, uniform raw samples scored without gradient steps (2048; TS 512).
+The papers give no acquisition optimizer, no ``beta`` and no fitting schedule; those stay
+at the library values. The previous library model (Matern-5/2, ML-II, box limits) is
+``kernel="matern52", prior="none", fit_optimizer="adam", learn_outputscale=True``.
 
-**Decisions where the papers are silent.** ``beta`` multiplies ``sigma`` directly (the
-Srinivas et al. ``beta_t`` is the square of ours; the papers do not state a value; BoTorch
-users typically fix it): default 2. EI's incumbent is the best *observed* standardized
-value (BoTorch's ``best_f = Y.max()``), and EI/UCB use the latent (noise-free) standard
-deviation. A TS draw is joint over its candidates (Cholesky of the posterior covariance
+**One meaning of beta.** As in Srinivas et al. (2010) and BoTorch, ``beta`` enters the
+confidence bound through its square root: ``mu -/+ sqrt(beta) sigma``
+(:func:`nbo_jax.acquisition.lcb`). EI's incumbent is the best *observed* standardized value
+(BoTorch's ``best_f = Y.max()``), and EI/UCB use the latent (noise-free) standard
+deviation. A TS draw is joint over its raw samples (Cholesky of the posterior covariance
 with a jitter of ``1e-6`` / float32 ``1e-4`` times the outputscale, an eigendecomposition
-when that fails). Hyperparameter box limits: lengthscales ``[1e-2, 1e1]`` (unit cube),
-outputscale ``[1e-2, 1e2]`` (standardized units), noise variance ``[noise_floor, 1]``.
+when that fails).
 
 **Cost.** The Gram matrix is ``capacity x capacity`` (masked rows are identity dummies), so
-each step costs ``O(capacity^3)`` for every Cholesky (``n_restarts * fit_steps`` of them
-per refit) whatever the number of observations so far. ``refit_every > 1`` skips refits in
-a plain (un-vmapped) run; under ``vmap`` the ``lax.cond`` becomes a select and both
-branches run, so it saves nothing there.
+each step costs ``O(capacity^3)`` for every Cholesky (about ``n_restarts * fit_steps * 2``
+of them per refit) whatever the number of observations so far. ``refit_every > 1`` skips
+refits in a plain (un-vmapped) run; under ``vmap`` the ``lax.cond`` becomes a select and
+both branches run, so it saves nothing there.
 
-**Constrained baselines** (``acquisition="cei"`` or ``"lcb-c"``; SPEC.md section 4, the
-Neural-CBO comparisons). The problem has black-box constraints ``c_k(x) <= 0``
-(``k = 1..K``, feasible when all hold); the returned algorithm is ``constrained=True``
-(``init(..., c0=(n0, K))``, ``tell(state, x, y, c (K,))``, as :mod:`nbo_jax.algorithms.neural_cbo`).
-One independent GP per function, ``J = K + 1`` (objective first), each with its own
-hyperparameters fitted by the same machinery (warm start + random restarts); the ``J``
-fits and factorizations run as *one* batched (vmapped over the functions) call, never as
-``J`` independent calls (the jaxlib CPU deadlock of ``gp_model._serial_note``). Targets
-follow Neural-CBO: the objective standardized, each constraint divided by its root mean
-square over its valid rows but *not* centred, so 0 stays the feasibility threshold (the
-zero prior mean then sits on the threshold). NaN/inf values are masked per function::
+**Constrained baselines** (``acquisition="cei"`` or ``"lcb-c"``; the Neural-CBO
+comparisons). The problem has black-box constraints ``c_k(x) <= 0`` (``k = 1..K``, feasible
+when all hold); the returned algorithm is ``constrained=True`` (``init(..., c0=(n0, K))``,
+``tell(state, x, y, c (K,))``, as :mod:`nbo_jax.algorithms.neural_cbo`). One independent GP
+per function, ``J = K + 1`` (objective first), each with its own hyperparameters fitted by
+the same machinery; the ``J`` fits and factorizations run as *one* batched (vmapped over
+the functions) call, never as ``J`` independent calls (the jaxlib CPU deadlock of
+``gp_model._serial_note``). Targets follow Neural-CBO: the objective standardized, each
+constraint divided by its root mean square over its valid rows but *not* centred, so 0
+stays the feasibility threshold (the zero prior mean then sits on the threshold). NaN/inf
+values are masked per function::
 
     cEI   (Gardner et al. 2014, ICML, "Bayesian optimization with inequality constraints",
            eqs. 5-6):  x_t = argmax  EI(x; y_best) * prod_k Phi(-mu_k(x) / sigma_k(x)),
            y_best = best observed feasible standardized objective value; with no feasible
            observation yet the utility is the probability of feasibility alone (Section 3).
     LCB-C (ConfigOpt, Xu et al. 2023; UCB-C, Nguyen et al. 2023; minimization form):
-           x_t = argmin  mu_f(x) - beta sigma_f(x)
-                 over  {x : mu_k(x) - beta_c sigma_k(x) <= 0 for every k};
-           no candidate passes: argmin sum_k [mu_k(x) - beta_c sigma_k(x)]^+.
+           x_t = argmin  mu_f(x) - sqrt(beta) sigma_f(x)
+                 over  {x : mu_k(x) - sqrt(beta_c) sigma_k(x) <= 0 for every k};
+           no candidate passes: argmin sum_k [mu_k(x) - sqrt(beta_c) sigma_k(x)]^+.
 
-(:func:`nbo_jax.acquisition.cei`, :func:`nbo_jax.acquisition.lcb_feasible`.) **Decisions**
+(cEI is maximized in log form, :func:`nbo_jax.acquisition.log_cei`, as BoTorch's
+``LogConstrainedExpectedImprovement``; :func:`nbo_jax.acquisition.lcb_feasible`.) **Decisions**
 (papers silent): "feasible observation" = every *observed* (noisy) constraint value
 ``<= 0`` and the objective valid (noisy feasibility is not modelled further); the sigmas
 are the latent (noise-free) posterior standard deviations; ``beta_c`` defaults to ``beta``
-(= 2); a quarter of the candidates (library default) are local around the ``n_best`` best
-feasible observations, or the least-violating ones (total scaled violation
-``sum_k [c_k / rms_k]^+``) while none is feasible, as in Neural-CBO. The LCB-C utility is
-a hard filter (discontinuous), so ``refine_steps > 0`` is refused for it; for cEI the
-refinement climbs ``EI * PoF``.
+(= 2); a quarter of the raw samples are local around the 5 best feasible observations, or
+the least-violating ones (total scaled violation ``sum_k [c_k / rms_k]^+``) while none is
+feasible, as in Neural-CBO (the ranked :class:`~nbo_jax.types.Dataset` is what
+``optimize_acqf`` receives). cEI: 512 raw samples, 10 restarts climb ``EI * PoF``; LCB-C is a
+hard filter (discontinuous), scored on 2048 raw samples, and ``acq_optimizer.steps > 0`` is
+refused for it.
 """
 
 from __future__ import annotations
@@ -86,8 +97,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import gp_model as gpm
-from ..acquisition import SurrogatePosterior, cei, expected_improvement, lcb_feasible
-from ..optimize import argmax_point, candidate_set, refine_argmax
+from ..acquisition import SurrogatePosterior, lcb_feasible, log_cei, log_expected_improvement
+from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..types import BOAlgorithm, Dataset
 from ._common import (
     append_observations,
@@ -102,13 +113,43 @@ from ._common import check_int as _check_int
 
 Array = jax.Array
 
+
+def _acq_settings(value, default: AcqOptimizer) -> AcqOptimizer:
+    """``acq_optimizer=`` checked: a dict is laid over the preset's ``default`` (the fields it
+    does not name keep the preset's values), an ``AcqOptimizer`` is taken whole."""
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - set(AcqOptimizer._fields))
+        if unknown:
+            raise TypeError(f"acq_optimizer has unknown keys {unknown}; known: {list(AcqOptimizer._fields)}")
+        value = {**default._asdict(), **value}
+    return as_acq_optimizer(value)
+
+
+Array = jax.Array
+
 ACQUISITIONS = ("ei", "ucb", "ts", "cei", "lcb-c")
 CONSTRAINED_ACQUISITIONS = ("cei", "lcb-c")
 
+PRIORS = ("botorch", "none")
+
+_EI_UCB_OPT = AcqOptimizer(raw_samples=512, num_restarts=10, steps=100, learning_rate=0.01, local_fraction=0.0)
+_TS_OPT = AcqOptimizer(raw_samples=512, num_restarts=1, steps=0, local_fraction=0.25)
 PRESETS = {
-    "paper": dict(kernel="rbf", local_fraction=0.0),
-    "default": dict(kernel="matern52", local_fraction=0.25),
+    "default": dict(
+        kernel="rbf", prior="botorch", learn_outputscale=False, fit_optimizer="lbfgs", fit_steps=20,
+        n_restarts=2, noise_floor=1e-4, lengthscale_bounds=(2.5e-2, 1e3),
+        acq_optimizer={"ei": _EI_UCB_OPT, "ucb": _EI_UCB_OPT, "ts": _TS_OPT,
+                       "cei": _EI_UCB_OPT._replace(local_fraction=0.25),
+                       "lcb-c": AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.25)},
+    ),
+    "paper": dict(
+        kernel="rbf", prior="none", learn_outputscale=True, fit_optimizer="adam", fit_steps=100,
+        n_restarts=4, noise_floor=1e-6, lengthscale_bounds=(1e-2, 1e1),
+        acq_optimizer={a: AcqOptimizer(raw_samples=512 if a == "ts" else 2048, num_restarts=1, steps=0,
+                                       local_fraction=0.0) for a in ("ei", "ucb", "ts", "cei", "lcb-c")},
+    ),
 }
+"""Per preset: the GP model, its fit and the acquisition optimizer per acquisition (module doc)."""
 
 
 class GPState(NamedTuple):
@@ -182,6 +223,43 @@ def _check_float(name: str, value, low: float, high: float, *, low_open=False, h
     return v
 
 
+class _Fitter(NamedTuple):
+    """The hyperparameter fit shared by the unconstrained and constrained baselines."""
+
+    kind: str
+    pb: gpm.ParamBounds
+    prior: str
+    optimizer: str
+    n_restarts: int
+    steps: int
+    learning_rate: float
+
+    def gp_prior(self, d: int) -> Optional[gpm.GPPrior]:
+        return gpm.botorch_prior(d) if self.prior == "botorch" else None
+
+    def initial(self, d: int, dtype) -> gpm.GPParams:
+        """The first start: the prior mode (BoTorch's initialization) or the neutral point."""
+        gp_prior = self.gp_prior(d)
+        if gp_prior is None:
+            return gpm.default_params(d, self.pb, dtype)
+        return gpm.prior_mode(d, gp_prior, self.pb, dtype)
+
+    def refit(self, u: Array, y: Array, mask: Array, params: gpm.GPParams, key: Array, jitter: float) -> gpm.GPParams:
+        """Fit from the warm start ``params``, then the prior mode (with a prior), then
+        random starts: ``n_restarts`` in all, vmapped; the best objective wins."""
+        d = u.shape[1]
+        starts = [params]
+        if self.prior != "none" and self.n_restarts > 1:
+            starts.append(self.initial(d, u.dtype))
+        starts = jax.tree.map(lambda *a: jnp.stack(a), *starts)
+        n_random = self.n_restarts - starts.log_noise.shape[0]
+        if n_random > 0:
+            rand = gpm.random_params(key, n_random, d, self.pb, u.dtype)
+            starts = jax.tree.map(lambda a, b: jnp.concatenate([a, b], axis=0), starts, rand)
+        return gpm.fit(self.kind, starts, u, y, mask, steps=self.steps, learning_rate=self.learning_rate,
+                       bounds=self.pb, jitter=jitter, prior=self.gp_prior(d), optimizer=self.optimizer)[0]
+
+
 def gp_bo(
     kernel: Optional[str] = None,
     acquisition: str = "ei",
@@ -189,67 +267,71 @@ def gp_bo(
     preset: str = "default",
     beta: float = 2.0,
     beta_c=None,
-    n_candidates: int = 2048,
-    ts_candidates: int = 512,
-    local_fraction: Optional[float] = None,
-    local_std: float = 0.05,
-    n_best: int = 5,
-    n_restarts: int = 4,
-    fit_steps: int = 100,
+    acq_optimizer: Optional[AcqOptimizer | dict] = None,
+    prior: Optional[str] = None,
+    learn_outputscale: Optional[bool] = None,
+    fit_optimizer: Optional[str] = None,
+    n_restarts: Optional[int] = None,
+    fit_steps: Optional[int] = None,
     fit_learning_rate: float = 0.05,
     refit_every: int = 1,
-    noise_floor: float = 1e-6,
-    lengthscale_bounds: tuple = (1e-2, 1e1),
+    noise_floor: Optional[float] = None,
+    lengthscale_bounds: Optional[tuple] = None,
     outputscale_bounds: tuple = (1e-2, 1e2),
-    refine_steps: int = 0,
-    refine_starts: int = 4,
-    refine_learning_rate: float = 0.01,
     jitter: Optional[float] = None,
     standardize: bool = True,
 ) -> BOAlgorithm:
-    """Build GP-EI / GP-UCB / GP-TS (SPEC.md section 3) or the constrained GP-cEI / GP-LCB-C
-    (SPEC.md section 4) as a :class:`~nbo_jax.types.BOAlgorithm`.
+    """Build GP-EI / GP-UCB / GP-TS or the constrained GP-cEI / GP-LCB-C as a
+    :class:`~nbo_jax.types.BOAlgorithm`.
 
     Args:
-        kernel: ``"matern52"`` or ``"rbf"`` (squared exponential), ARD; ``None`` takes the
-            preset's (default: Matern-5/2, paper: RBF).
-        acquisition: ``"ei"`` (Jones et al. 1998, minimization form
-            ``sigma (z Phi(z) + phi(z))``, ``z = (y_best - mu)/sigma``), ``"ucb"`` (Srinivas
-            et al. 2010 in minimization form: minimize ``mu - beta sigma``, i.e. maximize
-            ``-(mu - beta sigma)``) or ``"ts"`` (Chowdhury & Gopalan 2017: one joint
-            posterior draw over ``ts_candidates`` candidates, its argmin); constrained:
-            ``"cei"`` (Gardner et al. 2014, ICML, eqs. 5-6: EI over the best observed
-            feasible value times the probability of feasibility; PoF alone while nothing
-            feasible is observed) or ``"lcb-c"`` (ConfigOpt, Xu et al. 2023; UCB-C, Nguyen
-            et al. 2023: minimize ``mu - beta sigma`` over the candidates whose constraint
-            LCBs ``mu_k - beta_c sigma_k`` are all ``<= 0``, else the smallest total LCB
-            violation); see the module doc.
-        preset: ``"default"`` or ``"paper"``; fills ``kernel`` and ``local_fraction`` where
-            left ``None`` (module doc).
-        beta: UCB / LCB exploration weight on ``sigma`` (>= 0); used by ``"ucb"`` and
-            ``"lcb-c"`` (the objective's LCB) only.
-        beta_c: ``"lcb-c"`` only: the constraints' LCB weight, a float ``>= 0`` or one per
-            constraint (length checked against ``K`` at ``init``); ``None`` = ``beta``.
-        n_candidates: candidates scored per ask for EI/UCB; ts_candidates: for TS (the
-            joint draw forms a ``ts_candidates^2`` covariance).
-        local_fraction: share of candidates drawn around the ``n_best`` best observations
-            (Gaussian, std ``local_std`` in unit-cube units), in ``[0, 1)``.
-        n_restarts: hyperparameter fits per refit: the previous fit (warm start) plus
-            ``n_restarts - 1`` random starts (:func:`nbo_jax.gp_model.random_params`), vmapped;
-            the best log marginal likelihood wins.
-        fit_steps, fit_learning_rate: Adam steps / learning rate on the log parameters.
+        kernel: ``"rbf"`` (squared exponential) or ``"matern52"``, ARD; ``None`` takes the
+            preset's (both presets: RBF).
+        acquisition: ``"ei"`` (Jones et al. 1998, minimization form ``sigma (z Phi(z) +
+            phi(z))``, ``z = (y_best - mu)/sigma``, maximized as log EI, Ament et al. 2023),
+            ``"ucb"`` (Srinivas et al. 2010 in minimization form: minimize ``mu - sqrt(beta)
+            sigma``) or ``"ts"`` (Chowdhury & Gopalan 2017: one joint posterior draw over the
+            raw samples, its argmin); constrained: ``"cei"`` (Gardner et al. 2014, ICML,
+            eqs. 5-6: EI over the best observed feasible value times the probability of
+            feasibility; PoF alone while nothing feasible is observed) or ``"lcb-c"``
+            (ConfigOpt, Xu et al. 2023; UCB-C, Nguyen et al. 2023: minimize ``mu - sqrt(beta)
+            sigma`` over the points whose constraint bounds ``mu_k - sqrt(beta_c) sigma_k``
+            are all ``<= 0``, else the smallest total violation); see the module doc.
+        preset: ``"default"`` (BoTorch's model, fit and optimizer) or ``"paper"``; fills every
+            option left ``None`` (module doc).
+        beta: confidence parameter ``>= 0`` of ``"ucb"`` and ``"lcb-c"``: the bound is
+            ``mu - sqrt(beta) sigma`` (Srinivas et al. 2010; BoTorch's
+            ``UpperConfidenceBound(beta)``); default 2 as BoTorch users commonly set.
+        beta_c: ``"lcb-c"`` only: the constraints' ``beta`` (same meaning), a float ``>= 0``
+            or one per constraint (length checked against ``K`` at ``init``); ``None`` =
+            ``beta``.
+        acq_optimizer: :func:`nbo_jax.optimize.acq_optimizer` settings (or a dict of its
+            arguments) for :func:`nbo_jax.optimize.optimize_acqf`; ``None`` = the preset's
+            for this acquisition (default preset: EI/UCB 512 raw samples, 10 restarts, 100
+            steps; TS 512 raw samples, no steps; cEI as EI with a quarter local samples;
+            LCB-C 2048 raw samples, no steps). ``"ts"`` and ``"lcb-c"`` need ``steps = 0``
+            (a joint draw over a finite set / a hard filter has no gradient to climb).
+        prior: ``"botorch"`` (MAP with :func:`nbo_jax.gp_model.botorch_prior`) or ``"none"``
+            (maximum marginal likelihood).
+        learn_outputscale: fit ``s_f^2`` in ``outputscale_bounds``; False fixes it at 1
+            (BoTorch's kernel has no outputscale).
+        fit_optimizer: ``"lbfgs"`` (``optax.lbfgs``) or ``"adam"`` (``fit_learning_rate``);
+            see :func:`nbo_jax.gp_model.fit`.
+        n_restarts: hyperparameter starts per refit: the previous fit (warm start), then the
+            prior mode (with ``prior="botorch"``), then random starts
+            (:func:`nbo_jax.gp_model.random_params`), vmapped; the best objective wins.
+        fit_steps: optimizer iterations per start; fit_learning_rate: Adam's step size.
         refit_every: refit the hyperparameters when the number of observations is a multiple
             of this (the posterior is always updated); 1 = every iteration.
-        noise_floor: lower limit of the noise variance (standardized units), in ``(0, 1)``.
-        lengthscale_bounds, outputscale_bounds: ``(low, high)`` box limits.
-        refine_steps: projected Adam steps (lr ``refine_learning_rate``) on EI/UCB/cEI from
-            the ``refine_starts`` best candidates; 0 disables (library default); not
-            available for ``"lcb-c"`` (a hard feasibility filter has no useful gradient).
+        noise_floor: lower limit of the noise variance (standardized units), in ``(0, 1)``
+            (default preset 1e-4 as BoTorch; paper 1e-6).
+        lengthscale_bounds, outputscale_bounds: ``(low, high)`` box limits (lengthscales in
+            unit-cube units; default preset ``(2.5e-2, 1e3)``, paper ``(1e-2, 1e1)``).
         jitter: added to the noise variance inside every Cholesky; default 0 in float64 and
             ``1e-6`` in float32.
-        standardize: fit the GP to standardized targets (SPEC.md section 0); if False, to the
-            raw ``y`` (then the outputscale bounds are in ``y``'s units). Constrained: the
-            constraints are RMS-scaled when True, raw when False.
+        standardize: fit the GP to standardized targets; if False, to the raw ``y`` (then the
+            outputscale bounds are in ``y``'s units). Constrained: the constraints are
+            RMS-scaled when True, raw when False.
 
     Returns:
         ``BOAlgorithm(init, ask, tell, name="gp-ei" | "gp-ucb" | "gp-ts", surrogate)``;
@@ -268,20 +350,21 @@ def gp_bo(
         objective value (``+inf`` when none).
 
     Raises:
-        ValueError: unknown ``kernel``, ``acquisition`` or ``preset``, or a number out of
-            range (the message names the argument); ``beta_c`` with an acquisition other than
-            ``"lcb-c"``; ``refine_steps > 0`` with ``"lcb-c"``. At ``init`` of a constrained
-            algorithm: ``c0`` missing or not ``(n0, K)``, or a ``beta_c`` sequence whose
-            length is not ``K``.
-        TypeError: a count that is not an int.
+        ValueError: unknown ``kernel``, ``acquisition``, ``preset``, ``prior`` or
+            ``fit_optimizer``, or a number out of range (the message names the argument);
+            ``beta_c`` with an acquisition other than ``"lcb-c"``; ``acq_optimizer.steps > 0``
+            with ``"ts"`` or ``"lcb-c"``. At ``init`` of a constrained algorithm: ``c0``
+            missing or not ``(n0, K)``, or a ``beta_c`` sequence whose length is not ``K``.
+        TypeError: a count that is not an int; ``acq_optimizer`` of the wrong type.
     """
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
     chosen = dict(PRESETS[preset])
-    if kernel is not None:
-        chosen["kernel"] = kernel
-    if local_fraction is not None:
-        chosen["local_fraction"] = local_fraction
+    for k, v in dict(kernel=kernel, prior=prior, learn_outputscale=learn_outputscale, fit_optimizer=fit_optimizer,
+                     n_restarts=n_restarts, fit_steps=fit_steps, noise_floor=noise_floor,
+                     lengthscale_bounds=lengthscale_bounds).items():
+        if v is not None:
+            chosen[k] = v
     kind = chosen["kernel"]
     if not isinstance(kind, str) or kind not in gpm.KERNELS:
         raise ValueError(f"kernel must be one of {gpm.KERNELS}, got {kind!r}")
@@ -290,31 +373,41 @@ def gp_bo(
             f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r} (for a custom "
             "acquisition function use the surrogate: algo.surrogate(state, u))"
         )
+    if chosen["prior"] not in PRIORS:
+        raise ValueError(f"prior must be one of {PRIORS}, got {chosen['prior']!r}")
+    if chosen["fit_optimizer"] not in gpm.FIT_OPTIMIZERS:
+        raise ValueError(f"fit_optimizer must be one of {gpm.FIT_OPTIMIZERS}, got {chosen['fit_optimizer']!r}")
+    if not isinstance(chosen["learn_outputscale"], bool):
+        raise TypeError(f"learn_outputscale must be a bool, got {type(chosen['learn_outputscale']).__name__}")
     beta = _check_float("beta", beta, 0.0, float("inf"), high_open=True)
-    for name, val, lo in (("n_candidates", n_candidates, 1), ("ts_candidates", ts_candidates, 1),
-                          ("n_best", n_best, 1), ("n_restarts", n_restarts, 1), ("fit_steps", fit_steps, 0),
-                          ("refit_every", refit_every, 1), ("refine_steps", refine_steps, 0),
-                          ("refine_starts", refine_starts, 1)):
-        _check_int(name, val, lo)
-    lf = _check_float("local_fraction", chosen["local_fraction"], 0.0, 1.0, high_open=True)
-    _check_float("local_std", local_std, 0.0, float("inf"), low_open=True, high_open=True)
+    n_restarts = _check_int("n_restarts", chosen["n_restarts"], 1)
+    fit_steps = _check_int("fit_steps", chosen["fit_steps"], 0)
+    _check_int("refit_every", refit_every, 1)
     _check_float("fit_learning_rate", fit_learning_rate, 0.0, float("inf"), low_open=True, high_open=True)
-    _check_float("refine_learning_rate", refine_learning_rate, 0.0, float("inf"), low_open=True, high_open=True)
-    noise_floor = _check_float("noise_floor", noise_floor, 0.0, 1.0, low_open=True, high_open=True)
+    noise_floor = _check_float("noise_floor", chosen["noise_floor"], 0.0, 1.0, low_open=True, high_open=True)
     if jitter is not None:
         jitter = _check_float("jitter", jitter, 0.0, float("inf"), high_open=True)
     try:
-        pb = gpm.ParamBounds(tuple(lengthscale_bounds), tuple(outputscale_bounds), (noise_floor, 1.0)).validate()
+        pb = gpm.ParamBounds(tuple(chosen["lengthscale_bounds"]), tuple(outputscale_bounds),
+                             (noise_floor, 1.0)).validate()
     except (TypeError, ValueError) as e:
         raise ValueError(f"lengthscale_bounds/outputscale_bounds: {e}") from None
+    if not chosen["learn_outputscale"]:
+        pb = pb._replace(outputscale=(1.0, 1.0))
     if not isinstance(standardize, bool):
         raise TypeError(f"standardize must be a bool, got {type(standardize).__name__}")
     if beta_c is not None and acquisition != "lcb-c":
         raise ValueError(f"beta_c is used by acquisition='lcb-c' only, got acquisition={acquisition!r}")
+    if acq_optimizer is None:
+        aopt = chosen["acq_optimizer"][acquisition]
+    else:
+        aopt = _acq_settings(acq_optimizer, chosen["acq_optimizer"][acquisition])
+        if acquisition in ("ts", "lcb-c") and aopt.steps > 0:
+            why = ("a joint posterior draw over the raw samples is not a function to climb" if acquisition == "ts"
+                   else "its utility is a hard feasibility filter, with no useful gradient")
+            raise ValueError(f"acq_optimizer.steps must be 0 with acquisition={acquisition!r} ({why}); "
+                             f"got steps={aopt.steps}")
     if acquisition == "lcb-c":
-        if refine_steps > 0:
-            raise ValueError("refine_steps must be 0 with acquisition='lcb-c' (its utility is a hard "
-                             "feasibility filter, with no useful gradient)")
         try:
             bc = np.asarray(beta if beta_c is None else beta_c, dtype=float)
         except (TypeError, ValueError):
@@ -323,20 +416,13 @@ def gp_bo(
             raise ValueError(f"beta_c must be a float >= 0 or a sequence of them (one per constraint), "
                              f"got {beta_c!r}")
         beta_c = bc if bc.ndim else float(bc)
+    fitter = _Fitter(kind, pb, chosen["prior"], chosen["fit_optimizer"], n_restarts, fit_steps,
+                     float(fit_learning_rate))
 
-    n_pool = ts_candidates if acquisition == "ts" else n_candidates
-    n_local = int(round(n_pool * lf))
-    n_uniform = n_pool - n_local
-    if n_uniform < 1:
-        raise ValueError(f"local_fraction={lf} leaves no uniform candidates out of {n_pool}")
-    n_refine = min(refine_starts, n_pool)
     if acquisition in CONSTRAINED_ACQUISITIONS:
         return _constrained_gp_bo(
-            kind, acquisition, beta=beta, beta_c=beta_c, pb=pb, n_uniform=n_uniform, n_local=n_local,
-            local_std=float(local_std), n_best=n_best, n_restarts=n_restarts, fit_steps=fit_steps,
-            fit_learning_rate=float(fit_learning_rate), refit_every=refit_every, refine_steps=refine_steps,
-            n_refine=n_refine, refine_learning_rate=float(refine_learning_rate), jitter=jitter,
-            standardize=standardize)
+            kind, acquisition, beta=beta, beta_c=beta_c, pb=pb, fitter=fitter, aopt=aopt,
+            refit_every=refit_every, jitter=jitter, standardize=standardize)
 
     def jit_of(dtype) -> float:
         return _default_jitter(jitter, dtype)
@@ -345,15 +431,7 @@ def gp_bo(
         return data.standardized()[0] if standardize else jnp.where(data.mask, data.y, 0.0)
 
     def refit(data: Dataset, params: gpm.GPParams, key: Array) -> gpm.GPParams:
-        y = targets(data)
-        d = data.u.shape[1]
-        starts = jax.tree.map(lambda a: a[None], params)  # the warm start comes first
-        if n_restarts > 1:
-            rand = gpm.random_params(key, n_restarts - 1, d, pb, data.u.dtype)
-            starts = jax.tree.map(lambda a, b: jnp.concatenate([a, b], axis=0), starts, rand)
-        params, _ = gpm.fit(kind, starts, data.u, y, data.mask, steps=fit_steps, learning_rate=fit_learning_rate,
-                            bounds=pb, jitter=jit_of(data.u.dtype))
-        return params
+        return fitter.refit(data.u, targets(data), data.mask, params, key, jit_of(data.u.dtype))
 
     def absorb(state: GPState, x_new: Array, y_new: Array, force_refit: bool) -> GPState:
         u_new = (x_new - state.lower) / (state.upper - state.lower)
@@ -376,7 +454,7 @@ def gp_bo(
         d = x0.shape[1]
         dtype = x0.dtype
         data = Dataset.empty(capacity, d, dtype)
-        params = gpm.default_params(d, pb, dtype)
+        params = fitter.initial(d, dtype)
         post = gpm.condition(kind, params, data.u, data.y, data.mask)
         state = GPState(data, params, post, jnp.zeros((), dtype), lower, upper, key)
         return absorb(state, x0, y0, force_refit=True)
@@ -390,24 +468,21 @@ def gp_bo(
 
     def utility_values(state: GPState, u_c: Array, best: Array) -> Array:
         mean, var = gpm.predict(kind, state.posterior, u_c)
+        # floor the variance so the gradient of sqrt stays finite at observed points
+        std = jnp.sqrt(jnp.maximum(var, jnp.finfo(var.dtype).eps * 1e-3))
         if acquisition == "ei":
-            # floor the variance so the gradient of sqrt stays finite at observed points
-            std = jnp.sqrt(jnp.maximum(var, jnp.finfo(var.dtype).eps * 1e-3))
-            return expected_improvement(mean, std, best)
-        return -(mean - beta * jnp.sqrt(jnp.maximum(var, jnp.finfo(var.dtype).eps * 1e-3)))
+            return log_expected_improvement(mean, std, best)
+        return -(mean - jnp.sqrt(beta) * std)
 
     def ask(state: GPState, key: Array) -> Array:
         k_c, k_a = jax.random.split(key)
-        u_c = candidate_set(k_c, state.data, n_uniform, n_local, local_std=local_std, n_best=n_best)
         if acquisition == "ts":
-            draw = gpm.sample_joint(kind, state.posterior, u_c, k_a)
-            u = argmax_point(-draw, u_c)
+            # one joint draw over the raw samples (steps = 0: utility is called once, on them)
+            utility = lambda u_c: -gpm.sample_joint(kind, state.posterior, u_c, k_a)
         else:
             best = incumbent(state)
-            vals = utility_values(state, u_c, best)
-            u = refine_argmax(vals, u_c, lambda v: utility_values(state, v[None, :], best)[0],
-                              n_starts=n_refine, steps=refine_steps, learning_rate=refine_learning_rate,
-                              pool_utility=lambda pool: utility_values(state, pool, best))
+            utility = lambda u_c: utility_values(state, u_c, best)
+        u = optimize_acqf(utility, k_c, state.data, aopt)
         return state.lower + u * (state.upper - state.lower)
 
     def tell(state: GPState, x: Array, y: Array) -> GPState:
@@ -423,24 +498,16 @@ def _constrained_gp_bo(
     beta: float,
     beta_c,
     pb: gpm.ParamBounds,
-    n_uniform: int,
-    n_local: int,
-    local_std: float,
-    n_best: int,
-    n_restarts: int,
-    fit_steps: int,
-    fit_learning_rate: float,
+    fitter: _Fitter,
+    aopt: AcqOptimizer,
     refit_every: int,
-    refine_steps: int,
-    n_refine: int,
-    refine_learning_rate: float,
     jitter: Optional[float],
     standardize: bool,
 ) -> BOAlgorithm:
     """GP-cEI / GP-LCB-C (module doc, "Constrained baselines"); arguments already validated
     by :func:`gp_bo`. One GP per function, all ``J`` handled in one vmap over the functions
     (their factorizations form one batched call; ``gp_model._serial_note``)."""
-    acq = cei() if acquisition == "cei" else lcb_feasible(beta, beta_c)
+    acq = log_cei() if acquisition == "cei" else lcb_feasible(beta, beta_c)
     beta_c_len = None if acquisition != "lcb-c" or np.ndim(beta_c) == 0 else int(np.shape(beta_c)[0])
 
     def jit_of(dtype) -> float:
@@ -460,20 +527,11 @@ def _constrained_gp_bo(
         return jnp.where(M, (Y - shift) / scale, 0.0)
 
     def refit(u: Array, T: Array, M: Array, params: gpm.GPParams, key: Array) -> gpm.GPParams:
-        """ML-II fit of every function's hyperparameters, vmapped over the ``J`` functions
-        (warm start from ``params`` + ``n_restarts - 1`` random starts each)."""
-        d = u.shape[1]
+        """Fit every function's hyperparameters (:class:`_Fitter`), vmapped over the ``J``
+        functions."""
         jit = jit_of(u.dtype)
-
-        def one(p, y, m, k):
-            starts = jax.tree.map(lambda a: a[None], p)
-            if n_restarts > 1:
-                rand = gpm.random_params(k, n_restarts - 1, d, pb, u.dtype)
-                starts = jax.tree.map(lambda a, b: jnp.concatenate([a, b], axis=0), starts, rand)
-            return gpm.fit(kind, starts, u, y, m, steps=fit_steps, learning_rate=fit_learning_rate,
-                           bounds=pb, jitter=jit)[0]
-
-        return jax.vmap(one)(params, T.T, M.T, jax.random.split(key, T.shape[1]))
+        return jax.vmap(lambda p, y, m, k: fitter.refit(u, y, m, p, k, jit))(
+            params, T.T, M.T, jax.random.split(key, T.shape[1]))
 
     def absorb(state: GPConstrainedState, x_new: Array, Y_new: Array, force_refit: bool) -> GPConstrainedState:
         u_new = (x_new - state.lower) / (state.upper - state.lower)
@@ -501,7 +559,7 @@ def _constrained_gp_bo(
         if beta_c_len is not None and beta_c_len != K:
             raise ValueError(f"beta_c has {beta_c_len} values but the problem has K = {K} constraints")
         J, d, dtype = K + 1, x0.shape[1], x0.dtype
-        params = jax.tree.map(lambda a: jnp.broadcast_to(a, (J,) + a.shape), gpm.default_params(d, pb, dtype))
+        params = jax.tree.map(lambda a: jnp.broadcast_to(a, (J,) + a.shape), fitter.initial(d, dtype))
         u = jnp.zeros((capacity, d), dtype)
         M = jnp.zeros((capacity, J), bool)
         # placeholder posterior (replaced by absorb; built without a factorization)
@@ -535,12 +593,9 @@ def _constrained_gp_bo(
         # local candidates around the best feasible observations, or the least violating
         # ones while none is feasible (as Neural-CBO)
         ranked = feasibility_ranked(state.u, state.Y, state.M, state.scale, state.count)
-        u_c = candidate_set(k_c, ranked, n_uniform, n_local, local_std=local_std, n_best=n_best)
-        # refine_steps > 0 only for cEI (refused for lcb-c at factory time)
-        u = refine_argmax(acq(posterior_at(state, u_c), k_a), u_c,
-                          lambda v: acq(posterior_at(state, v[None, :], floor=True), k_a)[0],
-                          n_starts=n_refine, steps=refine_steps, learning_rate=refine_learning_rate,
-                          pool_utility=lambda pool: acq(posterior_at(state, pool), k_a))
+        # steps > 0 only for cEI (refused for lcb-c at factory time); the variance floor
+        # keeps the gradient of sqrt finite at observed points
+        u = optimize_acqf(lambda u_c: acq(posterior_at(state, u_c, floor=aopt.steps > 0), k_a), k_c, ranked, aopt)
         return state.lower + u * (state.upper - state.lower)
 
     def tell(state: GPConstrainedState, x: Array, y: Array, c: Array) -> GPConstrainedState:
@@ -550,4 +605,4 @@ def _constrained_gp_bo(
     return BOAlgorithm(init, ask, tell, f"gp-{acquisition}", surrogate_posterior, constrained=True)
 
 
-__all__ = ["gp_bo", "GPState", "GPConstrainedState", "ACQUISITIONS", "CONSTRAINED_ACQUISITIONS", "PRESETS"]
+__all__ = ["gp_bo", "GPState", "GPConstrainedState", "ACQUISITIONS", "CONSTRAINED_ACQUISITIONS", "PRESETS", "PRIORS"]

@@ -1,5 +1,5 @@
 """Neural-CBO: constrained BO with one zero-initialized network per black-box function
-(thesis Ch. 4, Algorithm 4, eqs. 4.1-4.4; SPEC.md section 4).
+(thesis Ch. 4, Algorithm 4, eqs. 4.1-4.4).
 
 Networks ``v(x; theta)`` for the objective and ``u_k(x; omega_k)`` for the ``K``
 constraints (:func:`nbo_jax.networks.zero_init_mlp`: symmetric initialization, so each is
@@ -12,12 +12,17 @@ at the initial weights::
 and per iteration (minimization form)::
 
     x_t = argmax_x  EI(x) = rho(mu_best - v(x) + E, nu sigma_f(x))
-          subject to  LCB_k(x) = u_k(x) - beta_k sigma_k(x) - E <= 0   for every k
-          (no candidate passes: the smallest total violation sum_k [LCB_k]^+; SPEC Decision)
+          subject to  LCB_k(x) = u_k(x) - sqrt(beta_k) sigma_k(x) - E <= 0   for every k
+          (no candidate passes: the smallest total violation sum_k [LCB_k]^+; a library
+          decision, the authors' code takes a random candidate)
     observe y_t = f(x_t) + eps,  z_{k,t} = c_k(x_t) + eta_k
     train every network on its data; update each U
 
-(:func:`nbo_jax.acquisition.constrained_ei`). ``sigma`` is computed in the dual (Gram)
+(:func:`nbo_jax.acquisition.constrained_ei`; ``beta`` enters through its square root as in
+Srinivas et al. 2010 and every confidence bound of :mod:`nbo_jax.acquisition`, so the
+default ``beta = 1`` is one standard deviation). The arg-max runs through
+:func:`nbo_jax.optimize.optimize_acqf` over raw samples (no gradient steps by default: the
+LCB test is a hard filter). ``sigma`` is computed in the dual (Gram)
 form ``sigma^2 = k(x, x) - k_x^T (K + lam I)^{-1} k_x`` with the empirical NTK
 ``k(x, x') = g(x)^T g(x')`` evaluated layer by layer from activations and back-propagated
 errors (:func:`nbo_jax.networks.factor_kernel`): O(L m) per kernel entry instead of
@@ -29,10 +34,10 @@ That is the posterior of a linear model in ``g`` with prior ``theta ~ N(0, I / l
 noise variance 1; read with another ``lam`` it would scale the prior, not the noise (at
 ``lam = 0.01`` sigma was 10x the function's spread on Hartmann-6 and every candidate passed
 the LCB test). We use ``sigma^2 = lam g^T U^{-1} g``: prior covariance the empirical NTK,
-noise variance ``lam`` (the Neural-BO convention, seed 000), which equals the thesis formula
+noise variance ``lam`` (the Neural-BO convention, Phan-Trong et al. 2023), which equals the thesis formula
 at its ``lam = 1`` and matches the ridge ``lam`` of the training loss at any ``lam``.
 
-Targets: the objective is standardized (mean 0, std 1 over valid rows; SPEC.md section 0);
+Targets: the objective is standardized (mean 0, std 1 over valid rows);
 each constraint is divided by its root-mean-square over valid rows, *not* centred, so that
 0 stays the feasibility threshold. NaN/inf values are masked per function (a NaN
 constraint value does not discard the objective value of the same point).
@@ -41,20 +46,21 @@ constraint value does not discard the objective value of the same point).
 capacity, rounded up to even), depth ``L = 2``, no biases, one pass of plain SGD on each
 new observation (eq. 4.2) with step size 1e-3, training targets transformed with the
 statistics of the initial design (fixed afterwards, since earlier steps cannot be redone),
-incumbent ``mu_best`` = the smallest predicted mean over all observed points, uniform
-candidates.
+incumbent ``mu_best`` = the smallest predicted mean over all observed points, 2048 uniform
+raw samples.
 
 **Library defaults** (``preset="default"``): width 128, biases, ``lam = 0.01``, ``nu = 0.5``, full
 retraining after each observation (the authors' code) with Adam (lr 1e-2, about 100
 mini-batch steps of 32 per observation, 500 on the initial design, warm start, ridge
 ``lam ||theta - theta_0||^2`` matching ``U_0 = lam I``), incumbent over observations
-whose observed constraints are all ``<= 0`` (all observations while there is none), a
-quarter of the candidates local around the best feasible observations (the least
-violating ones while none is feasible). Every choice is an argument. Measured (8 seeds, 10
-initial + 40 iterations, paper noise, median final best positive regret plus violation,
-``nu = 1`` / ``nu = 0.5``): constrained Branin 0.92 / 0.17, Hartmann-6 0.50 / 0.56,
-Ackley-5 2.35 / 1.95, Simionescu 0.0019 / 0.0021; ``lam = 0.1`` or ``1`` and ``beta = 2``
-were worse, and so were ``beta = 0.5`` on Hartmann-6 and 256 units at this budget.
+whose observed constraints are all ``<= 0`` (all observations while there is none), 2048
+raw samples of which a quarter are local around the 5 best feasible observations (the
+least violating ones while none is feasible; std 0.05 in unit-cube units). Every choice is
+an argument. Measured (8 seeds, 10 initial + 40 iterations, paper noise, median final best
+positive regret plus violation, ``nu = 1`` / ``nu = 0.5``): constrained Branin 0.92 / 0.17,
+Hartmann-6 0.50 / 0.56, Ackley-5 2.35 / 1.95, Simionescu 0.0019 / 0.0021; ``lam = 0.1`` or
+``1`` and ``beta = 4`` (two standard deviations) were worse, and so were ``beta = 0.25`` on
+Hartmann-6 and 256 units at this budget.
 """
 
 from __future__ import annotations
@@ -70,7 +76,7 @@ import numpy as np
 from .. import posterior as post_lib
 from ..acquisition import AcquisitionFn, SurrogatePosterior, constrained_ei
 from ..networks import factor_diag, factor_kernel, zero_init_mlp
-from ..optimize import argmax_point, candidate_set
+from ..optimize import AcqOptimizer, optimize_acqf
 from ..training import TrainConfig, make_optimizer, train_regression
 from ..types import BOAlgorithm
 from ._common import (
@@ -84,14 +90,18 @@ from ._common import (
 )
 from ._common import observed_feasible as _observed_feasible
 from ._common import check_int as _check_int
+from .gp import _acq_settings
 
 Array = jax.Array
 
 PRESETS = {
     "paper": dict(width=None, lam=1.0, nu=1.0, training="sgd", optimizer="sgd", learning_rate=1e-3, use_bias=False,
-                  local_fraction=0.0, incumbent="all"),
+                  incumbent="all",
+                  acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.0)),
     "default": dict(width=128, lam=0.01, nu=0.5, training="retrain", optimizer="adam", learning_rate=1e-2,
-                    use_bias=True, local_fraction=0.25, incumbent="feasible"),
+                    use_bias=True, incumbent="feasible",
+                    acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.25,
+                                               local_std=0.05, n_best=5)),
 }
 TRAINING = ("sgd", "retrain")
 INCUMBENTS = ("all", "feasible")
@@ -142,31 +152,30 @@ def neural_cbo(
     train_steps: int = 100,
     init_steps: int = 500,
     batch_size: int = 32,
-    n_candidates: int = 2048,
-    local_fraction: Optional[float] = None,
-    local_std: float = 0.05,
-    n_best: int = 5,
+    acq_optimizer: Optional[AcqOptimizer | dict] = None,
     incumbent: Optional[str] = None,
     approx_error: float = 0.0,
     acquisition: Optional[AcquisitionFn] = None,
     use_bias: Optional[bool] = None,
 ) -> BOAlgorithm:
     """Build Neural-CBO as a constrained :class:`~nbo_jax.types.BOAlgorithm` (thesis Ch. 4,
-    Algorithm 4; SPEC.md section 4).
+    Algorithm 4).
 
     Args:
         width: hidden width ``m`` (even). ``None`` takes the preset's: 128 (default) or the
             run's capacity ``T`` rounded up to even (paper, ``m = T``).
         depth: ``L``, trainable weight layers per network (thesis: 2).
-        beta: constraint confidence scale ``beta_k`` (>= 0), one float or one per constraint
-            (the length is checked against ``K`` at ``init``).
+        beta: constraint confidence parameter ``beta_k >= 0``, one float or one per
+            constraint (the length is checked against ``K`` at ``init``): the test is
+            ``mean_k - sqrt(beta_k) sigma_k <= 0`` (Srinivas et al. 2010's convention, as
+            :func:`nbo_jax.acquisition.lcb`; ``beta = 1``: one standard deviation).
         nu: scale of the objective's ``sigma`` inside EI (> 0); paper 1 (plain EI), default
             0.5 (module doc).
         lam: ``U_0 = lam I`` (thesis: ``U_0 = I``, i.e. 1; default 0.01): the noise variance
             of the linearized posterior (``sigma^2 = lam g^T U^{-1} g``, see the module doc)
             and the ridge weight of ``retrain`` training.
         preset: ``"default"`` or ``"paper"``: fills ``width``, ``lam``, ``nu``, ``training``, ``optimizer``,
-            ``learning_rate``, ``use_bias``, ``local_fraction`` and ``incumbent`` where left
+            ``learning_rate``, ``use_bias``, ``incumbent`` and ``acq_optimizer`` where left
             ``None`` (module doc).
         training: ``"sgd"``: one gradient step per new observation and network (eq. 4.2,
             the paper); ``"retrain"``: mini-batch training on all data after each
@@ -178,13 +187,16 @@ def neural_cbo(
             per iteration stays flat as data accumulate; warm start makes that enough).
         init_steps: the same for the first fit on the initial design (from ``theta_0``).
         batch_size: ``retrain`` mini-batch size.
-        n_candidates: candidates scored per ask; local_fraction: share of them drawn around
-            the ``n_best`` best feasible observations (Gaussian, std ``local_std`` in
-            unit-cube units), in ``[0, 1)``.
+        acq_optimizer: :func:`nbo_jax.optimize.acq_optimizer` settings (or a dict of its
+            arguments) for :func:`nbo_jax.optimize.optimize_acqf`; ``None`` = the preset's
+            (module doc). Its local raw samples centre on the best feasible observations
+            (the least violating while none is feasible). ``steps`` must be 0 with the default
+            acquisition (the LCB feasibility test is a hard filter); a custom differentiable
+            ``acquisition`` may use steps.
         incumbent: ``mu_best`` over ``"all"`` observed points (thesis) or the ``"feasible"``
             ones (observed constraints all ``<= 0``; all of them while none is).
         approx_error: the ``E(m)/(T+1)`` term of the confidence bounds (thesis
-            Corollary 4.1.6), 0 by default (SPEC.md).
+            Corollary 4.1.6), 0 by default.
         acquisition: ``acq(SurrogatePosterior, key) -> (N,)`` utility to maximize; it
             receives ``constraint_mean``/``constraint_std`` ``(N, K)``. Default
             :func:`nbo_jax.acquisition.constrained_ei` with ``beta``, ``nu``,
@@ -199,15 +211,16 @@ def neural_cbo(
         ``surrogate(state, u (N, d)) -> SurrogatePosterior`` with the constraint fields.
 
     Raises:
-        ValueError / TypeError: an argument out of range or unknown (the message names it);
-        at ``init``, a ``beta`` sequence whose length is not ``K`` or a bad ``c0``.
+        ValueError / TypeError: an argument out of range or unknown (the message names it;
+        ``acq_optimizer.steps > 0`` with the default acquisition); at ``init``, a ``beta``
+        sequence whose length is not ``K`` or a bad ``c0``.
     """
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
     nu_given = nu is not None
     chosen = dict(PRESETS[preset])
     for k, v in dict(width=width, lam=lam, nu=nu, training=training, optimizer=optimizer, learning_rate=learning_rate,
-                     use_bias=use_bias, local_fraction=local_fraction, incumbent=incumbent).items():
+                     use_bias=use_bias, incumbent=incumbent).items():
         if v is not None:
             chosen[k] = v
     if chosen["width"] is not None:
@@ -216,8 +229,7 @@ def neural_cbo(
             raise ValueError(f"width must be even (the network has two equal halves), got {w}")
     _check_int("depth", depth, 1)
     for name, val, lo in (("train_steps", train_steps, 1), ("init_steps", init_steps, 1),
-                          ("batch_size", batch_size, 1),
-                          ("n_candidates", n_candidates, 1), ("n_best", n_best, 1)):
+                          ("batch_size", batch_size, 1)):
         _check_int(name, val, lo)
     if chosen["training"] not in TRAINING:
         raise ValueError(f"training must be one of {TRAINING}, got {chosen['training']!r}")
@@ -227,8 +239,6 @@ def neural_cbo(
     nu = check_positive("nu", chosen["nu"])
     lr = check_positive("learning_rate", chosen["learning_rate"])
     opt = make_optimizer(chosen["optimizer"], lr)
-    if not 0.0 <= float(chosen["local_fraction"]) < 1.0:
-        raise ValueError(f"local_fraction must be in [0, 1), got {chosen['local_fraction']}")
     if not (float(approx_error) >= 0 and math.isfinite(float(approx_error))):
         raise ValueError(f"approx_error must be a finite float >= 0, got {approx_error}")
     beta_arr = np.asarray(beta, dtype=float)
@@ -245,10 +255,11 @@ def neural_cbo(
             raise ValueError("beta, nu and approx_error parameterize the default acquisition; with "
                              "acquisition= given, put them into it (nbo.acquisition.constrained_ei(beta, nu))")
         acq = acquisition
-    n_local = int(round(n_candidates * float(chosen["local_fraction"])))
-    n_uniform = n_candidates - n_local
-    if n_uniform < 1:
-        raise ValueError(f"local_fraction={chosen['local_fraction']} leaves no uniform candidates")
+    aopt = chosen["acq_optimizer"] if acq_optimizer is None else _acq_settings(acq_optimizer, chosen["acq_optimizer"])
+    if acquisition is None and aopt.steps > 0:
+        raise ValueError(f"acq_optimizer.steps must be 0 with the default acquisition (constrained EI under "
+                         f"the LCB feasibility test is a hard filter, with no useful gradient); got steps="
+                         f"{aopt.steps}")
     sgd_mode = chosen["training"] == "sgd"
     train_cfg = TrainConfig(epochs=1, batch_size=int(batch_size), optimizer=opt, reg=lam)
     bias = bool(chosen["use_bias"])
@@ -387,8 +398,7 @@ def neural_cbo(
     def ask(state: NeuralCBOState, key: Array) -> Array:
         k_c, k_a = jax.random.split(key)
         ranked = feasibility_ranked(state.u, state.Y, state.M, state.scale, state.count)
-        u_c = candidate_set(k_c, ranked, n_uniform, n_local, local_std=local_std, n_best=n_best)
-        u = argmax_point(acq(surrogate_posterior(state, u_c), k_a), u_c)
+        u = optimize_acqf(lambda u_c: acq(surrogate_posterior(state, u_c), k_a), k_c, ranked, aopt)
         return state.lower + u * (state.upper - state.lower)
 
     def tell(state: NeuralCBOState, x: Array, y: Array, c: Array) -> NeuralCBOState:
