@@ -465,8 +465,8 @@ def fit(
     maximum a posteriori (:func:`map_objective`), from ``R`` starts (vmapped).
 
     ``optimizer="adam"``: Adam (``learning_rate``) on the log parameters, each step projected
-    onto ``bounds``. ``optimizer="lbfgs"``: ``optax.lbfgs`` (zoom line search; BoTorch fits
-    with scipy's L-BFGS-B) on unconstrained ``z`` with ``log theta = lo + (hi - lo)
+    onto ``bounds``. ``optimizer="lbfgs"``: ``optax.lbfgs`` (backtracking line search; BoTorch
+    fits with scipy's L-BFGS-B) on unconstrained ``z`` with ``log theta = lo + (hi - lo)
     sigmoid(z)``, so every iterate is inside ``bounds`` (a parameter with ``lo == hi`` stays
     fixed); ``learning_rate`` is unused; a start stops early once an iteration improves the
     objective by less than a relative ``2.2e-9`` (float32: ``1e-6``), scipy's L-BFGS-B
@@ -534,10 +534,13 @@ def fit(
             v = -objective(params_of(x))
             return jnp.where(jnp.isfinite(v), v, big)  # a failed Cholesky: the line search backs off
 
-        # one flat vector and at most 10 line-search steps from a unit first guess: optax's
-        # defaults cost ~20x more per iteration on CPU (measured), for the same optimum
-        opt = optax.lbfgs(linesearch=optax.scale_by_zoom_linesearch(max_linesearch_steps=10,
-                                                                    initial_guess_strategy="one"))
+        # one flat vector and a backtracking (Armijo) line search of at most 10 steps. Not
+        # optax's default zoom line search: under vmap its branches become selects that
+        # evaluate the objective at two independent points, i.e. two Cholesky calls side by
+        # side, and a vmapped run_bo deadlocked (see _serial_note; reproduced with 3 seeds x
+        # 2 starts at capacity 210); backtracking evaluates one point at a time
+        opt = optax.lbfgs(linesearch=optax.scale_by_backtracking_linesearch(max_backtracking_steps=10,
+                                                                            store_grad=True))
         value_and_grad = optax.value_and_grad_from_state(loss_of)
 
         # stop a start once an iteration lowers the loss by less than ftol (relative; scipy's
@@ -566,11 +569,13 @@ def fit(
                 done = ~take | (stalled & (k > 0))
                 return k + 1, z, s, best_p, best_v, loss, done
 
-            init = (jnp.zeros((), jnp.int32), z0, opt.init(z0), p0, ninf, jnp.asarray(jnp.inf, y.dtype),
-                    jnp.zeros((), bool))
+            # the start itself counts (the free map clips a start sitting on a bound); its
+            # value enters the loop's carry, so its factorization runs before the loop's and
+            # the final one after (never two side by side: _serial_note)
+            best_p, best_v = keep_best(p0, objective(p0), p0, ninf)
+            init = (jnp.zeros((), jnp.int32), z0, opt.init(z0), best_p, best_v,
+                    jnp.asarray(jnp.inf, y.dtype), jnp.zeros((), bool))
             _, z, _, best_p, best_v, _, _ = jax.lax.while_loop(cond, body, init)
-            # the starts themselves count (the free map clips a start sitting on a bound)
-            best_p, best_v = keep_best(p0, objective(p0), best_p, best_v)
             p = params_of(z)
             return keep_best(p, objective(p), best_p, best_v)
 
