@@ -107,10 +107,11 @@ def test_bad_inputs_exit_2(args, option, tmp_path, capsys):
 
 
 def test_candidates_sets_the_presets_raw_samples(monkeypatch):
-    """--candidates N: Neural-BO gets the preset's AcqOptimizer with raw_samples = N; without
+    """--candidates N: Neural-BO gets the preset's acquisition optimizer with raw_samples = N; without
     it, no acq_optimizer (the preset's)."""
     from nbo_jax import algorithms, cli
     from nbo_jax.algorithms.neural_bo import PRESETS
+    from nbo_jax.optimize import as_acq_optimizer
 
     seen = {}
     real_get = algorithms.get
@@ -124,7 +125,10 @@ def test_candidates_sets_the_presets_raw_samples(monkeypatch):
     for preset in ("default", "paper"):
         args = parser.parse_args(["run", "--algorithm", "neural-bo", "--candidates", "64", "--preset", preset])
         cli._build_algorithms(args, parser)
-        assert seen["neural-bo"]["acq_optimizer"] == PRESETS[preset]["acq_optimizer"]._replace(raw_samples=64)
+        given = seen["neural-bo"]["acq_optimizer"]
+        assert given == dict(raw_samples=64)  # laid over the preset's settings by the factory
+        assert as_acq_optimizer(given, default=PRESETS[preset]["acq_optimizer"]) == \
+            PRESETS[preset]["acq_optimizer"]._replace(raw_samples=64)
     args = parser.parse_args(["run", "--algorithm", "neural-bo"])
     cli._build_algorithms(args, parser)
     assert "acq_optimizer" not in seen["neural-bo"] and args.candidates is None

@@ -391,14 +391,14 @@ def test_ucb_is_mean_minus_sqrt_beta_sigma(ei_setup):
 
 
 def test_presets_pick_the_documented_models(ei_setup):
-    """Default: BoTorch's SingleTaskGP (RBF, LogNormal priors, no outputscale, MAP by
-    L-BFGS) and optimize_acqf sizes (512 raw samples, 10 restarts, gradient steps); paper:
+    """Default: BoTorch's SingleTaskGP (RBF, LogNormal priors, no outputscale, MAP by Adam;
+    L-BFGS is an option) and optimize_acqf sizes (512 raw samples, 10 restarts, gradient steps); paper:
     SE kernel, ML-II with a learned outputscale, raw-sample argmax (Phan-Trong et al. 2023)."""
     import nbo_jax.algorithms.gp as gp_mod
 
     dflt, paper = gp_mod.PRESETS["default"], gp_mod.PRESETS["paper"]
     assert (dflt["kernel"], dflt["prior"], dflt["learn_outputscale"], dflt["fit_optimizer"]) == (
-        "rbf", "botorch", False, "lbfgs")
+        "rbf", "botorch", False, "adam")
     assert dflt["noise_floor"] == 1e-4 and dflt["lengthscale_bounds"][0] == 2.5e-2
     ei = dflt["acq_optimizer"]["ei"]
     assert (ei.raw_samples, ei.num_restarts) == (512, 10) and ei.steps > 0 and ei.local_fraction == 0.0

@@ -160,7 +160,7 @@ def test_each_function_has_its_own_gp(x64):
     prior = gpm.botorch_prior(2)
     lengthscales = []
     fit_alone = jax.jit(lambda starts, u, t, m: gpm.fit("rbf", starts, u, t, m, steps=30, bounds=pb, prior=prior,
-                                                         optimizer="lbfgs"))
+                                                         optimizer="adam"))
     for j in range(3):
         u, t, m = state.u, jnp.asarray(T[:, j]), jnp.asarray(mask[:, j])
         mode = gpm.prior_mode(2, prior, pb, jnp.float64)

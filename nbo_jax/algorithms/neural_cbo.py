@@ -76,7 +76,7 @@ import numpy as np
 from .. import posterior as post_lib
 from ..acquisition import AcquisitionFn, SurrogatePosterior, constrained_ei
 from ..networks import factor_diag, factor_kernel, zero_init_mlp
-from ..optimize import AcqOptimizer, optimize_acqf
+from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..training import TrainConfig, make_optimizer, train_regression
 from ..types import BOAlgorithm
 from ._common import (
@@ -90,7 +90,6 @@ from ._common import (
 )
 from ._common import observed_feasible as _observed_feasible
 from ._common import check_int as _check_int
-from .gp import _acq_settings
 
 Array = jax.Array
 
@@ -255,7 +254,7 @@ def neural_cbo(
             raise ValueError("beta, nu and approx_error parameterize the default acquisition; with "
                              "acquisition= given, put them into it (nbo.acquisition.constrained_ei(beta, nu))")
         acq = acquisition
-    aopt = chosen["acq_optimizer"] if acq_optimizer is None else _acq_settings(acq_optimizer, chosen["acq_optimizer"])
+    aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"])
     if acquisition is None and aopt.steps > 0:
         raise ValueError(f"acq_optimizer.steps must be 0 with the default acquisition (constrained EI under "
                          f"the LCB feasibility test is a hard filter, with no useful gradient); got steps="
