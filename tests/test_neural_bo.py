@@ -94,7 +94,7 @@ def _final_regret(algo, problem, seeds, n_init, n_iter):
 @pytest.mark.parametrize("name,dim", [("branin", None), ("ackley", 2)])
 def test_neural_bo_beats_random_search(name, dim):
     problem = nbo.benchmarks.get(name, dim=dim, noise_std="paper")
-    nbo_r = _final_regret(nbo.neural_bo(width=100, acq_optimizer=dict(raw_samples=512)), problem, 6, 5, 30)
+    nbo_r = _final_regret(nbo.neural_bo(width=100, acq_optimizer=dict(raw_samples=512, steps=10)), problem, 6, 5, 30)
     rs_r = _final_regret(nbo.random_search(), problem, 6, 5, 30)
     print(f"{name}: Neural-BO median {np.median(nbo_r):.3f} vs random {np.median(rs_r):.3f}")
     assert np.median(nbo_r) < np.median(rs_r)
