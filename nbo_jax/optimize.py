@@ -184,7 +184,8 @@ def acq_optimizer(
     return opts
 
 
-def as_acq_optimizer(value, name: str = "acq_optimizer", default: AcqOptimizer | None = None) -> AcqOptimizer:
+def as_acq_optimizer(value, name: str = "acq_optimizer", default: AcqOptimizer | None = None, *,
+                     no_gradient: str | None = None) -> AcqOptimizer:
     """``value`` as a checked :class:`AcqOptimizer`.
 
     Args:
@@ -193,12 +194,18 @@ def as_acq_optimizer(value, name: str = "acq_optimizer", default: AcqOptimizer |
             (``default`` itself).
         name: the argument's name, for error messages.
         default: the caller's defaults (e.g. an algorithm preset's); ``AcqOptimizer()`` if None.
+        no_gradient: why the caller's acquisition cannot be climbed (independent draws, a
+            hard filter, a batch rule), or ``None``. When given, ``default``'s ``steps``
+            become 0 and a ``value`` asking for ``steps > 0`` is refused.
 
     Raises:
-        TypeError: anything else, or an unknown key. ValueError: as :func:`acq_optimizer`.
-        Both messages start with ``name`` (e.g. ``"acq_optimizer.raw_samples must be >= 1"``).
+        TypeError: anything else, or an unknown key. ValueError: as :func:`acq_optimizer`, or
+        ``steps > 0`` with ``no_gradient``. Both messages start with ``name`` (e.g.
+        ``"acq_optimizer.raw_samples must be >= 1"``).
     """
     base = AcqOptimizer() if default is None else default
+    if no_gradient is not None:
+        base = base._replace(steps=0)
     if value is None:
         fields = base._asdict()
     elif isinstance(value, AcqOptimizer):
@@ -212,9 +219,12 @@ def as_acq_optimizer(value, name: str = "acq_optimizer", default: AcqOptimizer |
         raise TypeError(f"{name} must be nbo.optimize.acq_optimizer(...) or a dict of its arguments, "
                         f"got {type(value).__name__}")
     try:
-        return acq_optimizer(**fields)
+        opts = acq_optimizer(**fields)
     except (TypeError, ValueError) as err:
         raise type(err)(f"{name}.{err}") from None
+    if no_gradient is not None and opts.steps > 0:
+        raise ValueError(f"{name}.steps must be 0 ({no_gradient}); got steps={opts.steps}")
+    return opts
 
 
 def optimize_acqf(

@@ -91,3 +91,9 @@ def test_acq_optimizer_checks_its_arguments():
         as_acq_optimizer(dict(n_candidates=4))
     assert as_acq_optimizer(dict(raw_samples=64)) == AcqOptimizer(raw_samples=64)
     assert acq_optimizer(raw_samples=100, local_fraction=0.25).n_local == 25
+    # an acquisition without a gradient: the default's steps become 0, asking for steps is refused
+    climbing = AcqOptimizer(steps=30)
+    assert as_acq_optimizer(None, default=climbing, no_gradient="why").steps == 0
+    assert as_acq_optimizer(dict(raw_samples=8), default=climbing, no_gradient="why").steps == 0
+    with pytest.raises(ValueError, match=r"acq_optimizer\.steps must be 0 \(why\); got steps=3"):
+        as_acq_optimizer(dict(steps=3), default=climbing, no_gradient="why")

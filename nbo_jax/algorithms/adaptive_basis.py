@@ -493,12 +493,10 @@ def adaptive_basis(
         raise ValueError(f"noise_dof must be 'residual' or 'n', got {chosen['noise_dof']!r}")
     n_ev = _check_int("evidence_iters", evidence_iters, 0)
     q = _check_int("q", q, 1)
-    aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"])
+    aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"],
+                            no_gradient="with q > 1 the batch rule selects among the raw samples" if q > 1 else None)
     if aopt.raw_samples < q:
         raise ValueError(f"acq_optimizer.raw_samples ({aopt.raw_samples}) must be >= q ({q})")
-    if q > 1 and aopt.steps > 0:
-        raise ValueError(f"acq_optimizer.steps must be 0 with q > 1 (the batch rule selects among the raw "
-                         f"samples), got {aopt.steps}")
     if isinstance(ei_tol, bool) or not isinstance(ei_tol, (int, float)) or not ei_tol >= 0:
         raise ValueError(f"ei_tol must be a number >= 0, got {ei_tol!r}")
     if not isinstance(chosen["warm_start"], bool):

@@ -393,15 +393,11 @@ def gp_bo(
         raise TypeError(f"standardize must be a bool, got {type(standardize).__name__}")
     if beta_c is not None and acquisition != "lcb-c":
         raise ValueError(f"beta_c is used by acquisition='lcb-c' only, got acquisition={acquisition!r}")
-    if acq_optimizer is None:
-        aopt = chosen["acq_optimizer"][acquisition]
-    else:
-        aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"][acquisition])
-        if acquisition in ("ts", "lcb-c") and aopt.steps > 0:
-            why = ("a joint posterior draw over the raw samples is not a function to climb" if acquisition == "ts"
-                   else "its utility is a hard feasibility filter, with no useful gradient")
-            raise ValueError(f"acq_optimizer.steps must be 0 with acquisition={acquisition!r} ({why}); "
-                             f"got steps={aopt.steps}")
+    no_gradient = {"ts": "acquisition='ts': a joint posterior draw over the raw samples is not a function "
+                         "to climb",
+                   "lcb-c": "acquisition='lcb-c': its utility is a hard feasibility filter, with no useful "
+                            "gradient"}.get(acquisition)
+    aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"][acquisition], no_gradient=no_gradient)
     if acquisition == "lcb-c":
         try:
             bc = np.asarray(beta if beta_c is None else beta_c, dtype=float)

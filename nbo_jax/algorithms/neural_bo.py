@@ -208,14 +208,10 @@ def neural_bo(
     if acquisition is not None and not callable(acquisition):
         raise TypeError(f"acquisition must be callable (posterior, key) -> (N,), got {type(acquisition).__name__}")
     pathwise = acquisition is None and chosen["thompson"] == "pathwise"
-    base = chosen["acq_optimizer"]
+    no_gradient = None
     if acquisition is None and not pathwise:
-        base = base._replace(steps=0)  # independent draws are not a function to climb
-    aopt = as_acq_optimizer(acq_optimizer, default=base)
-    if acq_optimizer is not None:
-        if acquisition is None and not pathwise and aopt.steps > 0:
-            raise ValueError("acq_optimizer.steps must be 0 with thompson='independent' (independent "
-                             "per-point draws have no gradient); use thompson='pathwise'")
+        no_gradient = "thompson='independent' draws per point have no gradient; use thompson='pathwise'"
+    aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"], no_gradient=no_gradient)
     nu_value = chosen["nu"] if nu is None else nu
     acq = acquisition if acquisition is not None else independent_thompson(nu_value)
     opt = make_optimizer(chosen["optimizer"], learning_rate)

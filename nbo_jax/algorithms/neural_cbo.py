@@ -254,11 +254,11 @@ def neural_cbo(
             raise ValueError("beta, nu and approx_error parameterize the default acquisition; with "
                              "acquisition= given, put them into it (nbo.acquisition.constrained_ei(beta, nu))")
         acq = acquisition
-    aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"])
-    if acquisition is None and aopt.steps > 0:
-        raise ValueError(f"acq_optimizer.steps must be 0 with the default acquisition (constrained EI under "
-                         f"the LCB feasibility test is a hard filter, with no useful gradient); got steps="
-                         f"{aopt.steps}")
+    no_gradient = None
+    if acquisition is None:
+        no_gradient = ("the default acquisition, constrained EI under the LCB feasibility test, is a hard "
+                       "filter with no useful gradient")
+    aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"], no_gradient=no_gradient)
     sgd_mode = chosen["training"] == "sgd"
     train_cfg = TrainConfig(epochs=1, batch_size=int(batch_size), optimizer=opt, reg=lam)
     bias = bool(chosen["use_bias"])

@@ -297,12 +297,11 @@ def pinn_bo(
     base = chosen["acq_optimizer"]
     if acquisition is not None:  # a posterior acquisition is scored on the raw samples by default
         base = base._replace(steps=0)
-    aopt = as_acq_optimizer(acq_optimizer, default=base)
-    if acq_optimizer is not None:
-        if acquisition is not None and preset_acquisition and aopt.steps > 0:
-            raise ValueError("acq_optimizer.steps must be 0 with the default Thompson sampling (independent "
-                             "draws per raw sample have no gradient); use acquisition='greedy' or a "
-                             "differentiable acquisition such as nbo.acquisition.lcb(2.0)")
+    no_gradient = None
+    if acquisition is not None and preset_acquisition:
+        no_gradient = ("the default Thompson sampling draws independently per raw sample, with no gradient; "
+                       "use acquisition='greedy' or a differentiable one such as nbo.acquisition.lcb(2.0)")
+    aopt = as_acq_optimizer(acq_optimizer, default=base, no_gradient=no_gradient)
     use_features = use_info or acquisition is not None
     schedule = optax.exponential_decay(lr, transition_steps=1, decay_rate=decay)
     optimizer = optax.adam(schedule)
