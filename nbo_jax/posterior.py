@@ -172,10 +172,20 @@ def variance(state: PosteriorState, G_c: Array, lam, m) -> Array:
     return jnp.maximum(s2, 0.0)
 
 
-def rebuild(state: PosteriorState, G: Array, mask: Array, lam, m) -> PosteriorState:
+def feature_gram(G: Array, mask: Array, m) -> Array:
+    """``G_m G_m^T / m`` with the invalid rows of ``G (cap, p)`` zeroed, ``(cap, cap)``: the
+    empirical-NTK Gram matrix of the valid rows (zero rows and columns elsewhere). O(cap^2 p)."""
+    Gm = jnp.where(mask[:, None], G, 0.0)
+    return Gm @ Gm.T / m
+
+
+def rebuild(state: PosteriorState, G: Array, mask: Array, lam, m, *, gram: Optional[Array] = None) -> PosteriorState:
     """The state from scratch for features ``G (cap, p)`` with validity ``mask (cap,)``:
     a direct solve (``full``: ``inv(U)``; ``dual``: Cholesky of ``K``). Used to refresh
-    float32 drift and as the reference in tests."""
+    float32 drift, to change ``lam`` (``dual``), and as the reference in tests.
+
+    ``gram``: ``dual`` only, :func:`feature_gram` of ``G`` and ``mask`` when the caller has it
+    already (it is then not recomputed)."""
     G = jnp.where(mask[:, None], G, 0.0).astype(_dtype(state))
     p = G.shape[1]
     if isinstance(state, FullState):
@@ -184,8 +194,8 @@ def rebuild(state: PosteriorState, G: Array, mask: Array, lam, m) -> PosteriorSt
         return FullState(0.5 * (A + A.T), G)
     if isinstance(state, DiagonalState):
         return DiagonalState(lam + jnp.sum(G * G, axis=0) / m)
-    K = G @ G.T / m + lam * jnp.eye(G.shape[0], dtype=G.dtype)
-    return DualState(G, jnp.linalg.cholesky(K))
+    K0 = feature_gram(G, mask, m) if gram is None else gram.astype(G.dtype)
+    return DualState(G, jnp.linalg.cholesky(K0 + lam * jnp.eye(G.shape[0], dtype=G.dtype)))
 
 
 def sample_weights(state: PosteriorState, key: Array, lam, m) -> Array:
@@ -237,9 +247,8 @@ def log_marginal_likelihood(G: Array, mask: Array, r: Array, lam, scale2, m) -> 
             ignored); lam, scale2: ``> 0``; m: the feature scale.
     """
     msk = mask.astype(G.dtype)
-    Gm = G * msk[:, None]
     rm = jnp.where(mask, r, 0.0)
-    K = scale2 * (Gm @ Gm.T / m + lam * jnp.diag(msk)) + jnp.diag(1.0 - msk)
+    K = scale2 * (feature_gram(G, mask, m) + lam * jnp.diag(msk)) + jnp.diag(1.0 - msk)
     L = jnp.linalg.cholesky(K)
     v = solve_triangular(L, rm, lower=True)
     n = jnp.sum(msk)
@@ -247,7 +256,7 @@ def log_marginal_likelihood(G: Array, mask: Array, r: Array, lam, scale2, m) -> 
 
 
 def fit_scales(G: Array, mask: Array, r: Array, m, *, lam_range=(1e-4, 10.0), scale2_range=(1e-2, 1e2),
-               n_grid: int = 64) -> tuple[Array, Array, Array]:
+               n_grid: int = 64, gram: Optional[Array] = None) -> tuple[Array, Array, Array]:
     """Type-II maximum likelihood of ``(lam, scale2)`` for :func:`log_marginal_likelihood`
     (the empirical-NTK GP in dual form).
 
@@ -260,14 +269,14 @@ def fit_scales(G: Array, mask: Array, r: Array, m, *, lam_range=(1e-4, 10.0), sc
 
     Args:
         G: ``(cap, p)``; mask: ``(cap,)`` bool; r: ``(cap,)`` targets; m: feature scale.
+        gram: :func:`feature_gram` of ``G`` and ``mask`` when the caller has it already.
 
     Returns:
         ``(lam, scale2, lml)``, each ``()``. With no valid row: ``lam_range``'s geometric
         mean, ``scale2 = 1`` (clipped), lml 0.
     """
     msk = mask.astype(G.dtype)
-    Gm = G * msk[:, None]
-    K0 = Gm @ Gm.T / m
+    K0 = feature_gram(G, mask, m) if gram is None else gram
     e, Q = jnp.linalg.eigh(0.5 * (K0 + K0.T))
     e = jnp.maximum(e, 0.0)
     c2 = (Q.T @ jnp.where(mask, r, 0.0)) ** 2
@@ -320,4 +329,5 @@ __all__ = [
     "sample_weights",
     "log_marginal_likelihood",
     "fit_scales",
+    "feature_gram",
 ]

@@ -125,6 +125,10 @@ def test_pathwise_sample_of_the_algorithm_matches_its_posterior(x64):
     r = state.data.standardized()[0] - nbo.features.predict(net.apply, state.params0, 2 * state.data.u - 1)
     lam, s2, _ = P.fit_scales(state.posterior.G, state.data.mask, r, m)
     np.testing.assert_allclose([state.post_lam, state.post_scale ** 2], [lam, s2], rtol=1e-10)
+    # and the posterior is the exact one at the fitted lam: s^2 lam g^T U^{-1} g / m
+    Gc = nbo.features.gradient_features(net.apply, state.params0, 2 * u - 1)
+    direct = P.direct_variance(state.posterior.G, state.data.mask, Gc, lam, m)
+    np.testing.assert_allclose(post.std ** 2, s2 * direct, rtol=1e-8)
 
 
 def test_options_are_checked_at_the_factory():

@@ -243,17 +243,21 @@ def neural_bo(
                                   data.mask, k_train, train_cfg)
         state = state._replace(data=data, params=params, key=key)
         G_new = gradient_features(net.apply, feature_weights(state), 2.0 * u_new - 1.0)
-
-        def add_row(post, j):
-            return post_lib.update(post, G_new[j], start + j, data.mask[start + j], state.post_lam, m), None
-
-        post, _ = jax.lax.scan(add_row, state.posterior, jnp.arange(u_new.shape[0]))
         if not fit:
+            def add_row(post, j):
+                return post_lib.update(post, G_new[j], start + j, data.mask[start + j], state.post_lam, m), None
+
+            post, _ = jax.lax.scan(add_row, state.posterior, jnp.arange(u_new.shape[0]))
             return state._replace(posterior=post)
+        # the factor is rebuilt for the new lam below, so the new rows are only written (no
+        # rank-one Cholesky appends), and one Gram matrix serves the fit and the factor
+        rows = start + jnp.arange(u_new.shape[0])
+        G = state.posterior.G.at[rows].set(G_new.astype(state.posterior.G.dtype), mode="drop")
+        K0 = post_lib.feature_gram(G, data.mask, m)
         # Type-II ML of (lam, s^2) for the linearized network around theta_0 (prior mean h(x; theta_0))
         r = targets - predict(net.apply, state.params0, 2.0 * data.u - 1.0)
-        lam_t, s2, _ = post_lib.fit_scales(post.G, data.mask, r, m)
-        post = post_lib.rebuild(post, post.G, data.mask, lam_t, m)
+        lam_t, s2, _ = post_lib.fit_scales(G, data.mask, r, m, gram=K0)
+        post = post_lib.rebuild(state.posterior, G, data.mask, lam_t, m, gram=K0)
         return state._replace(posterior=post, post_lam=lam_t, post_scale=jnp.sqrt(s2))
 
     def init(key: Array, x0: Array, y0: Array, *, bounds, capacity: int) -> NeuralBOState:
