@@ -290,7 +290,7 @@ def lcb_feasible(beta=2.0, beta_c=None) -> AcquisitionFn:
     bc = beta if beta_c is None else beta_c
 
     def acq(post: SurrogatePosterior, key: Array) -> Array:
-        return _feasible_first(-(post.mean - jnp.sqrt(beta) * post.std), lcb_violation(post, bc))
+        return _feasible_first(lcb(beta)(post, key), lcb_violation(post, bc))
 
     return acq
 

@@ -103,7 +103,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import gp_model as gpm
-from ..acquisition import SurrogatePosterior, lcb_feasible, log_cei, log_expected_improvement
+from ..acquisition import SurrogatePosterior, lcb, lcb_feasible, log_cei, log_ei
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..types import BOAlgorithm, Dataset
 from ._common import (
@@ -457,13 +457,13 @@ def gp_bo(
         mean, var = gpm.predict(kind, state.posterior, u_c)
         return SurrogatePosterior(u_c, mean, jnp.sqrt(var), incumbent(state))
 
+    point_acq = log_ei() if acquisition == "ei" else lcb(beta)  # "ts" draws jointly instead
+
     def utility_values(state: GPState, u_c: Array, best: Array) -> Array:
         mean, var = gpm.predict(kind, state.posterior, u_c)
         # floor the variance so the gradient of sqrt stays finite at observed points
         std = jnp.sqrt(jnp.maximum(var, jnp.finfo(var.dtype).eps * 1e-3))
-        if acquisition == "ei":
-            return log_expected_improvement(mean, std, best)
-        return -(mean - jnp.sqrt(beta) * std)
+        return point_acq(SurrogatePosterior(u_c, mean, std, best), None)
 
     def ask(state: GPState, key: Array) -> Array:
         k_c, k_a = jax.random.split(key)

@@ -15,13 +15,13 @@ Both keep the papers' fixed exploration scale (``scales="fixed"``: ``lam`` and `
 not fitted) unless ``scales="fit"`` is passed. NeuralTS draws independently per raw sample
 (as the paper), so its acquisition optimizer takes no gradient steps; NeuralUCB's bound is
 differentiable and is climbed by :func:`nbo_jax.optimize.optimize_acqf`. ``nu`` multiplies
-``sigma`` directly (the papers' ``gamma`` / ``nu``; not the squared ``beta`` of GP-UCB).
+``sigma`` directly (the papers' ``gamma`` / ``nu``), i.e. the bound is ``lcb(nu ** 2)`` in GP-UCB's ``beta``.
 All other arguments are those of :func:`nbo_jax.algorithms.neural_bo.neural_bo`.
 """
 
 from __future__ import annotations
 
-from ..acquisition import thompson
+from ..acquisition import lcb, thompson
 from ..types import BOAlgorithm
 from .neural_bo import neural_bo
 
@@ -30,15 +30,6 @@ def _check_nu(nu) -> float:
     if isinstance(nu, (int, float)) and not (nu >= 0 and nu < float("inf")):
         raise ValueError(f"nu must be >= 0 and finite, got {nu}")
     return nu
-
-
-def _neural_lcb(nu):
-    """``-(h(x) - nu sigma(x))``: NeuralUCB's bound in minimization form (``nu`` times sigma)."""
-
-    def acq(post, key):
-        return -(post.mean - nu * post.std)
-
-    return acq
 
 
 def neural_ucb(nu: float = 1.0, *, posterior: str = "auto", **kwargs) -> BOAlgorithm:
@@ -55,7 +46,7 @@ def neural_ucb(nu: float = 1.0, *, posterior: str = "auto", **kwargs) -> BOAlgor
         if fixed in kwargs:
             raise ValueError(f"{fixed} is fixed by neural_ucb; use neural_bo(...) to change it")
     kwargs.setdefault("scales", "fixed")
-    algo = neural_bo(posterior=posterior, feature_params="current", acquisition=_neural_lcb(_check_nu(nu)), **kwargs)
+    algo = neural_bo(posterior=posterior, feature_params="current", acquisition=lcb(_check_nu(nu) ** 2), **kwargs)
     return algo._replace(name="neural-ucb")
 
 
