@@ -93,27 +93,25 @@ def table(records: dict, problems, methods) -> str:
         return f"{np.median(v):.3f} [{q1:.3f}, {q3:.3f}]"
 
     head = ["problem (optimum)", "noise std", "BoTorch GP-EI", "BoTorch GP-UCB"] + methods
-    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    rows = []
     for p in problems:
         dim, noise, bt_ei, bt_ucb = BOTORCH[p]
         fstar = next((r["optimal_value"] for (pp, _), r in records.items() if pp == p), float("nan"))
         row = [f"{p.capitalize()}-{dim} ({fstar:.4g})", f"{noise:g}", f"{bt_ei:g}", f"{bt_ucb:g}"]
-        row += [cell(records[(p, m)]["final_best_f"]) if (p, m) in records else "-" for m in methods]
-        lines.append("| " + " | ".join(row) + " |")
-    out = "\n".join(lines)
-    ref = methods[0]
-    gps = [m for m in methods[1:]]
-    lines = ["", f"one-sided Welch p-values, H0: mean final f of the baseline <= {ref}'s "
-             "(small p: {ref} better); Benjamini-Hochberg over the baselines of a problem".replace("{ref}", ref),
-             "| problem | " + " | ".join(gps) + " |", "|" + " --- |" * (len(gps) + 1)]
+        rows.append(row + [cell(records[(p, m)]["final_best_f"]) if (p, m) in records else "-" for m in methods])
+    ref, baselines = methods[0], methods[1:]
+    welch_rows = []
     for p in problems:
         final = {m: np.asarray(records[(p, m)]["final_best_f"]) for m in methods if (p, m) in records}
         if ref not in final or len(final) < 2:
             continue
         _, welch = comparison.statistics(final, ref)
-        cells = [f"{welch[m]['p']:.3g} (BH {welch[m]['p_bh']:.3g})" if m in welch else "-" for m in gps]
-        lines.append(f"| {p} | " + " | ".join(cells) + " |")
-    return out + "\n".join(lines)
+        welch_rows.append([p] + [f"{welch[m]['p']:.3g} (BH {welch[m]['p_bh']:.3g})" if m in welch else "-"
+                                 for m in baselines])
+    return "\n".join([comparison.markdown(head, rows), "",
+                      f"one-sided Welch p-values, H0: mean final f of the baseline <= {ref}'s (small p: {ref} "
+                      "better); Benjamini-Hochberg over the baselines of a problem",
+                      comparison.markdown(["problem"] + baselines, welch_rows)])
 
 
 def main(argv=None) -> None:
