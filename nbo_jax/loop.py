@@ -17,7 +17,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .algorithms._common import check_int as _check_count
-from .types import BOAlgorithm, Bounds, History, Problem, make_bounds
+from .algorithms._common import data_info
+from .types import BATCH_RULES, BOAlgorithm, Bounds, History, Problem, make_bounds
 
 Array = jax.Array
 ProgressHook = Callable[[int], None]
@@ -35,6 +36,15 @@ def _check_problem(problem) -> None:
     make_bounds(problem.bounds.lower, problem.bounds.upper, problem.dim, name="problem.bounds")
     if not (problem.noise_std >= 0 and math.isfinite(problem.noise_std)):
         raise ValueError(f"problem.noise_std must be finite and >= 0, got {problem.noise_std}")
+    try:
+        out = jax.eval_shape(problem.objective, jax.ShapeDtypeStruct((problem.dim,), jnp.zeros(()).dtype))
+    except Exception as err:  # noqa: BLE001 - re-raised with the problem's name
+        raise ValueError(f"problem.objective of {problem.name!r} failed on one point of shape "
+                         f"({problem.dim},): {type(err).__name__}: {err}") from err
+    if getattr(out, "shape", None) != ():
+        raise ValueError(f"problem.objective of {problem.name!r} must map one point (d,) = ({problem.dim},) "
+                         f"to a scalar (), got output shape {getattr(out, 'shape', type(out).__name__)}; "
+                         "e.g. return f(x)[0] or jnp.squeeze(...)")
     if problem.constraints is not None:
         k = problem.n_constraints
         std = np.asarray(problem.constraint_noise_std, dtype=float)
@@ -60,7 +70,9 @@ def _check_algorithm(algorithm) -> None:
         raise TypeError(
             f"algorithm must be an nbo_jax.BOAlgorithm (e.g. nbo.neural_bo()), got {type(algorithm).__name__}"
         )
-    _check_count("algorithm.batch_size", algorithm.batch_size, 1)
+    _check_count("algorithm.q", algorithm.q, 1)
+    if algorithm.batch_rule not in BATCH_RULES:
+        raise ValueError(f"algorithm.batch_rule must be one of {BATCH_RULES}, got {algorithm.batch_rule!r}")
 
 
 def _check_key(key) -> None:
@@ -134,6 +146,15 @@ def observe(problem: Problem, x: Array, key: Array, dtype=None):
     return f, y, c_true, c
 
 
+def step_info(algorithm: BOAlgorithm, state) -> dict:
+    """The per-step diagnostics of ``state``: the observation counts every algorithm reports
+    (``n_observed``, ``n_failed``) and the algorithm's own (``BOAlgorithm.info``), as arrays."""
+    info = dict(data_info(state))
+    if algorithm.info is not None:
+        info.update(algorithm.info(state))
+    return {k: jnp.asarray(v) for k, v in info.items()}
+
+
 def _run_bo_impl(key, x0, *, algorithm, problem, n_init, n_iter, progress):
     dtype = jnp.zeros(()).dtype
     k_init, k_noise0, k_alg, k_loop = jax.random.split(key, 4)
@@ -141,38 +162,22 @@ def _run_bo_impl(key, x0, *, algorithm, problem, n_init, n_iter, progress):
         x0 = initial_design(k_init, problem.bounds, n_init, dtype)
     x0 = jnp.asarray(x0, dtype)
     f0, y0, ct0, c0 = observe(problem, x0, k_noise0, dtype)
-    q = algorithm.batch_size
+    q = algorithm.q
     cap = n_init + n_iter * q
-    if algorithm.constrained:
-        state = algorithm.init(k_alg, x0, y0, bounds=problem.bounds, capacity=cap, c0=c0)
-    else:
-        state = algorithm.init(k_alg, x0, y0, bounds=problem.bounds, capacity=cap)
-
-    def info_of(state):
-        if algorithm.info is None:
-            return None
-        return {k: jnp.asarray(v) for k, v in algorithm.info(state).items()}
-
-    info0 = info_of(state)
+    state = algorithm.init(k_alg, x0, y0, c0, bounds=problem.bounds, capacity=cap)
+    info0 = step_info(algorithm, state)
 
     def step(state, inp):
         t, k = inp
         k_ask, k_noise = jax.random.split(k)
-        x = jnp.asarray(algorithm.ask(state, k_ask), dtype)
-        f, y, c_true, c = observe(problem, jnp.reshape(x, (q, -1)), k_noise, dtype)
-        if q == 1:
-            y_t, c_t = y[0], (None if c is None else c[0])
-        else:
-            y_t, c_t = y, c
-        if algorithm.constrained:
-            state = algorithm.tell(state, x, y_t, c_t)
-        else:
-            state = algorithm.tell(state, x, y_t)
+        x = jnp.reshape(jnp.asarray(algorithm.ask(state, k_ask), dtype), (q, -1))
+        f, y, c_true, c = observe(problem, x, k_noise, dtype)
+        state = algorithm.tell(state, x, y, c)
         if progress is True:
             jax.debug.callback(_tick, t, n_iter)
         elif progress:
             jax.debug.callback(progress, t)
-        return state, (jnp.reshape(x, (q, -1)), y, f, c_true, c, info_of(state))
+        return state, (x, y, f, c_true, c, step_info(algorithm, state))
 
     _, (xs, ys, fs, cts, cs, infos) = jax.lax.scan(
         step, state, (jnp.arange(n_iter), jax.random.split(k_loop, n_iter)))
@@ -191,8 +196,7 @@ def _run_bo_impl(key, x0, *, algorithm, problem, n_init, n_iter, progress):
         feasible = jnp.all(c_true <= 0.0, axis=1) & jnp.isfinite(f)
         best_feasible_f = jax.lax.cummin(jnp.where(feasible, f, jnp.inf))
         extra = dict(c=c, c_true=c_true, feasible=feasible, best_feasible_f=best_feasible_f)
-    if info0 is not None:
-        extra["info"] = {k: jnp.concatenate([info0[k][None], infos[k]], axis=0) for k in info0}
+    extra["info"] = {k: jnp.concatenate([info0[k][None], infos[k]], axis=0) for k in info0}
     jax.debug.callback(_report_invalid, jnp.sum(~valid))
     return History(x, y, f, best_f, valid, **extra)
 

@@ -32,8 +32,19 @@ class Bounds(NamedTuple):
         return (x - self.lower) / (self.upper - self.lower)
 
     def from_unit(self, u: Array) -> Array:
-        """Map points of the unit cube back to the box."""
-        return self.lower + u * (self.upper - self.lower)
+        """Map points of the unit cube back to the box, clipped to ``[lower, upper]`` so that
+        rounding (e.g. float32 arithmetic on float64 bounds) never leaves the box."""
+        lower = jnp.asarray(self.lower, jnp.result_type(u))
+        upper = jnp.asarray(self.upper, jnp.result_type(u))
+        return jnp.clip(lower + u * (upper - lower), lower, upper)
+
+    def contains(self, x, atol: float = 0.0):
+        """``(...,)`` bool: ``lower - atol <= x <= upper + atol`` in every coordinate of
+        ``x (..., d)`` (numpy in, numpy out; False for NaN)."""
+        x = np.asarray(x, dtype=np.float64)
+        lo = np.asarray(self.lower, np.float64)
+        hi = np.asarray(self.upper, np.float64)
+        return np.all((x >= lo - atol) & (x <= hi + atol), axis=-1)
 
 
 def make_bounds(lower, upper, dim: Optional[int] = None, *, name: str = "bounds") -> Bounds:
@@ -69,6 +80,61 @@ def make_bounds(lower, upper, dim: Optional[int] = None, *, name: str = "bounds"
     return Bounds(lo, hi)
 
 
+def _is_pair_list(bounds) -> bool:
+    """True for a sequence of ``(low, high)`` *tuples* (scipy / skopt / Optuna habit)."""
+    return (isinstance(bounds, (list, tuple)) and len(bounds) > 0
+            and all(isinstance(b, tuple) and len(b) == 2 for b in bounds))
+
+
+def as_bounds(bounds, dim: Optional[int] = None, *, name: str = "bounds") -> Bounds:
+    """Read a box given in any of the usual forms, without guessing.
+
+    Accepted forms:
+
+    - :class:`Bounds` (or anything with ``lower``/``upper``, or scipy's ``lb``/``ub``);
+    - a list of ``(low, high)`` **tuples**, one per dimension (scipy.optimize, skopt,
+      Optuna): ``[(0., 1.), (5., 10.)]`` is ``x_0 in [0, 1]``, ``x_1 in [5, 10]``;
+    - a pair ``(lower, upper)`` of arrays or lists of length ``d`` (BoTorch's ``2 x d``
+      bounds tensor reads the same way): ``([-2, -2], [2, 2])``;
+    - an array of shape ``(2, d)`` (rows ``lower``, ``upper``) or ``(d, 2)`` (one
+      ``(low, high)`` row per dimension) when only one of the two readings has that shape.
+
+    A ``2 x 2`` array or list of lists fits both readings; it is read as ``(lower, upper)``
+    rows (BoTorch's convention) and the error message, if that box is empty, says so. Give
+    ``(low, high)`` pairs as tuples to be read per dimension.
+
+    Returns:
+        :class:`Bounds` with float64 numpy ``(d,)`` arrays.
+
+    Raises:
+        ValueError: no reading fits, a bound is NaN/inf, ``lower >= upper`` somewhere, or
+        ``dim`` disagrees (the message names ``name`` and the reading used).
+        TypeError: ``bounds`` is not array-like.
+    """
+    if isinstance(bounds, Bounds):
+        return make_bounds(bounds.lower, bounds.upper, dim, name=name)
+    if hasattr(bounds, "lb") and hasattr(bounds, "ub"):  # scipy.optimize.Bounds
+        return make_bounds(bounds.lb, bounds.ub, dim, name=name)
+    if hasattr(bounds, "lower") and hasattr(bounds, "upper") and not isinstance(bounds, (list, tuple)):
+        return make_bounds(bounds.lower, bounds.upper, dim, name=name)
+    if _is_pair_list(bounds):
+        arr = np.asarray(bounds, dtype=np.float64)
+        return make_bounds(arr[:, 0], arr[:, 1], dim,
+                           name=f"{name} (read as a list of (low, high) pairs, one per dimension)")
+    try:
+        arr = np.asarray(bounds, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be nbo_jax.Bounds, (lower, upper) arrays or a list of (low, high) "
+                        f"pairs, got {type(bounds).__name__}") from None
+    if arr.ndim != 2 or 2 not in arr.shape:
+        raise ValueError(f"{name} must be (lower, upper) arrays of shape (d,) or a list of d (low, high) "
+                         f"pairs, got an array of shape {arr.shape}")
+    if arr.shape[0] == 2 and (dim is None or arr.shape[1] == dim):
+        return make_bounds(arr[0], arr[1], dim, name=f"{name} (read as (lower, upper) rows; give "
+                           "(low, high) pairs as a list of tuples to be read per dimension)")
+    return make_bounds(arr[:, 0], arr[:, 1], dim, name=f"{name} (read as (low, high) pairs, one per dimension)")
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Problem:
     """A minimization problem on a box.
@@ -82,8 +148,8 @@ class Problem:
             (same units as ``f``); ``0.0`` for noiseless.
         optimal_value: the known global minimum ``f*`` (``None`` when unknown).
         optimizer: a known global minimizer ``(d,)`` (``None`` when unknown or not unique).
-        constraints: ``c: (d,) -> (K,)`` noise-free, with ``c <= 0`` feasible (SPEC.md
-            section 0; BoTorch's slack is ``-c``), or ``None``.
+        constraints: ``c: (d,) -> (K,)`` noise-free, with ``c <= 0`` feasible
+            (BoTorch's slack is ``-c``), or ``None``.
         constraint_noise_std: standard deviation of the additive Gaussian noise of the
             observed constraint values: a float (all ``K``) or a tuple of ``K`` floats.
         operator, source: for physics-informed problems, the known PDE ``N[f] = g``.
@@ -103,6 +169,13 @@ class Problem:
     operator: Optional[Callable] = None
     source: Optional[Callable] = None
     metadata: dict = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        if not isinstance(self.dim, (int, np.integer)) or isinstance(self.dim, bool) or self.dim < 1:
+            raise TypeError(f"Problem.dim must be an int >= 1, got {self.dim!r}")
+        object.__setattr__(self, "bounds", as_bounds(self.bounds, int(self.dim), name="Problem.bounds"))
+        if not callable(self.objective):
+            raise TypeError(f"Problem.objective must be callable (d,) -> (), got {type(self.objective).__name__}")
 
     def __call__(self, x: Array) -> Array:
         """Noise-free objective on one point ``(d,)`` or a batch ``(..., d)``."""
@@ -142,61 +215,108 @@ class Problem:
 
 
 class Dataset(NamedTuple):
-    """Observations in fixed-capacity buffers (DESIGN.md: "state is data").
+    """Observations in fixed-capacity buffers (state is data: one compile serves a run).
 
     Attributes:
         u: ``(cap, d)`` inputs in the unit cube; rows at index >= ``count`` are zero.
-        y: ``(cap,)`` observed values; non-finite observations are stored as ``0``.
-        mask: ``(cap,)`` bool, True for rows holding a finite observation.
-        count: ``()`` int32, number of rows written (finite or not).
+        y: ``(cap,)`` observed objective values, or ``(cap, J)`` for ``J`` observed functions
+            (the objective in column 0, then ``K`` constraints, ``c <= 0`` feasible).
+        mask: like ``y``, bool: True for the entries the surrogate trains on, which are the
+            finite observations and the *imputed* failures (below).
+        count: ``()`` int32, number of rows written.
+        failed: ``(cap,)`` bool, rows whose observation had a NaN/inf entry (a failed
+            evaluation). A failed entry is stored as the worst (largest) finite value of its
+            column observed up to then, so the surrogate learns that the region is bad and its
+            uncertainty shrinks there, instead of forgetting the point (the usual "impute the
+            worst value" rule for crashed evaluations); while a column has no finite value
+            yet, a failed entry stays masked. Every row's true outcome stays in the caller's
+            history (:class:`History` ``valid``, :class:`~nbo_jax.loop.AskTell`).
     """
 
     u: Array
     y: Array
     mask: Array
     count: Array
+    failed: Array
 
     @staticmethod
-    def empty(capacity: int, dim: int, dtype=None) -> "Dataset":
+    def empty(capacity: int, dim: int, dtype=None, outputs: Optional[int] = None) -> "Dataset":
+        """An empty dataset: ``capacity`` rows of ``dim`` inputs; ``outputs=None`` keeps
+        ``y (cap,)``, ``outputs=J`` keeps ``y (cap, J)``."""
         dtype = dtype or jnp.zeros(()).dtype
+        shape = (capacity,) if outputs is None else (capacity, outputs)
         return Dataset(
             jnp.zeros((capacity, dim), dtype),
-            jnp.zeros((capacity,), dtype),
-            jnp.zeros((capacity,), bool),
+            jnp.zeros(shape, dtype),
+            jnp.zeros(shape, bool),
             jnp.zeros((), jnp.int32),
+            jnp.zeros((capacity,), bool),
         )
 
     @property
     def capacity(self) -> int:
         return self.y.shape[0]
 
-    def add(self, u: Array, y: Array) -> "Dataset":
-        """Append one observation (``u: (d,)``, ``y: ()``); a NaN/inf ``y`` is masked out.
+    @property
+    def written(self) -> Array:
+        """``(cap,)`` bool, rows at index < ``count``."""
+        return jnp.arange(self.capacity) < self.count
 
-        Writes past the capacity are dropped (the Python-side drivers raise before that).
-        """
-        return self.add_batch(jnp.reshape(u, (1, -1)), jnp.reshape(y, (1,)))
+    def add(self, u: Array, y: Array) -> "Dataset":
+        """Append one observation (``u: (d,)``, ``y: ()`` or ``(J,)``)."""
+        return self.add_batch(jnp.reshape(u, (1, -1)), jnp.reshape(y, (1,) + self.y.shape[1:]))
 
     def add_batch(self, u: Array, y: Array) -> "Dataset":
-        """Append ``q`` observations (``u: (q, d)``, ``y: (q,)``) in one scatter.
+        """Append ``q`` observations (``u: (q, d)``, ``y: (q,)`` or ``(q, J)``) in one scatter.
 
-        Also serves multi-output buffers (``y``/``mask`` of shape ``(cap, J)``, as the
-        constrained algorithms keep the objective and ``K`` constraints): then ``y`` is
-        ``(q, J)`` and each entry is masked on its own."""
-        idx = self.count + jnp.arange(y.shape[0])
-        ok = jnp.isfinite(y)
+        Rows whose ``u`` has a NaN/inf coordinate carry no information about any point and
+        are not written (``count`` grows by the number of finite rows). A NaN/inf ``y`` entry
+        is a failed evaluation: the row is flagged in ``failed`` and the entry is imputed with
+        the largest finite value of its column (among the stored rows and the new ones), or
+        masked while the column has none. Writes past the capacity are dropped (the
+        Python-side drivers refuse them before that)."""
+        u = jnp.reshape(u, (-1, self.u.shape[1])).astype(self.u.dtype)
+        y = jnp.reshape(y, (u.shape[0],) + self.y.shape[1:]).astype(self.y.dtype)
+        row_ok = jnp.all(jnp.isfinite(u), axis=1)
+        finite = jnp.isfinite(y)
+        worst = jnp.maximum(
+            jnp.max(jnp.where(self.mask & ~self._failed_entries(), self.y, -jnp.inf), axis=0),
+            jnp.max(jnp.where(finite & self._rows(row_ok, y), y, -jnp.inf), axis=0))
+        has_worst = jnp.isfinite(worst)
+        y_store = jnp.where(finite, y, jnp.where(has_worst, worst, 0.0))
+        m_store = finite | has_worst
+        failed_row = jnp.any(~finite, axis=tuple(range(1, y.ndim)))
+        idx = jnp.where(row_ok, self.count + jnp.cumsum(row_ok) - 1, self.capacity)
         return Dataset(
-            self.u.at[idx].set(u.astype(self.u.dtype), mode="drop"),
-            self.y.at[idx].set(jnp.where(ok, y, 0.0).astype(self.y.dtype), mode="drop"),
-            self.mask.at[idx].set(ok, mode="drop"),
-            self.count + y.shape[0],
+            self.u.at[idx].set(u, mode="drop"),
+            self.y.at[idx].set(y_store, mode="drop"),
+            self.mask.at[idx].set(m_store, mode="drop"),
+            self.count + jnp.sum(row_ok).astype(self.count.dtype),
+            self.failed.at[idx].set(failed_row, mode="drop"),
         )
 
-    def standardized(self) -> tuple[Array, Array, Array]:
-        """Targets standardized over the valid rows: ``((y - mean) / std, mean, std)``.
+    @staticmethod
+    def _rows(row_ok: Array, like: Array) -> Array:
+        return jnp.reshape(row_ok, row_ok.shape + (1,) * (like.ndim - 1))
 
-        Invalid rows are 0 in the result. ``std`` falls back to 1 when fewer than two valid
-        rows exist or they are all equal.
+    def _failed_entries(self) -> Array:
+        """Entries that hold an imputed value (failed rows), shaped like ``y``."""
+        return self._rows(self.failed, self.y)
+
+    def column(self, j: int) -> "Dataset":
+        """The single-output dataset of column ``j`` of a ``(cap, J)`` dataset."""
+        return Dataset(self.u, self.y[:, j], self.mask[:, j], self.count, self.failed)
+
+    def observed(self) -> Array:
+        """Like ``mask``, True only for finite observations (imputed failures excluded); for
+        incumbents and anything that must not count a failure as a measurement."""
+        return self.mask & ~self._failed_entries()
+
+    def standardized(self) -> tuple[Array, Array, Array]:
+        """Targets standardized over the rows in ``mask``: ``((y - mean) / std, mean, std)``.
+
+        Rows outside ``mask`` are 0 in the result. ``std`` falls back to 1 when fewer than two
+        rows are valid or they are all equal. Single-output datasets only.
         """
         n = jnp.maximum(jnp.sum(self.mask), 1)
         mean = jnp.sum(jnp.where(self.mask, self.y, 0.0)) / n
@@ -205,44 +325,91 @@ class Dataset(NamedTuple):
         return jnp.where(self.mask, (self.y - mean) / std, 0.0), mean, std
 
     def best(self) -> tuple[Array, Array]:
-        """``(u_best (d,), y_best ())``: the valid row with the smallest observed ``y``."""
-        yy = jnp.where(self.mask, self.y, jnp.inf)
+        """``(u_best (d,), y_best ())``: the finite observation with the smallest ``y``
+        (single-output datasets; failures are never the incumbent)."""
+        yy = jnp.where(self.observed(), self.y, jnp.inf)
         i = jnp.argmin(yy)
         return self.u[i], yy[i]
 
 
-class BOAlgorithm(NamedTuple):
-    """A BO algorithm as three pure functions (blackjax style), all jit/vmap compatible.
+class FactoryCall:
+    """How an algorithm was built: ``factory`` (``"module:qualname"``) called with ``kwargs``.
 
-    - ``init(key, x0, y0, *, bounds, capacity) -> state``: ``x0 (n0, d)`` in the box,
-      ``y0 (n0,)`` observed values, ``capacity`` the total number of observations the state
-      must hold (a Python int).
-    - ``ask(state, key) -> x``: the next point ``(d,)`` in the box.
-    - ``tell(state, x, y) -> state``: record an observation; NaN/inf ``y`` is masked.
+    :class:`~nbo_jax.loop.AskTell` uses it to save, pickle and rebuild an optimizer. Compares
+    and hashes by identity, so a :class:`BOAlgorithm` holding one stays a valid static
+    argument of ``jit``."""
+
+    __slots__ = ("factory", "kwargs", "name")
+
+    def __init__(self, factory: str, kwargs: dict, name: Optional[str] = None):
+        self.factory = factory
+        self.kwargs = dict(kwargs)
+        self.name = name
+
+    def build(self) -> "BOAlgorithm":
+        """Call the factory again with the recorded arguments."""
+        import importlib
+
+        module, _, qualname = self.factory.partition(":")
+        fn = importlib.import_module(module)
+        for part in qualname.split("."):
+            fn = getattr(fn, part)
+        algo = fn(**self.kwargs)
+        return algo._replace(name=self.name) if self.name else algo
+
+    def __repr__(self) -> str:
+        return f"FactoryCall({self.factory!r}, {self.kwargs!r})"
+
+
+BATCH_RULES = ("fantasy", "independent", "native")
+
+
+class BOAlgorithm(NamedTuple):
+    """A BO algorithm as three pure functions (blackjax style), all jit/vmap compatible, with
+    the same signatures for every algorithm.
+
+    - ``init(key, x0, y0, c0=None, *, bounds, capacity) -> state``: ``x0 (n0, d)`` in the
+      box, ``y0 (n0,)`` observed objective values, ``c0 (n0, K)`` observed constraint values
+      (``None`` when the problem has none), ``bounds`` a :class:`Bounds` (or ``(lower,
+      upper)``), ``capacity`` the total number of observations the state must hold (a Python
+      int).
+    - ``ask(state, key) -> x``: the next point ``(d,)`` in the box, or ``(q, d)`` when
+      ``q > 1``.
+    - ``tell(state, x, y, c=None) -> state``: record observations, one (``x (d,)``,
+      ``y ()``, ``c (K,)``) or a batch (``x (n, d)``, ``y (n,)``, ``c (n, K)``). A NaN/inf
+      value marks a failed evaluation (:class:`Dataset`); a row whose ``x`` is not finite is
+      not recorded.
+    Every state holds ``data`` (a :class:`Dataset`, unit-cube inputs; ``J = K + 1`` columns
+    for an algorithm that models constraints) and ``bounds`` (its :class:`Bounds`).
     - ``surrogate(state, u) -> SurrogatePosterior`` (optional): the model's posterior at
       unit-cube points ``u (N, d)``, for plots and diagnostics; ``None`` for model-free
       algorithms.
-    - ``batch_size``: ``q``, the number of points one ``ask`` returns. With ``q > 1``,
-      ``ask`` returns ``(q, d)`` and ``tell`` takes ``x (q, d)``, ``y (q,)``; ``run_bo`` then
+    - ``q``: the number of points one ``ask`` returns (BoTorch's ``q``); ``run_bo`` then
       evaluates ``n_iter * q`` points after the initial design.
     - ``constrained``: True for algorithms that model black-box constraints (Neural-CBO,
-      cEI). They take the observed constraint values too: ``init(key, x0, y0, *, bounds,
-      capacity, c0)`` with ``c0 (n0, K)`` and ``tell(state, x, y, c)`` with ``c (K,)``
-      (``(q, K)`` for a batch); ``c <= 0`` is feasible, NaN/inf entries are masked.
-      Unconstrained algorithms ignore a problem's constraints (the history still records
-      them).
-    - ``info(state) -> dict[str, scalar]`` (optional): per-step diagnostics (e.g. PINN-BO's
-      interaction information); ``run_bo`` records them in :attr:`History.info`.
+      cEI, LCB-C); they need ``c0``/``c`` (``c <= 0`` feasible). Other algorithms accept and
+      ignore them, so a problem's constraints never change how an algorithm is called.
+    - ``info(state) -> dict[str, scalar]`` (optional): the algorithm's own per-step
+      diagnostics (e.g. PINN-BO's interaction information); ``run_bo`` records them, with
+      the observation counts every algorithm reports, in :attr:`History.info`.
+    - ``batch_rule``: how ``q > 1`` points and pending points are chosen:
+      ``"independent"`` (independent draws, e.g. Thompson samples), ``"fantasy"`` (each
+      chosen or pending point is told to a copy of the state with a constant-liar value
+      before the next is chosen; Ginsbourger et al. 2010) or ``"native"`` (the algorithm's
+      own batch rule). See :mod:`nbo_jax.batch`.
+    - ``config``: the :class:`FactoryCall` that built it (``None`` for hand-made ones).
     """
 
     init: Callable[..., Any]
     ask: Callable[[Any, Array], Array]
-    tell: Callable[[Any, Array, Array], Any]
+    tell: Callable[..., Any]
     name: str = "algorithm"
     surrogate: Optional[Callable[[Any, Array], Any]] = None
-    batch_size: int = 1
+    q: int = 1
     constrained: bool = False
     info: Optional[Callable[[Any], dict]] = None
+    batch_rule: str = "fantasy"
+    config: Optional[FactoryCall] = None
 
 
 class History(NamedTuple):
@@ -260,11 +427,12 @@ class History(NamedTuple):
         feasible: ``(n,)`` bool, ``all(c_true <= 0)`` (noise-free feasibility).
         best_feasible_f: ``(n,)`` running minimum of ``f`` over feasible rows (``inf``
             until the first feasible one).
-        info: the algorithm's per-step diagnostics (``BOAlgorithm.info``): a dict of
-            ``(n_iter + 1,)`` arrays, entry ``i`` taken after ``n_init + i q`` observations
-            (entry 0 right after ``init``); ``None`` when the algorithm reports none.
-    ``n = n_init + n_iter * q`` (``q`` = the algorithm's ``batch_size``); a leading batch
-    axis is added by ``vmap``.
+        info: per-step diagnostics, a dict of ``(n_iter + 1,)`` arrays, entry ``i`` taken
+            after ``n_init + i q`` observations (entry 0 right after ``init``): ``n_observed``
+            (rows in the algorithm's dataset), ``n_failed`` (failed evaluations among them)
+            and the algorithm's own (``BOAlgorithm.info``).
+    ``n = n_init + n_iter * q`` (``q`` = the algorithm's ``q``); a leading batch axis is
+    added by ``vmap``.
     """
 
     x: Array
@@ -286,7 +454,7 @@ class History(NamedTuple):
         return jnp.sum(jnp.maximum(self.c_true, 0.0), axis=-1)
 
     def regret_plus_violation(self, optimal_value: float) -> Array:
-        """Best positive regret plus violation (SPEC.md section 0; thesis Figure 4.1):
+        """Best positive regret plus violation (Phan-Trong 2024, PhD thesis, Figure 4.1):
         ``min_{s<=t} ([f(x_s) - f*]^+ + sum_k [c_k(x_s)]^+)``, shape like ``f``. Without
         constraints it is the simple regret clipped at 0."""
         inst = jnp.maximum(self.f - optimal_value, 0.0) + self.violation()
@@ -294,10 +462,10 @@ class History(NamedTuple):
         return jax.lax.cummin(inst, axis=inst.ndim - 1)
 
     def simple_regret(self, optimal_value: float) -> Array:
-        """``r_t = min_{s<=t} f(x_s) - f*`` (SPEC.md section 0), shape like ``best_f``."""
+        """``r_t = min_{s<=t} f(x_s) - f*`` (Srinivas et al. 2010), shape like ``best_f``."""
         return self.best_f - optimal_value
 
     def cumulative_regret(self, optimal_value: float) -> Array:
-        """``R_t = sum_{s<=t} (f(x_s) - f*)`` over finite ``f`` (SPEC.md section 0)."""
+        """``R_t = sum_{s<=t} (f(x_s) - f*)`` over finite ``f`` (Srinivas et al. 2010)."""
         inst = jnp.where(jnp.isfinite(self.f), self.f - optimal_value, 0.0)
         return jnp.cumsum(inst, axis=-1)

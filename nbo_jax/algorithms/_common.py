@@ -2,15 +2,193 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..types import Bounds, make_bounds
+from ..types import BATCH_RULES, BOAlgorithm, Bounds, Dataset, FactoryCall, as_bounds, make_bounds
 
 Array = jax.Array
+
+
+def check_choice(name: str, value, choices: Sequence) -> Any:
+    """``value`` if it is one of ``choices``.
+
+    Raises:
+        ValueError: otherwise (the message names the argument and lists the choices)."""
+    if isinstance(value, str) or value is None or isinstance(value, bool):
+        if value in tuple(choices):
+            return value
+    raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+
+
+def check_bool(name: str, value) -> bool:
+    """``value`` if it is a bool (numpy bools too).
+
+    Raises:
+        TypeError: otherwise (names the argument)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {value!r}")
+
+
+def check_scale(name: str, value, *, allow_zero: bool = True, allow_array: bool = True):
+    """A hyperparameter that may be vmapped: a finite float ``>= 0`` (``> 0`` without
+    ``allow_zero``) or, with ``allow_array``, a JAX/numpy array (traced values are checked
+    by shape only: they must be scalars).
+
+    Raises:
+        TypeError: a string, bool or other non-number. ValueError: NaN/inf/out of range or a
+        non-scalar array. Both name the argument."""
+    if allow_array and isinstance(value, (jax.Array, np.ndarray)) and not isinstance(value, np.generic):
+        if np.ndim(value) != 0:
+            raise ValueError(f"{name} must be a scalar, got an array of shape {np.shape(value)}")
+        if isinstance(value, jax.core.Tracer):
+            return value
+        check_positive(name, float(value), allow_zero=allow_zero)
+        return value
+    if isinstance(value, (str, bool, np.bool_)) or value is None:
+        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+    return check_positive(name, value, allow_zero=allow_zero)
+
+
+def resolve_preset(presets: Mapping[str, Mapping[str, Any]], preset: str, **given) -> dict:
+    """The options of ``presets[preset]`` with every ``given`` value that is not ``None``
+    laid over them (the one way factories resolve presets, as optax's aliases are partials).
+
+    Raises:
+        ValueError: unknown ``preset`` (lists the known ones) or a ``given`` name the preset
+        does not define."""
+    if not isinstance(preset, str) or preset not in presets:
+        raise ValueError(f"preset must be one of {sorted(presets)}, got {preset!r}")
+    chosen = dict(presets[preset])
+    for k, v in given.items():
+        if k not in chosen:
+            raise ValueError(f"preset {preset!r} does not define {k!r}")
+        if v is not None:
+            chosen[k] = v
+    return chosen
+
+
+def refuse_renamed(kwargs: Mapping[str, Any], renamed: Mapping[str, str], factory: str) -> None:
+    """Raise for arguments that were renamed, so an old call is never silently
+    reinterpreted (e.g. ``batch_size`` -> ``minibatch_size`` for SGD, ``q`` for points per
+    ask).
+
+    Raises:
+        TypeError: ``kwargs`` holds a key of ``renamed`` (the message gives the new name)."""
+    for old, hint in renamed.items():
+        if old in kwargs:
+            raise TypeError(f"{factory}() got {old}={kwargs[old]!r}: {hint}")
+    if kwargs:
+        raise TypeError(f"{factory}() got unexpected keyword argument(s) {sorted(kwargs)}")
+
+
+BATCH_SIZE_RENAMED = {
+    "batch_size": "the SGD mini-batch is now minibatch_size=..., and the number of points per "
+                  "ask is q=... (BoTorch's q); pass the one you mean",
+}
+
+
+def records_config(factory: Callable) -> Callable:
+    """Decorator for algorithm factories: the returned :class:`BOAlgorithm` carries the
+    :class:`~nbo_jax.types.FactoryCall` that built it (for save/resume and pickling)."""
+    signature = inspect.signature(factory)
+
+    @functools.wraps(factory)
+    def build(*args, **kwargs):
+        algorithm = factory(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
+        call = FactoryCall(f"{factory.__module__}:{factory.__qualname__}", bound.arguments)
+        return algorithm._replace(config=call)
+
+    return build
+
+
+def make_algorithm(init, ask, tell, *, name: str, surrogate=None, info=None, q: int = 1,
+                   batch_rule: str = "fantasy", constrained: bool = False) -> BOAlgorithm:
+    """Assemble a :class:`BOAlgorithm` from the single-point ``ask`` and batch the asks by
+    ``batch_rule`` when ``q > 1`` (:func:`nbo_jax.batch.batched`); ``"native"`` algorithms
+    pass their own batched ``ask`` and ``q``.
+
+    Raises:
+        TypeError / ValueError: ``q`` not an int ``>= 1``; unknown ``batch_rule``."""
+    from ..batch import batched
+
+    q = check_int("q", q, 1)
+    check_choice("batch_rule", batch_rule, BATCH_RULES)
+    if batch_rule == "native":
+        return BOAlgorithm(init, ask, tell, name, surrogate, q, constrained, info, batch_rule)
+    algorithm = BOAlgorithm(init, ask, tell, name, surrogate, 1, constrained, info, batch_rule)
+    return batched(algorithm, q)
+
+
+def initial_data(x0, y0, c0, bounds, capacity: int, *, constrained: bool) -> tuple[Dataset, Bounds]:
+    """Validate an ``init``'s arguments and store them: the one way every algorithm starts.
+
+    Args:
+        x0: ``(n0, d)`` initial points in the box. y0: ``(n0,)`` observed values.
+        c0: ``(n0, K)`` observed constraint values or ``None``; stored only when
+            ``constrained`` (then required), as columns ``1..K`` of the dataset.
+        bounds: :class:`Bounds` or anything :func:`nbo_jax.types.as_bounds` reads.
+        capacity: total rows (Python int ``>= n0``).
+
+    Returns:
+        ``(data, bounds)``: a :class:`Dataset` of ``capacity`` rows holding the ``n0``
+        observations (unit-cube inputs; ``y (cap,)``, or ``(cap, K + 1)`` when
+        ``constrained``) and the :class:`Bounds` as arrays of ``x0``'s float dtype.
+
+    Raises:
+        TypeError / ValueError: wrong shapes or types, bad bounds, ``capacity < n0``,
+        ``c0`` missing for a constrained algorithm (messages name the argument).
+    """
+    x0, y0, lower, upper = check_initial(x0, y0, bounds, capacity)
+    box = Bounds(lower, upper)
+    u0 = box.to_unit(x0)
+    if constrained:
+        c0 = check_constraint_values(c0, x0.shape[0], x0.dtype)
+        Y0 = observation_rows(y0, c0)
+        data = Dataset.empty(capacity, x0.shape[1], x0.dtype, outputs=Y0.shape[1]).add_batch(u0, Y0)
+    else:
+        data = Dataset.empty(capacity, x0.shape[1], x0.dtype).add_batch(u0, y0)
+    return data, box
+
+
+def told_rows(bounds: Bounds, x, y, c, *, constrained: bool) -> tuple[Array, Array]:
+    """``tell``'s arguments as dataset rows: ``(u (n, d), y (n,) or (n, K + 1))`` from
+    ``x (d,) | (n, d)``, ``y () | (n,)`` and ``c (K,) | (n, K)`` (used only when
+    ``constrained``; then required).
+
+    Raises:
+        ValueError: ``c`` missing for a constrained algorithm, or shapes disagree."""
+    d = np.shape(bounds.lower)[0]
+    x = jnp.asarray(x)
+    if x.shape[-1] != d or x.ndim > 2:
+        raise ValueError(f"x must be (d,) or (n, d) with d = {d}, got shape {x.shape}")
+    x = jnp.reshape(x, (-1, d))
+    y = jnp.reshape(jnp.asarray(y, x.dtype), (-1,))
+    if y.shape[0] != x.shape[0]:
+        raise ValueError(f"y must hold one value per point: {y.shape[0]} values for {x.shape[0]} points")
+    u = bounds.to_unit(x)
+    if not constrained:
+        return u, y
+    if c is None:
+        raise ValueError("c: this algorithm models constraints; tell(state, x, y, c) needs the observed "
+                         "constraint values (K,) per point")
+    c = jnp.reshape(jnp.asarray(c, x.dtype), (x.shape[0], -1))
+    return u, observation_rows(y, c)
+
+
+def data_info(state) -> dict:
+    """Diagnostics every algorithm reports (:attr:`nbo_jax.types.History.info`):
+    ``n_observed`` (rows in ``state.data``) and ``n_failed`` (failed evaluations among them)."""
+    data = state.data
+    return {"n_observed": data.count, "n_failed": jnp.sum(data.failed & data.written)}
 
 
 def check_int(name: str, value, minimum: int) -> int:
@@ -48,27 +226,26 @@ def check_initial(x0, y0, bounds, capacity: int):
     Returns ``(x0 (n0, d), y0 (n0,), lower (d,), upper (d,))`` as default-float arrays.
 
     Raises:
-        TypeError: ``bounds`` is not a :class:`Bounds` or ``(lower, upper)`` pair.
+        TypeError: ``bounds`` is not a :class:`Bounds`, ``(lower, upper)`` pair or list of
+        ``(low, high)`` pairs.
         ValueError: shapes disagree or ``capacity`` is too small (message names the argument).
     """
-    if not isinstance(bounds, (Bounds, tuple, list)) or len(bounds) != 2:
-        raise TypeError("bounds must be nbo_jax.Bounds(lower, upper) or a (lower, upper) pair")
     x0 = jnp.asarray(x0)
     if not jnp.issubdtype(x0.dtype, jnp.floating):
         x0 = x0.astype(jnp.zeros(()).dtype)
     if x0.ndim != 2:
         raise ValueError(f"x0 must have shape (n0, d), got {x0.shape}")
-    lo, hi = bounds
-    if isinstance(lo, jax.core.Tracer) or isinstance(hi, jax.core.Tracer):
-        lower, upper = jnp.asarray(lo, x0.dtype), jnp.asarray(hi, x0.dtype)
+    if isinstance(bounds, Bounds) and any(isinstance(b, jax.core.Tracer) for b in bounds):
+        lower, upper = jnp.asarray(bounds.lower, x0.dtype), jnp.asarray(bounds.upper, x0.dtype)
     else:
-        b = make_bounds(lo, hi, x0.shape[1], name="bounds")
+        b = as_bounds(bounds, x0.shape[1], name="bounds")
         lower, upper = jnp.asarray(b.lower, x0.dtype), jnp.asarray(b.upper, x0.dtype)
     y0 = jnp.asarray(y0, x0.dtype).reshape(-1)
     if y0.shape[0] != x0.shape[0]:
         raise ValueError(f"y0 must have one value per row of x0: {y0.shape[0]} vs {x0.shape[0]}")
     if x0.shape[0] < 1:
         raise ValueError("x0 must hold at least one point (n_init >= 1)")
+    capacity = check_int("capacity", capacity, 1)
     if capacity < x0.shape[0]:
         raise ValueError(f"capacity ({capacity}) must be >= the number of initial points ({x0.shape[0]})")
     return x0, y0, lower, upper
@@ -104,16 +281,6 @@ def observation_rows(y: Array, c: Array) -> Array:
     return jnp.concatenate([jnp.reshape(y, (-1, 1)).astype(c.dtype), c], axis=1)
 
 
-def append_observations(u: Array, Y: Array, M: Array, count: Array, u_new: Array, Y_new: Array):
-    """Write ``q`` rows (``u_new (q, d)``, ``Y_new (q, J)``) into the buffers with
-    :meth:`nbo_jax.types.Dataset.add_batch` (non-finite entries masked one by one); returns
-    ``(u, Y, M, count)``."""
-    from ..types import Dataset
-
-    data = Dataset(u, Y, M, count).add_batch(u_new, Y_new)
-    return data.u, data.y, data.mask, data.count
-
-
 def constrained_transform(Y: Array, M: Array) -> tuple[Array, Array]:
     """Target transform ``(v - shift) / scale`` per function, ``(J,)`` each: the objective
     standardized over its valid rows (SPEC.md section 0), each constraint divided by its
@@ -129,19 +296,25 @@ def constrained_transform(Y: Array, M: Array) -> tuple[Array, Array]:
     return shift, scale
 
 
-def observed_feasible(Y: Array, M: Array) -> Array:
-    """``(cap,)`` bool: rows with a valid objective whose observed constraints are all valid
-    and ``<= 0``."""
-    return jnp.all(M[:, 1:] & (Y[:, 1:] <= 0.0), axis=1) & M[:, 0]
+def observed_feasible(data: Dataset) -> Array:
+    """``(cap,)`` bool: rows of a ``(cap, J)`` dataset whose objective and constraints were
+    all observed (failures excluded) with every constraint ``<= 0``."""
+    ok = data.observed()
+    return jnp.all(ok[:, 1:] & (data.y[:, 1:] <= 0.0), axis=1) & ok[:, 0]
 
 
-def feasibility_ranked(u: Array, Y: Array, M: Array, scale: Array, count: Array):
-    """A :class:`~nbo_jax.types.Dataset` whose ``y`` ranks the rows for local candidates
-    (:func:`nbo_jax.optimize.candidate_set`): the feasible rows by objective value, or, while
-    none is feasible, every row by its total scaled violation ``sum_k [c_k / scale_k]^+``."""
-    from ..types import Dataset
-
-    feas = observed_feasible(Y, M)
+def feasibility_ranked(data: Dataset, scale: Array) -> Dataset:
+    """A single-output :class:`~nbo_jax.types.Dataset` whose ``y`` ranks the rows of the
+    ``(cap, J)`` ``data`` for local candidates (:func:`nbo_jax.optimize.candidate_set`):
+    the feasible rows by objective value, or, while none is feasible, every row by its total
+    scaled violation ``sum_k [c_k / scale_k]^+`` (``scale (J,)``)."""
+    feas = observed_feasible(data)
+    M, Y = data.mask, data.y
     viol = jnp.sum(jnp.where(M[:, 1:], jnp.maximum(Y[:, 1:] / scale[1:], 0.0), jnp.inf), axis=1)
     score = jnp.where(jnp.any(feas), jnp.where(feas, Y[:, 0], jnp.inf), viol)
-    return Dataset(u, score, jnp.isfinite(score), count)
+    return Dataset(data.u, score, jnp.isfinite(score), data.count, jnp.zeros_like(data.failed))
+
+
+def append_observations(u, Y, M, count, u_new, Y_new):  # TEMPORARY: removed once gp/neural_cbo hold a Dataset
+    data = Dataset(u, Y, M, count, jnp.zeros(u.shape[:1], bool)).add_batch(u_new, Y_new)
+    return data.u, data.y, data.mask, data.count

@@ -1,43 +1,46 @@
-"""Random search: uniform points in the box (the baseline always reported; SPEC.md section 3)."""
+"""Random search: uniform points in the box, the baseline every comparison reports
+(Bergstra & Bengio 2012)."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jnp
 
-from ..types import BOAlgorithm, Dataset
-from ._common import check_initial
+from ..types import BOAlgorithm, Bounds, Dataset
+from ._common import initial_data, make_algorithm, records_config, told_rows
 
 Array = jax.Array
 
 
 class RandomSearchState(NamedTuple):
-    """``data``: observations (kept so that histories and incumbents are uniform across
-    algorithms); ``lower``, ``upper``: ``(d,)`` box."""
+    """``data``: observations (kept so that histories, incumbents and save/resume are
+    uniform across algorithms); ``bounds``: the box."""
 
     data: Dataset
-    lower: Array
-    upper: Array
+    bounds: Bounds
 
 
-def random_search() -> BOAlgorithm:
+@records_config
+def random_search(q: int = 1) -> BOAlgorithm:
     """Uniform random search as a :class:`~nbo_jax.types.BOAlgorithm`.
 
-    ``ask`` draws ``x ~ U[lower, upper]^d`` independently of the data."""
+    ``ask`` draws ``x ~ U[lower, upper]^d`` independently of the data; ``q`` points per ask
+    are ``q`` independent draws.
 
-    def init(key: Array, x0: Array, y0: Array, *, bounds, capacity: int) -> RandomSearchState:
-        x0, y0, lower, upper = check_initial(x0, y0, bounds, capacity)
-        data = Dataset.empty(capacity, x0.shape[1], x0.dtype).add_batch((x0 - lower) / (upper - lower), y0)
-        return RandomSearchState(data, lower, upper)
+    Raises:
+        TypeError / ValueError: ``q`` not an int ``>= 1``."""
+
+    def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> RandomSearchState:
+        data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=False)
+        return RandomSearchState(data, box)
 
     def ask(state: RandomSearchState, key: Array) -> Array:
-        u = jax.random.uniform(key, state.lower.shape, state.lower.dtype)
-        return state.lower + u * (state.upper - state.lower)
+        lower = state.bounds.lower
+        return state.bounds.from_unit(jax.random.uniform(key, lower.shape, lower.dtype))
 
-    def tell(state: RandomSearchState, x: Array, y: Array) -> RandomSearchState:
-        u = (jnp.reshape(x, (-1,)) - state.lower) / (state.upper - state.lower)
-        return state._replace(data=state.data.add(u, jnp.reshape(y, ())))
+    def tell(state: RandomSearchState, x: Array, y: Array, c=None) -> RandomSearchState:
+        u, y = told_rows(state.bounds, x, y, c, constrained=False)
+        return state._replace(data=state.data.add_batch(u, y))
 
-    return BOAlgorithm(init, ask, tell, "random")
+    return make_algorithm(init, ask, tell, name="random", q=q, batch_rule="independent")
