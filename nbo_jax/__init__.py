@@ -35,7 +35,8 @@ from .algorithms import (
     pinn_bo,
     random_search,
 )
-from .loop import AskTell, initial_design, run_bo
+from .ask_tell import AskTell
+from .loop import initial_design, run_bo
 from .types import BOAlgorithm, Bounds, Dataset, History, Problem, make_bounds
 
 __version__ = "0.1.0"

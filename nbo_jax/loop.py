@@ -1,8 +1,8 @@
-"""Running BO: ``run_bo`` (one ``lax.scan``, jit-compiled, vmappable) and an ask/tell driver
-for objectives outside JAX.
+"""Running BO: ``run_bo``, one ``lax.scan``, jit-compiled and vmappable (the ask/tell driver
+for objectives outside JAX is :class:`nbo_jax.ask_tell.AskTell`).
 
 ``run_bo`` draws ``n_init`` uniform initial points from the key (the same for every
-algorithm given the same key, SPEC.md section 0), observes them with the problem's noise,
+algorithm given the same key, so methods are compared on shared initial designs), observes them with the problem's noise,
 calls ``algorithm.init`` and then scans ``ask -> objective -> tell`` for ``n_iter`` steps.
 """
 
@@ -120,7 +120,7 @@ def _report_invalid(n_invalid) -> None:
 
 # --------------------------------------------------------------------------- run_bo
 def initial_design(key: Array, bounds: Bounds, n: int, dtype=None) -> Array:
-    """``n`` points uniform in the box, ``(n, d)`` (SPEC.md section 0, initial design)."""
+    """``n`` points uniform in the box, ``(n, d)`` (the initial design; the same for every algorithm given the same key)."""
     dtype = dtype or jnp.zeros(()).dtype
     lo = jnp.asarray(bounds.lower, dtype)
     hi = jnp.asarray(bounds.upper, dtype)
@@ -267,117 +267,3 @@ def run_bo(
     return _run_bo_jit(
         key, x0, algorithm=algorithm, problem=problem, n_init=n_init, n_iter=n_iter, progress=progress
     )
-
-
-# --------------------------------------------------------------------------- ask/tell
-class AskTell:
-    """Drive a :class:`BOAlgorithm` from Python, for objectives outside JAX (a simulator,
-    a lab). ``ask`` and ``tell`` are the algorithm's own functions, jit-compiled once.
-
-    Example::
-
-        opt = nbo.AskTell(nbo.neural_bo(), bounds, capacity=60, key=jax.random.key(0),
-                          x0=x0, y0=[my_simulator(x) for x in x0])
-        for _ in range(50):
-            x = opt.ask()
-            opt.tell(x, my_simulator(x))
-        opt.best()   # (x, y) of the best valid observation
-
-    A constrained algorithm (``algorithm.constrained``, e.g. Neural-CBO) also needs the
-    observed constraint values: ``c0 (n0, K)`` here and ``tell(x, y, c)`` with ``c (K,)``
-    (``c <= 0`` feasible).
-
-    Raises:
-        ValueError: capacity exceeded on ``tell`` (message says to raise ``capacity``), bad
-        initial data, or constraint values missing / of the wrong shape for a constrained
-        algorithm. Warns (``RuntimeWarning``) when a NaN/inf is told (it is masked).
-    """
-
-    def __init__(self, algorithm: BOAlgorithm, bounds, capacity: int, key: Array, x0, y0, c0=None):
-        _check_algorithm(algorithm)
-        lo, hi = bounds
-        self.bounds = make_bounds(lo, hi, name="bounds")
-        self.capacity = _check_count("capacity", capacity, 1)
-        x0 = np.asarray(x0, dtype=float)
-        y0 = np.asarray(y0, dtype=float).reshape(-1)
-        if x0.ndim != 2 or x0.shape[1] != self.bounds.dim:
-            raise ValueError(f"x0 must have shape (n0, {self.bounds.dim}), got {x0.shape}")
-        self._warn_invalid(y0)
-        self.algorithm = algorithm
-        self._key, k0 = jax.random.split(key)
-        self.c = None
-        if algorithm.constrained:
-            if c0 is None:
-                raise ValueError(f"c0: algorithm {algorithm.name!r} is constrained; pass the observed "
-                                 "constraint values of the initial points, shape (n0, K)")
-            c0 = np.asarray(c0, dtype=float)
-            if c0.ndim != 2 or c0.shape[0] != x0.shape[0]:
-                raise ValueError(f"c0 must have shape (n0, K) = ({x0.shape[0]}, K), got {c0.shape}")
-            self._warn_invalid(c0)
-            self.state = algorithm.init(k0, x0, y0, bounds=self.bounds, capacity=self.capacity, c0=c0)
-            self.c = [row for row in c0]
-        else:
-            if c0 is not None:
-                raise ValueError(f"c0: algorithm {algorithm.name!r} does not model constraints; drop c0")
-            self.state = algorithm.init(k0, x0, y0, bounds=self.bounds, capacity=self.capacity)
-        self._ask = jax.jit(algorithm.ask)
-        self._tell = jax.jit(algorithm.tell)
-        self.x = [row for row in x0]
-        self.y = list(y0)
-
-    @staticmethod
-    def _warn_invalid(y) -> None:
-        bad = int(np.sum(~np.isfinite(np.asarray(y, dtype=float))))
-        if bad:
-            warnings.warn(f"AskTell: {bad} NaN/inf observation(s) masked (never trained on)",
-                          RuntimeWarning, stacklevel=3)
-
-    def ask(self) -> np.ndarray:
-        """The next point to evaluate, a ``(d,)`` numpy array in box coordinates (``(q, d)``
-        for a batch algorithm with ``batch_size = q > 1``)."""
-        self._key, k = jax.random.split(self._key)
-        return np.asarray(self._ask(self.state, k))
-
-    def tell(self, x, y, c=None) -> None:
-        """Record ``y = f(x)``: ``x (d,)`` and a scalar ``y``, or for a batch algorithm
-        ``x (q, d)`` and ``y (q,)``; for a constrained algorithm also ``c (K,)`` (``(q, K)``).
-        NaN/inf is masked and reported."""
-        q = self.algorithm.batch_size
-        x = np.asarray(x, dtype=float).reshape(q, -1)
-        y = np.asarray(y, dtype=float).reshape(q)
-        if len(self.y) + q > self.capacity:
-            raise ValueError(f"capacity ({self.capacity}) exceeded: create AskTell with a larger capacity")
-        if x.shape[1] != self.bounds.dim:
-            raise ValueError(f"x must have {self.bounds.dim} coordinates, got {x.shape[1]}")
-        self._warn_invalid(y)
-        args = [jnp.asarray(x[0] if q == 1 else x), jnp.asarray(y[0] if q == 1 else y)]
-        if self.c is not None:
-            if c is None:
-                raise ValueError(f"c: algorithm {self.algorithm.name!r} is constrained; tell(x, y, c) "
-                                 "needs the observed constraint values")
-            k = self.c[0].shape[0]
-            c = np.asarray(c, dtype=float)
-            if c.size != q * k:
-                raise ValueError(f"c must hold {k} constraint value(s) per point, got shape {c.shape}")
-            c = c.reshape(q, k)
-            self._warn_invalid(c)
-            args.append(jnp.asarray(c[0] if q == 1 else c))
-        elif c is not None:
-            raise ValueError(f"c: algorithm {self.algorithm.name!r} does not model constraints; drop c")
-        self.state = self._tell(self.state, *args)
-        self.x.extend(list(x))
-        self.y.extend(float(v) for v in y)
-        if self.c is not None:
-            self.c.extend(list(c))
-
-    def best(self) -> tuple[np.ndarray, float]:
-        """``(x, y)`` of the smallest finite observation so far; for a constrained algorithm,
-        the smallest among the observations whose observed constraints are all ``<= 0``
-        (the smallest overall when none is)."""
-        y = np.where(np.isfinite(self.y), self.y, np.inf)
-        if self.c is not None:
-            feasible = np.all(np.asarray(self.c) <= 0, axis=1)
-            if np.any(feasible & np.isfinite(y)):
-                y = np.where(feasible, y, np.inf)
-        i = int(np.argmin(y))
-        return np.asarray(self.x[i]), float(self.y[i])

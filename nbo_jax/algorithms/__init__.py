@@ -70,6 +70,8 @@ def _factory(name: str) -> Callable:
 
     build.__name__ = attr
     build.__doc__ = fn.__doc__
+    build.factory = fn  # the factory and the arguments the registry name fixes
+    build.fixed = dict(fixed)
     return build
 
 

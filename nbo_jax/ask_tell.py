@@ -1,0 +1,496 @@
+"""Ask/tell for experiments outside JAX (a simulator, a lab): :class:`AskTell`.
+
+The algorithm's own pure ``init``/``ask``/``tell`` drive a Python loop, with what a lab
+needs around them: batches and pending points for asynchronous workers, validation of every
+told point (nothing bad is recorded), failed evaluations kept as information, asks inside
+the user's bounds in the user's dtype, a capacity that is refused up front (or grown), and
+save/resume to a directory (npz + JSON) that continues bit for bit.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import warnings
+from typing import Any, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .algorithms._common import check_bool, check_int
+from .batch import fantasize
+from .loop import _check_algorithm, _check_key
+from .types import BOAlgorithm, Bounds, FactoryCall, as_bounds
+
+Array = jax.Array
+FORMAT = "nbo_jax.AskTell/1"
+
+
+def _user_dtype(bounds) -> np.dtype:
+    """The float dtype the user gave the bounds in (float64 for Python numbers)."""
+    arrays = [np.asarray(b) for b in (bounds if isinstance(bounds, (tuple, list, Bounds)) else [bounds])]
+    kinds = [a.dtype for a in arrays if np.issubdtype(a.dtype, np.floating)]
+    return np.result_type(*kinds) if kinds and all(k == kinds[0] for k in kinds) else np.dtype(np.float64)
+
+
+def _jsonable(value):
+    """JSON form of a factory argument, or raise TypeError (tags namedtuples and arrays)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (np.generic,)):
+        return value.item()
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        cls = type(value)
+        return {"__namedtuple__": f"{cls.__module__}:{cls.__qualname__}",
+                "fields": {k: _jsonable(v) for k, v in value._asdict().items()}}
+    if isinstance(value, (list, tuple)):
+        return {"__tuple__": [_jsonable(v) for v in value]} if isinstance(value, tuple) else [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {"__dict__": {str(k): _jsonable(v) for k, v in value.items()}}
+    if isinstance(value, (np.ndarray, jax.Array)) and not isinstance(value, jax.core.Tracer):
+        a = np.asarray(value)
+        return {"__array__": a.tolist(), "dtype": str(a.dtype)}
+    raise TypeError(f"{type(value).__name__} is not JSON-serializable")
+
+
+def _from_json(value):
+    if isinstance(value, list):
+        return [_from_json(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "__tuple__" in value:
+        return tuple(_from_json(v) for v in value["__tuple__"])
+    if "__dict__" in value:
+        return {k: _from_json(v) for k, v in value["__dict__"].items()}
+    if "__array__" in value:
+        return np.asarray(value["__array__"], dtype=value["dtype"])
+    if "__namedtuple__" in value:
+        import importlib
+
+        module, _, qualname = value["__namedtuple__"].partition(":")
+        cls = importlib.import_module(module)
+        for part in qualname.split("."):
+            cls = getattr(cls, part)
+        return cls(**{k: _from_json(v) for k, v in value["fields"].items()})
+    return value
+
+
+def _config_json(algorithm: BOAlgorithm) -> Optional[dict]:
+    """``{"factory", "kwargs", "name"}`` of the algorithm, or ``None`` if not JSON-able."""
+    call = algorithm.config
+    if call is None:
+        return None
+    try:
+        kwargs = {k: _jsonable(v) for k, v in call.kwargs.items()}
+    except TypeError:
+        return None
+    return {"factory": call.factory, "kwargs": kwargs, "name": algorithm.name}
+
+
+def _leaf_to_numpy(leaf) -> tuple[np.ndarray, Optional[str]]:
+    if hasattr(leaf, "dtype") and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+        return np.asarray(jax.random.key_data(leaf)), str(jax.random.key_impl(leaf))
+    return np.asarray(leaf), None
+
+
+def _leaf_from_numpy(a: np.ndarray, impl: Optional[str]):
+    if impl is not None:
+        return jax.random.wrap_key_data(jnp.asarray(a), impl=impl)
+    return jnp.asarray(a)
+
+
+def _spec(leaf) -> list:
+    """``[shape, dtype]`` of a state leaf (keys by their key dtype)."""
+    return [list(np.shape(leaf)), str(leaf.dtype)]
+
+
+class AskTell:
+    """Drive a :class:`~nbo_jax.types.BOAlgorithm` from Python, for objectives outside JAX
+    (a simulator, a lab). ``ask`` and ``tell`` are the algorithm's own functions,
+    jit-compiled once.
+
+    Example::
+
+        opt = nbo.AskTell(nbo.gp_bo(q=4), [(0.0, 1.0), (5.0, 10.0)], capacity=60,
+                          key=jax.random.key(0), x0=x0, y0=[run(x) for x in x0])
+        X = opt.ask()                  # (4, 2): four points for four workers
+        opt.tell(X[0], run(X[0]))      # tell results one by one, as they come;
+        opt.tell(X[1], float("nan"))   #   a failed run is information, not an error
+        opt.save("run1")               # ... later, in another process:
+        opt = nbo.AskTell.load("run1")
+
+    Args:
+        algorithm: the :class:`BOAlgorithm`; its ``q`` is the number of points per ask.
+        bounds: the box: ``(lower, upper)`` arrays, a list of ``(low, high)`` tuples, or
+            :class:`~nbo_jax.types.Bounds` (:func:`nbo_jax.types.as_bounds` says how a
+            ``2 x 2`` input is read). Asks are returned in the bounds' float dtype
+            (float64 for Python numbers) and clipped to them.
+        capacity: the largest number of observations (initial ones included) the optimizer
+            holds; ``ask`` refuses, before the experiment, to hand out a point whose result
+            could not be told (see ``auto_grow`` and :meth:`grow`).
+        key: a PRNG key (``jax.random.key(seed)``).
+        x0: ``(n0, d)`` initial points inside the box. y0: ``(n0,)`` their observed values
+            (NaN/inf for failed runs).
+        c0: ``(n0, K)`` observed constraint values (``c <= 0`` feasible): required by an
+            algorithm that models constraints; recorded (and ignored by the algorithm)
+            otherwise; then every ``tell`` must give ``c`` too.
+        auto_grow: when the capacity is reached, double it (:meth:`grow`) instead of
+            refusing.
+
+    Raises:
+        TypeError / ValueError: bad arguments (messages name them), e.g. ``x0`` outside the
+        box, NaN in ``x0``, ``c0`` missing for a constrained algorithm.
+    """
+
+    def __init__(self, algorithm: BOAlgorithm, bounds, capacity: int, key: Array, x0, y0, c0=None, *,
+                 auto_grow: bool = False):
+        _check_algorithm(algorithm)
+        _check_key(key)
+        self.algorithm = algorithm
+        self.bounds = as_bounds(bounds, name="bounds")
+        self.dtype = _user_dtype(bounds)
+        self.capacity = check_int("capacity", capacity, 1)
+        self.auto_grow = check_bool("auto_grow", auto_grow)
+        x0, y0, c0 = self._check_rows(x0, y0, c0, "x0", "y0", "c0", first=True)
+        if x0.shape[0] > self.capacity:
+            raise ValueError(f"capacity ({self.capacity}) must be >= the number of initial points ({x0.shape[0]})")
+        self._x, self._y = x0, y0
+        self._c = c0
+        self._pending = np.zeros((0, self.bounds.dim))
+        self._key, k0 = jax.random.split(key)
+        self._compile()
+        self.state = self._init_state(k0, self.capacity)
+
+    # ------------------------------------------------------------------ internals
+    def _compile(self) -> None:
+        self._ask = jax.jit(self.algorithm.ask)
+        self._tell = jax.jit(self.algorithm.tell)
+        self._fantasize = jax.jit(lambda s, x: fantasize(self.algorithm, s, x))
+
+    def _jnp(self, a: Optional[np.ndarray]):
+        return None if a is None else jnp.asarray(a, jnp.zeros(()).dtype)
+
+    def _init_state(self, key, capacity: int):
+        c = self._c if self.algorithm.constrained else None
+        return self.algorithm.init(key, self._jnp(self._x), self._jnp(self._y), self._jnp(c),
+                                   bounds=self.bounds, capacity=capacity)
+
+    @property
+    def n_constraints(self) -> Optional[int]:
+        """``K``, or ``None`` when no constraint values are recorded."""
+        return None if self._c is None else self._c.shape[1]
+
+    def _check_rows(self, x, y, c, xn: str, yn: str, cn: str, first: bool = False):
+        """Validated ``(x (n, d), y (n,), c (n, K) | None)`` as float64 numpy arrays."""
+        d = self.bounds.dim
+        try:
+            x = np.array(x, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{xn} must be a float array of shape (d,) or (n, d) with d = {d}") from None
+        if x.ndim == 1 and not first:
+            x = x[None]
+        if x.ndim != 2 or x.shape[1] != d or x.shape[0] < 1:
+            want = "(n0, d)" if first else "(d,) or (n, d)"
+            raise ValueError(f"{xn} must have shape {want} with d = {d}, got {x.shape}; nothing was recorded")
+        bad = np.nonzero(~np.all(np.isfinite(x), axis=1))[0]
+        if bad.size:
+            raise ValueError(f"{xn} has NaN/inf coordinates in row(s) {bad.tolist()}: a point must be finite "
+                             "(a failed *evaluation* is told as y = NaN); nothing was recorded")
+        outside = np.nonzero(~self.bounds.contains(x))[0]
+        if outside.size:
+            i = int(outside[0])
+            j = int(np.nonzero((x[i] < self.bounds.lower) | (x[i] > self.bounds.upper))[0][0])
+            raise ValueError(f"{xn} row {i} is outside the bounds: coordinate {j} is {float(x[i, j])!r}, the box "
+                             f"is [{float(self.bounds.lower[j])!r}, {float(self.bounds.upper[j])!r}]; nothing was recorded")
+        n = x.shape[0]
+        try:
+            y = np.array(y, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            raise TypeError(f"{yn} must be a number or an array of {n} numbers") from None
+        if y.shape[0] != n:
+            raise ValueError(f"{yn} must hold one value per point: {y.shape[0]} value(s) for {n} point(s); "
+                             "nothing was recorded")
+        K = None if first else self.n_constraints
+        if c is None:
+            if first and self.algorithm.constrained:
+                raise ValueError(f"{cn}: algorithm {self.algorithm.name!r} models constraints; pass the observed "
+                                 "constraint values of the initial points, shape (n0, K)")
+            if K is not None:
+                raise ValueError(f"{cn}: this optimizer records {K} constraint value(s) per point; "
+                                 "tell(x, y, c) needs them; nothing was recorded")
+        else:
+            try:
+                c = np.array(c, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise TypeError(f"{cn} must be a float array of constraint values") from None
+            if first:
+                if c.ndim != 2 or c.shape[0] != n or c.shape[1] < 1:
+                    raise ValueError(f"{cn} must have shape (n0, K) = ({n}, K), got {c.shape}")
+            else:
+                if K is None:
+                    raise ValueError(f"{cn}: this optimizer was created without constraint values (c0); drop "
+                                     f"{cn}; nothing was recorded")
+                if c.size != n * K:
+                    raise ValueError(f"{cn} must hold {K} constraint value(s) per point, got shape {c.shape}; "
+                                     "nothing was recorded")
+                c = c.reshape(n, K)
+        failed = int(np.sum(~np.isfinite(y)) + (0 if c is None else np.sum(~np.all(np.isfinite(c), axis=1))))
+        if failed:
+            warnings.warn(f"AskTell: {failed} failed evaluation(s) (NaN/inf) recorded: they are kept as failures "
+                          "(the model treats the point as bad; AskTell.valid flags it)", RuntimeWarning,
+                          stacklevel=3)
+        return x, y, c
+
+    def _room(self, extra: int) -> None:
+        need = len(self._y) + len(self._pending) + extra
+        if need <= self.capacity:
+            return
+        if self.auto_grow:
+            self.grow(max(2 * self.capacity, need))
+            return
+        raise ValueError(
+            f"capacity ({self.capacity}) reached: {len(self._y)} told + {len(self._pending)} pending + {extra} "
+            f"new point(s) would not fit, so the result could not be told. Call opt.grow(capacity) first (or "
+            f"create AskTell with auto_grow=True); nothing was asked")
+
+    # ------------------------------------------------------------------ the loop
+    def ask(self) -> np.ndarray:
+        """The next point to evaluate: ``(d,)``, or ``(q, d)`` for an algorithm with
+        ``q > 1``; in the bounds' dtype, inside the bounds. The points become *pending*
+        until told; the next ``ask`` treats pending points as observed with a fantasized
+        value (:func:`nbo_jax.batch.fantasize`), so asynchronous workers are not sent to the
+        same place.
+
+        Raises:
+            ValueError: the capacity cannot hold the told, pending and new points (nothing
+            is asked; see :meth:`grow`)."""
+        q = self.algorithm.q
+        self._room(q)
+        state = self.state
+        if len(self._pending):
+            state = self._fantasize(state, self._jnp(self._pending))
+        self._key, k = jax.random.split(self._key)
+        x = np.asarray(self._ask(state, k), dtype=np.float64).reshape(q, -1)
+        x = np.clip(x, self.bounds.lower, self.bounds.upper).astype(self.dtype)
+        x = np.clip(x, self.bounds.lower.astype(self.dtype), self.bounds.upper.astype(self.dtype))
+        self._pending = np.concatenate([self._pending, x.astype(np.float64)], axis=0)
+        return x[0] if q == 1 else x
+
+    def tell(self, x, y, c=None) -> None:
+        """Record observations: ``x (d,)`` and a scalar ``y``, or ``x (n, d)`` and ``y (n,)``
+        (any ``n``: results may come one by one); ``c (K,)`` / ``(n, K)`` when constraint
+        values are recorded. NaN/inf ``y`` (or ``c``) is a failed evaluation: recorded,
+        flagged in :attr:`valid`, and the model learns the point is bad. Told points leave
+        the pending list.
+
+        Raises:
+            TypeError / ValueError: ``x`` of the wrong shape, NaN/inf in ``x``, ``x``
+            outside the bounds, ``y``/``c`` of the wrong size, or no room left; in every
+            case nothing is recorded."""
+        x, y, c = self._check_rows(x, y, c, "x", "y", "c")
+        n = x.shape[0]
+        unmatched = self._drop_pending(x)
+        self._room_for_tell(n, unmatched)
+        args = [self._jnp(x), self._jnp(y), self._jnp(c) if self.algorithm.constrained else None]
+        self.state = self._tell(self.state, *args)
+        self._x = np.concatenate([self._x, x], axis=0)
+        self._y = np.concatenate([self._y, y], axis=0)
+        if self._c is not None:
+            self._c = np.concatenate([self._c, c], axis=0)
+
+    def _drop_pending(self, x: np.ndarray) -> int:
+        """Remove told points from the pending list; returns how many were not pending."""
+        unmatched = 0
+        for row in x:
+            if len(self._pending):
+                hit = np.nonzero(np.all(np.isclose(self._pending, row, rtol=1e-6, atol=1e-9), axis=1))[0]
+                if hit.size:
+                    self._pending = np.delete(self._pending, hit[0], axis=0)
+                    continue
+            unmatched += 1
+        return unmatched
+
+    def _room_for_tell(self, n: int, unmatched: int) -> None:
+        if len(self._y) + n + len(self._pending) <= self.capacity:
+            return
+        if self.auto_grow:
+            self.grow(max(2 * self.capacity, len(self._y) + n + len(self._pending)))
+            return
+        raise ValueError(f"capacity ({self.capacity}) exceeded by {unmatched} point(s) that were not asked: call "
+                         "opt.grow(capacity) first; nothing was recorded")
+
+    def grow(self, capacity: int) -> None:
+        """Raise the capacity to ``capacity``. The algorithm's state is rebuilt from the
+        history (``init`` on every observation so far: a retrained surrogate), so the run
+        continues correctly but not bit for bit as if the capacity had been larger from the
+        start.
+
+        Raises:
+            ValueError: ``capacity`` below the told plus pending points."""
+        capacity = check_int("capacity", capacity, 1)
+        if capacity < len(self._y) + len(self._pending):
+            raise ValueError(f"capacity ({capacity}) must hold the {len(self._y)} told and {len(self._pending)} "
+                             "pending points")
+        self.capacity = capacity
+        self._key, k = jax.random.split(self._key)
+        self.state = self._init_state(k, capacity)
+
+    # ------------------------------------------------------------------ results
+    @property
+    def x(self) -> np.ndarray:
+        """``(n, d)`` every told point (initial ones first), float64."""
+        return self._x.copy()
+
+    @property
+    def y(self) -> np.ndarray:
+        """``(n,)`` observed values as told (NaN/inf for failed evaluations)."""
+        return self._y.copy()
+
+    @property
+    def c(self) -> Optional[np.ndarray]:
+        """``(n, K)`` observed constraint values, or ``None``."""
+        return None if self._c is None else self._c.copy()
+
+    @property
+    def valid(self) -> np.ndarray:
+        """``(n,)`` bool: False for failed evaluations (a NaN/inf value)."""
+        ok = np.isfinite(self._y)
+        if self._c is not None:
+            ok &= np.all(np.isfinite(self._c), axis=1)
+        return ok
+
+    @property
+    def pending(self) -> np.ndarray:
+        """``(P, d)`` points asked but not yet told."""
+        return self._pending.copy()
+
+    def best(self) -> tuple[np.ndarray, float]:
+        """``(x, y)`` of the smallest valid observation; with constraint values, the smallest
+        among the valid observations whose constraints are all ``<= 0`` (the smallest valid
+        one when none is feasible).
+
+        Raises:
+            ValueError: no valid observation yet."""
+        y = np.where(self.valid, self._y, np.inf)
+        if self._c is not None:
+            feasible = np.all(self._c <= 0, axis=1) & self.valid
+            if feasible.any():
+                y = np.where(feasible, y, np.inf)
+        if not np.isfinite(y).any():
+            raise ValueError("no valid observation yet: every evaluation so far failed")
+        i = int(np.argmin(y))
+        return self._x[i].astype(self.dtype), float(self._y[i])
+
+    # ------------------------------------------------------------------ save / resume
+    def _snapshot(self) -> tuple[dict, dict]:
+        leaves, treedef = jax.tree_util.tree_flatten(self.state)
+        arrays, impls = {}, []
+        for i, leaf in enumerate(leaves):
+            arrays[f"state_{i:04d}"], impl = _leaf_to_numpy(leaf)
+            impls.append(impl)
+        key_data, key_impl = _leaf_to_numpy(self._key)
+        arrays.update(history_x=self._x, history_y=self._y, pending=self._pending, key=key_data)
+        if self._c is not None:
+            arrays["history_c"] = self._c
+        meta = {
+            "format": FORMAT,
+            "algorithm": {"name": self.algorithm.name, "q": self.algorithm.q,
+                          "config": _config_json(self.algorithm)},
+            "bounds": {"lower": self.bounds.lower.tolist(), "upper": self.bounds.upper.tolist(),
+                       "dtype": str(self.dtype)},
+            "capacity": self.capacity,
+            "auto_grow": self.auto_grow,
+            "key_impl": key_impl,
+            "state": {"treedef": str(treedef), "leaves": [_spec(leaf) for leaf in leaves], "key_impls": impls},
+        }
+        return arrays, meta
+
+    def save(self, directory) -> pathlib.Path:
+        """Write the optimizer to ``directory`` (created): ``arrays.npz`` (the state's arrays,
+        the history, the pending points, the key) and ``meta.json`` (the algorithm's factory
+        call, bounds, capacity, the state's structure). :meth:`load` continues bit for bit.
+
+        Returns:
+            The directory path."""
+        path = pathlib.Path(directory)
+        path.mkdir(parents=True, exist_ok=True)
+        arrays, meta = self._snapshot()
+        np.savez(path / "arrays.npz", **arrays)
+        (path / "meta.json").write_text(json.dumps(meta, indent=1))
+        return path
+
+    @classmethod
+    def load(cls, directory, algorithm: Optional[BOAlgorithm] = None) -> "AskTell":
+        """Resume an optimizer saved by :meth:`save`.
+
+        With ``algorithm=None`` the saved factory call is rebuilt (algorithms made by the
+        library's factories with JSON-able arguments). If ``algorithm`` is given and is the
+        same algorithm (same factory call, or same name and state structure when the call is
+        unknown), the state is restored exactly and the run continues bit for bit; if it
+        differs, the new algorithm starts from the saved history alone (``init`` on every
+        observation; a ``RuntimeWarning`` says so).
+
+        Raises:
+            FileNotFoundError: no saved optimizer there. ValueError: not a saved optimizer,
+            or ``algorithm=None`` but the saved call cannot be rebuilt."""
+        path = pathlib.Path(directory)
+        if not (path / "meta.json").exists():
+            raise FileNotFoundError(f"directory: no saved AskTell in {str(path)!r} (meta.json missing)")
+        meta = json.loads((path / "meta.json").read_text())
+        with np.load(path / "arrays.npz") as f:
+            arrays = {k: f[k] for k in f.files}
+        return cls._restore(arrays, meta, algorithm)
+
+    @classmethod
+    def _restore(cls, arrays: dict, meta: dict, algorithm: Optional[BOAlgorithm]) -> "AskTell":
+        if meta.get("format") != FORMAT:
+            raise ValueError(f"not a saved AskTell (format {meta.get('format')!r}, expected {FORMAT!r})")
+        saved = meta["algorithm"]
+        if algorithm is None:
+            config = saved["config"]
+            if config is None:
+                raise ValueError(f"the saved algorithm {saved['name']!r} cannot be rebuilt (built by hand or with "
+                                 "arguments that are not JSON-serializable): pass algorithm=")
+            algorithm = FactoryCall(config["factory"], {k: _from_json(v) for k, v in config["kwargs"].items()},
+                                    config["name"]).build()
+        _check_algorithm(algorithm)
+        self = cls.__new__(cls)
+        self.algorithm = algorithm
+        b = meta["bounds"]
+        self.bounds = as_bounds((b["lower"], b["upper"]), name="bounds")
+        self.dtype = np.dtype(b["dtype"])
+        self.capacity = int(meta["capacity"])
+        self.auto_grow = bool(meta["auto_grow"])
+        self._x, self._y = arrays["history_x"], arrays["history_y"]
+        self._c = arrays.get("history_c")
+        self._pending = arrays["pending"]
+        self._key = _leaf_from_numpy(arrays["key"], meta["key_impl"])
+        self._compile()
+        same = (_config_json(algorithm) == saved["config"]) if saved["config"] is not None else (
+            algorithm.name == saved["name"])
+        expected = jax.eval_shape(lambda: self._init_state(jax.random.key(0), self.capacity))
+        leaves, treedef = jax.tree_util.tree_flatten(expected)
+        st = meta["state"]
+        if same and str(treedef) == st["treedef"] and [_spec(x) for x in leaves] == st["leaves"]:
+            restored = [_leaf_from_numpy(arrays[f"state_{i:04d}"], impl) for i, impl in enumerate(st["key_impls"])]
+            self.state = jax.tree_util.tree_unflatten(treedef, restored)
+        else:
+            warnings.warn(f"AskTell.load: the algorithm differs from the saved one ({saved['name']!r}); "
+                          f"{algorithm.name!r} starts from the saved history of {len(self._y)} observation(s)",
+                          RuntimeWarning, stacklevel=3)
+            self._key, k = jax.random.split(self._key)
+            self.state = self._init_state(k, self.capacity)
+        return self
+
+    def __getstate__(self) -> dict:
+        arrays, meta = self._snapshot()
+        if meta["algorithm"]["config"] is None:
+            raise TypeError(f"cannot pickle this AskTell: its algorithm {self.algorithm.name!r} was built by hand or "
+                            "with arguments that are not JSON-serializable; use opt.save(directory) and "
+                            "AskTell.load(directory, algorithm=...)")
+        return {"arrays": arrays, "meta": meta}
+
+    def __setstate__(self, snapshot: dict) -> None:
+        other = AskTell._restore(snapshot["arrays"], snapshot["meta"], None)
+        self.__dict__.update(other.__dict__)

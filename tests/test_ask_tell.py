@@ -1,0 +1,209 @@
+"""AskTell for experiments (issue 12): the reproductions of what a lab hit, as tests.
+
+1. a NaN coordinate told is refused (nothing recorded, the surrogate stays finite);
+3. bounds as a list of (low, high) pairs are read per dimension in 2-D;
+4. save/resume (bit-identical), pickling, capacity refused in ``ask`` or grown;
+5. asks inside float64 bounds in the user's dtype;
+and pending points, batches of results told one by one, failed evaluations kept.
+"""
+
+import pickle
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import nbo_jax as nbo
+from nbo_jax.ask_tell import AskTell
+
+X0 = np.array([[-1.5, 0.3], [0.7, -1.1], [1.2, 1.6], [-0.4, -0.2]])
+SMALL_GP = dict(acq_optimizer=dict(raw_samples=64, num_restarts=2, steps=3))
+
+
+def _f(x):
+    x = np.asarray(x, dtype=float)
+    return float(np.sum((x - 0.3) ** 2))
+
+
+def _opt(algo=None, capacity=20, bounds=([-2.0, -2.0], [2.0, 2.0]), **kwargs):
+    algo = nbo.gp_bo(**SMALL_GP) if algo is None else algo
+    return AskTell(algo, bounds, capacity, jax.random.key(0), X0, [_f(x) for x in X0], **kwargs)
+
+
+def _finite_leaves(state) -> bool:
+    leaves = [x for x in jax.tree.leaves(state)
+              if hasattr(x, "dtype") and jnp.issubdtype(x.dtype, jnp.inexact)]
+    return all(bool(jnp.all(jnp.isfinite(x))) for x in leaves)
+
+
+# ---------------------------------------------------------------- reproduction 1
+def test_nan_coordinate_is_refused_and_nothing_is_recorded():
+    opt = _opt()
+    before = jax.tree.map(np.asarray, opt.state)
+    with pytest.raises(ValueError, match=r"x has NaN/inf coordinates in row\(s\) \[0\].*nothing was recorded"):
+        opt.tell(np.array([np.nan, 0.0]), 1.0)
+    with pytest.raises(ValueError, match="outside the bounds: coordinate 0 is 2.5"):
+        opt.tell(np.array([2.5, 0.0]), 1.0)
+    with pytest.raises(ValueError, match=r"x must have shape \(d,\) or \(n, d\) with d = 2"):
+        opt.tell(np.array([0.0, 0.0, 0.0]), 1.0)
+    with pytest.raises(ValueError, match="y must hold one value per point: 2 value"):
+        opt.tell(np.array([0.0, 0.0]), [1.0, 2.0])
+    assert len(opt.y) == 4
+    jax.tree.map(np.testing.assert_array_equal, before, jax.tree.map(np.asarray, opt.state))
+    # the surrogate is still finite and the next ask is a real point, not a NaN/random one
+    post = opt.algorithm.surrogate(opt.state, jnp.full((3, 2), 0.5))
+    assert np.all(np.isfinite(post.mean)) and np.all(np.isfinite(post.std))
+    x = opt.ask()
+    assert np.all(np.isfinite(x))
+
+
+def test_failed_evaluation_is_kept_as_information():
+    opt = _opt()
+    x = opt.ask()
+    with pytest.warns(RuntimeWarning, match="1 failed evaluation"):
+        opt.tell(x, float("nan"))
+    assert opt.valid.tolist() == [True] * 4 + [False]
+    data = opt.state.data
+    assert bool(data.failed[4]) and bool(data.mask[4])
+    # imputed with the worst value seen so far, so the model learns the point is bad
+    assert float(data.y[4]) == pytest.approx(max(_f(r) for r in X0), rel=1e-6)
+    assert _finite_leaves(opt.state)
+    best_x, best_y = opt.best()
+    assert best_y == pytest.approx(min(_f(r) for r in X0))
+
+
+# ---------------------------------------------------------------- reproduction 3
+def test_bounds_as_pairs_are_read_per_dimension_in_2d():
+    opt = AskTell(nbo.random_search(), [(0.0, 1.0), (5.0, 10.0)], 10, jax.random.key(0),
+                  np.array([[0.5, 7.0]]), [1.0])
+    np.testing.assert_array_equal(opt.bounds.lower, [0.0, 5.0])
+    np.testing.assert_array_equal(opt.bounds.upper, [1.0, 10.0])
+    xs = np.array([opt.ask() for _ in range(5)])
+    assert np.all((xs[:, 0] >= 0) & (xs[:, 0] <= 1) & (xs[:, 1] >= 5) & (xs[:, 1] <= 10))
+    # the (lower, upper) form of the same box reads the same
+    same = AskTell(nbo.random_search(), ([0.0, 5.0], [1.0, 10.0]), 10, jax.random.key(0),
+                   np.array([[0.5, 7.0]]), [1.0])
+    np.testing.assert_array_equal(same.bounds.lower, opt.bounds.lower)
+    # pairs whose low >= high are an error naming the reading, never another box
+    with pytest.raises(ValueError, match=r"read as a list of \(low, high\) pairs.*index \[1\]"):
+        nbo.types.as_bounds([(0.0, 1.0), (10.0, 5.0)])
+
+
+def test_problem_with_tuple_or_pair_bounds():
+    p = nbo.Problem("q", 2, ([-1.0, -1.0], [1.0, 2.0]), lambda x: jnp.sum(x ** 2))  # (lower, upper)
+    np.testing.assert_array_equal(p.bounds.upper, [1.0, 2.0])
+    pairs = nbo.Problem("q", 2, [(-1.0, 1.0), (-1.0, 2.0)], lambda x: jnp.sum(x ** 2))  # (low, high) per dim
+    np.testing.assert_array_equal(pairs.bounds.upper, [1.0, 2.0])
+    with pytest.raises(ValueError, match=r"Problem.bounds \(read as a list of \(low, high\) pairs"):
+        nbo.Problem("q", 2, ((-1.0, -1.0), (1.0, 2.0)), lambda x: jnp.sum(x ** 2))
+    p3 = nbo.Problem("q3", 3, ([-1.0] * 3, [1.0, 2.0, 3.0]), lambda x: jnp.sum(x ** 2))
+    np.testing.assert_array_equal(p3.bounds.upper, [1.0, 2.0, 3.0])
+    hist = nbo.run_bo(jax.random.key(0), nbo.random_search(), p3, 2, 2)
+    assert hist.x.shape == (4, 3)
+
+
+# ---------------------------------------------------------------- reproduction 4
+def test_save_and_resume_continue_bit_for_bit(tmp_path):
+    opt = _opt(nbo.gp_bo(**SMALL_GP))
+    for _ in range(2):
+        x = opt.ask()
+        opt.tell(x, _f(x))
+    pending = opt.ask()  # an evaluation in flight when the lab shuts down
+    opt.save(tmp_path / "run")
+    resumed = AskTell.load(tmp_path / "run")  # rebuilt from the saved factory call
+    assert resumed.algorithm.name == "gp-ei"
+    np.testing.assert_array_equal(resumed.pending, opt.pending)
+    for o in (opt, resumed):
+        o.tell(pending, _f(pending))
+    a, b = [], []
+    for o, out in ((opt, a), (resumed, b)):
+        for _ in range(2):
+            x = o.ask()
+            o.tell(x, _f(x))
+            out.append(x)
+    np.testing.assert_array_equal(np.array(a), np.array(b))
+    np.testing.assert_array_equal(opt.y, resumed.y)
+
+
+def test_pickle_round_trip_and_refusal_for_hand_made_algorithms():
+    opt = _opt(nbo.random_search())
+    again = pickle.loads(pickle.dumps(opt))
+    np.testing.assert_array_equal(again.x, opt.x)
+    np.testing.assert_array_equal(again.ask(), opt.ask())
+    hand = _opt(nbo.random_search()._replace(config=None))
+    with pytest.raises(TypeError, match="cannot pickle this AskTell.*opt.save"):
+        pickle.dumps(hand)
+
+
+def test_resume_from_history_when_the_algorithm_changed(tmp_path):
+    opt = _opt(nbo.random_search())
+    x = opt.ask()
+    opt.tell(x, _f(x))
+    opt.save(tmp_path)
+    with pytest.warns(RuntimeWarning, match="starts from the saved history of 5 observation"):
+        other = AskTell.load(tmp_path, algorithm=nbo.gp_bo(**SMALL_GP))
+    assert int(other.state.data.count) == 5
+    np.testing.assert_allclose(other.state.bounds.from_unit(other.state.data.u[:5]), opt.x, rtol=1e-6, atol=1e-6)
+    with pytest.raises(FileNotFoundError, match="no saved AskTell"):
+        AskTell.load(tmp_path / "nothing")
+
+
+def test_capacity_is_refused_in_ask_before_the_experiment_or_grown():
+    opt = _opt(nbo.random_search(), capacity=5)
+    x = opt.ask()
+    with pytest.raises(ValueError, match=r"capacity \(5\) reached: 4 told \+ 1 pending \+ 1 new.*nothing was asked"):
+        opt.ask()
+    opt.tell(x, _f(x))  # the point that was handed out can always be told
+    opt.grow(8)
+    for _ in range(3):
+        x = opt.ask()
+        opt.tell(x, _f(x))
+    assert len(opt.y) == 8 and int(opt.state.data.count) == 8
+    auto = _opt(nbo.random_search(), capacity=4, auto_grow=True)
+    x = auto.ask()
+    auto.tell(x, _f(x))
+    assert auto.capacity == 8
+
+
+# ---------------------------------------------------------------- reproduction 5
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_asks_are_inside_the_users_bounds_in_the_users_dtype(dtype):
+    lo = np.array([0.1, -0.3], dtype)  # not representable in binary: float32 rounding would leave the box
+    hi = np.array([0.7, 0.9], dtype)
+    x0 = np.array([[0.3, 0.2]])
+    opt = AskTell(nbo.gp_bo(**SMALL_GP), (lo, hi), 30, jax.random.key(1), x0, [1.0])
+    for i in range(20):
+        x = opt.ask()
+        assert x.dtype == dtype
+        assert np.all(x >= lo) and np.all(x <= hi), (i, x)
+        opt.tell(x, float(np.sum((x.astype(float) - lo) ** 2)))  # minimum on the corner: asks hit the bounds
+
+
+# ---------------------------------------------------------------- batches and pending points
+def test_pending_points_are_not_asked_twice_and_results_come_one_by_one():
+    opt = _opt(nbo.gp_bo(q=3, **SMALL_GP))
+    X = opt.ask()
+    assert X.shape == (3, 2) and len(opt.pending) == 3
+    assert np.min(np.linalg.norm(X[:, None] - X[None], axis=-1) + 10 * np.eye(3)) > 1e-3
+    Y = opt.ask()  # another worker asks while the first three are in flight
+    dist = np.linalg.norm(X[:, None] - Y[None], axis=-1)
+    assert np.min(dist) > 1e-3
+    for row in np.concatenate([X, Y])[::-1]:
+        opt.tell(row, _f(row))
+    assert len(opt.pending) == 0 and len(opt.y) == 10
+
+
+def test_constraint_values_are_data_not_a_flag():
+    # an unconstrained algorithm records c (the history keeps it) and ignores it
+    c0 = np.array([[0.1], [-0.2], [-0.3], [0.5]])
+    opt = AskTell(nbo.random_search(), ([-2, -2], [2, 2]), 10, jax.random.key(0), X0, [_f(x) for x in X0], c0)
+    x = opt.ask()
+    with pytest.raises(ValueError, match="needs them"):
+        opt.tell(x, 1.0)
+    opt.tell(x, 1.0, [0.2])
+    assert opt.c.shape == (5, 1)
+    # a constrained algorithm needs them at init
+    with pytest.raises(ValueError, match="c0: algorithm 'gp-cei' models constraints"):
+        AskTell(nbo.gp_bo(acquisition="cei"), ([-2, -2], [2, 2]), 10, jax.random.key(0), X0, [_f(x) for x in X0])
