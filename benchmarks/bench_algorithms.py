@@ -29,6 +29,7 @@ import argparse
 import time
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 import nbo_jax as nbo
@@ -44,21 +45,16 @@ WIDTH_ALGOS = {"neural-bo", "neural-ucb", "neural-ts", "neural-greedy", "neural-
 def seconds_per_iteration(algo, problem, t: int, repeats: int) -> tuple[float, float]:
     x0 = nbo.initial_design(jax.random.key(1), problem.bounds, t)
     y0 = jax.vmap(problem.objective)(x0)
-    cap = t + 10 * algo.batch_size
-    if algo.constrained:
-        c0 = jax.vmap(problem.constraints)(x0)
-        init = jax.jit(lambda k, x, y: algo.init(k, x, y, bounds=problem.bounds, capacity=cap, c0=c0))
-    else:
-        init = jax.jit(lambda k, x, y: algo.init(k, x, y, bounds=problem.bounds, capacity=cap))
+    cap = t + 10 * algo.q
+    c0 = None if problem.constraints is None or not algo.constrained else jax.vmap(problem.constraints)(x0)
+    init = jax.jit(lambda k, x, y: algo.init(k, x, y, c0, bounds=problem.bounds, capacity=cap))
     state = jax.block_until_ready(init(jax.random.key(0), x0, y0))
 
     @jax.jit
     def step(state, key):
-        x = algo.ask(state, key)
-        y = jax.vmap(problem.objective)(x) if x.ndim == 2 else problem.objective(x)
-        if algo.constrained:
-            return algo.tell(state, x, y, problem.constraints(x))
-        return algo.tell(state, x, y)
+        x = jnp.reshape(algo.ask(state, key), (algo.q, -1))
+        c = jax.vmap(problem.constraints)(x) if c0 is not None else None
+        return algo.tell(state, x, jax.vmap(problem.objective)(x), c)
 
     t0 = time.perf_counter()
     jax.block_until_ready(step(state, jax.random.key(2)))
