@@ -1,0 +1,119 @@
+"""MkDocs hooks for the nbo_jax site (``mkdocs.yml`` loads this file).
+
+* API reference: one page per public module of ``nbo_jax`` (every ``nbo_jax/<name>.py`` and
+  ``nbo_jax/<name>/`` package whose name does not start with ``_``), generated here as
+  ``::: nbo_jax.<name>`` for mkdocstrings, so a new module, function or class appears without
+  touching the docs. Packages show their submodules. ``API_ORDER`` fixes the order of the
+  pages; modules it does not name follow alphabetically.
+* Notebooks: every ``notebooks/*.ipynb`` (next to the code, not under ``docs/``) is added to
+  the site's files before mkdocs-jupyter wraps ``.ipynb`` files as pages (hence the
+  priority), and to the navigation as the section "Notebooks", so a new notebook appears
+  without touching ``mkdocs.yml``. They are rendered with their stored outputs
+  (``scripts/regenerate_notebooks.py`` refreshes them), never executed by the build.
+* Docstring style: Griffe's complaints about the *layout* of a Google-style docstring (a
+  section item it cannot split into ``name: description``, a continuation line that is not
+  indented, ``a, b: ...`` items naming several parameters) are logged at INFO instead of
+  WARNING, so they are shown but do not fail the strict build. Every other warning (an
+  unresolved cross-reference, a module that cannot be found or collected, a missing file)
+  still fails it.
+"""
+
+from __future__ import annotations
+
+import logging
+import pathlib
+import re
+
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PACKAGE = "nbo_jax"
+NOTEBOOK_DIR = ROOT / "notebooks"
+NOTEBOOKS_SECTION = "Notebooks"
+API_SECTION = "API"
+API_ORDER = [
+    "types", "loop", "algorithms", "acquisition", "optimize", "posterior", "gp_model", "features",
+    "ntk", "networks", "training", "pde", "pinn", "benchmarks", "analysis", "comparison",
+]
+
+_DOCSTRING_STYLE = re.compile(
+    r"^griffe: \S+:\d+: ("
+    r"No type or annotation for "
+    r"|Parameter '.*' does not appear in the function signature"
+    r"|Failed to get .* pair from "
+    r"|Failed to get name, annotation or description from "
+    r"|Confusing indentation for continuation line "
+    r"|Possible .* skipped, reasons: "
+    r")"
+)
+
+
+class _DocstringStyleToInfo(logging.Filter):
+    """Demote Griffe's docstring-layout warnings to INFO (still printed, not counted by --strict)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.WARNING and _DOCSTRING_STYLE.match(record.getMessage()):
+            record.msg = "docstring style: " + record.getMessage()
+            record.args = ()
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
+_GRIFFE_LOGGER = logging.getLogger("mkdocs.plugins.griffe")
+if not any(isinstance(f, _DocstringStyleToInfo) for f in _GRIFFE_LOGGER.filters):
+    _GRIFFE_LOGGER.addFilter(_DocstringStyleToInfo())
+
+
+def _notebooks() -> list[pathlib.Path]:
+    return sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+
+
+def api_modules() -> dict[str, bool]:
+    """Public modules of the package, in page order: name -> is a package."""
+    found: dict[str, bool] = {}
+    for path in (ROOT / PACKAGE).iterdir():
+        if path.name.startswith(("_", ".")):
+            continue
+        if path.is_dir() and (path / "__init__.py").exists():
+            found[path.name] = True
+        elif path.suffix == ".py":
+            found.setdefault(path.stem, False)
+    rank = {name: i for i, name in enumerate(API_ORDER)}
+    return {name: found[name] for name in sorted(found, key=lambda n: (rank.get(n, len(rank)), n))}
+
+
+def _api_pages() -> dict[str, tuple[str, str]]:
+    """src_uri -> (nav title, Markdown) of the API pages."""
+    pages = {f"api/{PACKAGE}.md": (PACKAGE, f"::: {PACKAGE}\n    options:\n      summary: true\n")}
+    for name, is_package in api_modules().items():
+        options = "    options:\n      show_submodules: true\n" if is_package else ""
+        pages[f"api/{name}.md"] = (f"{PACKAGE}.{name}", f"::: {PACKAGE}.{name}\n{options}")
+    return pages
+
+
+def on_config(config):
+    sections = {
+        NOTEBOOKS_SECTION: [f"notebooks/{p.name}" for p in _notebooks()],
+        API_SECTION: [{title: uri} for uri, (title, _) in _api_pages().items()],
+    }
+    nav = [item for item in (config.nav or []) if not (isinstance(item, dict) and set(item) & set(sections))]
+    config.nav = nav + [{title: entries} for title, entries in sections.items()]
+    return config
+
+
+@event_priority(100)  # before mkdocs-jupyter's on_files, which wraps .ipynb files as pages
+def on_files(files, config):
+    """Add the notebooks and the generated API pages."""
+    for path in _notebooks():
+        files.append(
+            File(
+                f"notebooks/{path.name}",
+                src_dir=str(ROOT),
+                dest_dir=config.site_dir,
+                use_directory_urls=config.use_directory_urls,
+            )
+        )
+    for uri, (_, markdown) in _api_pages().items():
+        files.append(File.generated(config, uri, content=markdown))
+    return files
