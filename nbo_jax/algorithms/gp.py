@@ -62,15 +62,16 @@ both branches run, so it saves nothing there.
 
 **Constrained baselines** (``acquisition="cei"`` or ``"lcb-c"``; the Neural-CBO
 comparisons). The problem has black-box constraints ``c_k(x) <= 0`` (``k = 1..K``, feasible
-when all hold); the returned algorithm is ``constrained=True`` (``init(..., c0=(n0, K))``,
-``tell(state, x, y, c (K,))``, as :mod:`nbo_jax.algorithms.neural_cbo`). One independent GP
+when all hold); the returned algorithm is ``constrained=True``: ``init`` needs ``c0 (n0, K)``
+and ``tell`` needs ``c (K,)`` or ``(n, K)``, as :mod:`nbo_jax.algorithms.neural_cbo`. One independent GP
 per function, ``J = K + 1`` (objective first), each with its own hyperparameters fitted by
 the same machinery; the ``J`` fits and factorizations run as *one* batched (vmapped over
 the functions) call, never as ``J`` independent calls (the jaxlib CPU deadlock of
 ``gp_model._serial_note``). Targets follow Neural-CBO: the objective standardized, each
-constraint divided by its root mean square over its valid rows but *not* centred, so 0
-stays the feasibility threshold (the zero prior mean then sits on the threshold). NaN/inf
-values are masked per function::
+constraint divided by its root mean square over its rows but *not* centred, so 0 stays the
+feasibility threshold (the zero prior mean then sits on the threshold). A NaN/inf value is a
+failed evaluation: the :class:`~nbo_jax.types.Dataset` stores the worst value of its column
+there (every GP fits it), and the row never counts as an observed (feasible) point::
 
     cEI   (Gardner et al. 2014, ICML, "Bayesian optimization with inequality constraints",
            eqs. 5-6):  x_t = argmax  EI(x; y_best) * prod_k Phi(-mu_k(x) / sigma_k(x)),
@@ -96,7 +97,7 @@ refused for it.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -105,20 +106,22 @@ import numpy as np
 from .. import gp_model as gpm
 from ..acquisition import SurrogatePosterior, lcb, lcb_feasible, log_cei, log_ei
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
-from ..types import BOAlgorithm, Dataset
+from ..types import BOAlgorithm, Bounds, Dataset
 from ._common import (
-    append_observations,
-    check_constraint_values,
-    check_initial,
+    check_bool,
+    check_choice,
+    check_int,
+    check_scale,
     constrained_transform,
     feasibility_ranked,
-    observation_rows,
+    initial_data,
+    make_algorithm,
+    observed_feasible,
+    records_config,
+    refuse_renamed,
+    resolve_preset,
+    told_rows,
 )
-from ._common import observed_feasible as _observed_feasible
-from ._common import check_int as _check_int
-
-Array = jax.Array
-
 
 Array = jax.Array
 
@@ -146,25 +149,29 @@ PRESETS = {
 }
 """Per preset: the GP model, its fit and the acquisition optimizer per acquisition (module doc)."""
 
+_RENAMED = {"batch_size": "the number of points per ask is q=... (BoTorch's q); the GP baselines have no "
+                          "SGD mini-batch"}
+
 
 class GPState(NamedTuple):
     """GP-BO state (a pytree; fixed shapes).
 
     Attributes:
-        data: :class:`~nbo_jax.types.Dataset` (unit-cube inputs, raw observations).
+        data: :class:`~nbo_jax.types.Dataset` (unit-cube inputs, observations ``y (cap,)``;
+            failed evaluations imputed with the worst value, see the Dataset).
         params: fitted :class:`~nbo_jax.gp_model.GPParams` (standardized-target units).
         posterior: :class:`~nbo_jax.gp_model.GPPosterior` conditioned on ``data`` with
             ``params`` (the Cholesky factor is kept, so ``ask`` does not refactorize).
         lml: ``()`` log marginal likelihood of the fit (standardized targets).
-        lower, upper: ``(d,)`` box bounds. key: PRNG key for the random restarts.
+        bounds: the box (:class:`~nbo_jax.types.Bounds`, ``(d,)`` arrays).
+        key: PRNG key for the random restarts.
     """
 
     data: Dataset
     params: gpm.GPParams
     posterior: gpm.GPPosterior
     lml: Array
-    lower: Array
-    upper: Array
+    bounds: Bounds
     key: Array
 
 
@@ -173,49 +180,73 @@ class GPConstrainedState(NamedTuple):
     functions, objective first).
 
     Attributes:
-        u: ``(cap, d)`` inputs in the unit cube. Y: ``(cap, J)`` observed values (0 where
-            masked). M: ``(cap, J)`` bool validity, per function. count: ``()`` rows written.
+        data: :class:`~nbo_jax.types.Dataset` with ``y``/``mask`` ``(cap, J)``: column 0 the
+            objective, columns ``1..K`` the constraints (``c <= 0`` feasible).
         params: :class:`~nbo_jax.gp_model.GPParams` stacked over the ``J`` functions
             (leading axis ``J``; transformed-target units).
         posterior: :class:`~nbo_jax.gp_model.GPPosterior` stacked over ``J`` (each
-            conditioned on its own function's valid rows).
+            conditioned on its own column's rows in ``data.mask``).
         lml: ``(J,)`` log marginal likelihoods of the fits.
-        shift, scale: ``(J,)`` target transform ``(Y - shift) / scale`` (objective:
+        shift, scale: ``(J,)`` target transform ``(y - shift) / scale`` (objective:
             mean/std; constraints: 0/root mean square).
-        lower, upper: ``(d,)`` box bounds. key: PRNG key for the random restarts.
+        bounds: the box (:class:`~nbo_jax.types.Bounds`). key: PRNG key for the random restarts.
     """
 
-    u: Array
-    Y: Array
-    M: Array
-    count: Array
+    data: Dataset
     params: gpm.GPParams
     posterior: gpm.GPPosterior
     lml: Array
     shift: Array
     scale: Array
-    lower: Array
-    upper: Array
+    bounds: Bounds
     key: Array
 
 
-def _default_jitter(jitter: Optional[float], dtype) -> float:
-    """The Cholesky jitter: ``jitter`` when given, else 0 in float64 and ``1e-6`` in float32."""
-    if jitter is not None:
-        return jitter
-    return 0.0 if dtype == jnp.float64 else 1e-6
+def _check_below(name: str, value: float, high: float) -> float:
+    if not value < high:
+        raise ValueError(f"{name} must be < {high}, got {value}")
+    return value
 
 
-def _check_float(name: str, value, low: float, high: float, *, low_open=False, high_open=False) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a float, got {type(value).__name__}") from None
-    ok = (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
-    if not ok:
-        lb, hb = "(" if low_open else "[", ")" if high_open else "]"
-        raise ValueError(f"{name} must be in {lb}{low}, {high}{hb}, got {value}")
-    return v
+def _check_pair(name: str, value) -> tuple:
+    """``(low, high)`` with ``0 < low <= high`` finite floats.
+
+    Raises:
+        TypeError: not a pair of numbers. ValueError: out of range. Both name ``name``."""
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise TypeError(f"{name} must be a (low, high) pair of floats, got {value!r}")
+    low, high = (check_scale(f"{name}[{i}]", v, allow_zero=False, allow_array=False) for i, v in enumerate(value))
+    if low > high:
+        raise ValueError(f"{name} must satisfy low <= high, got {tuple(value)!r}")
+    return low, high
+
+
+def check_betas(name: str, value):
+    """A confidence parameter per constraint: one ``beta >= 0`` (a float or a scalar JAX
+    array, :func:`~nbo_jax.algorithms._common.check_scale`) or a sequence of them, one per
+    constraint (returned as a ``(K,)`` float64 numpy array; its length is checked against
+    ``K`` at ``init``).
+
+    Raises:
+        TypeError: a string, bool or other non-number. ValueError: a negative/NaN/inf value,
+        an empty sequence or more than one dimension. Both name ``name``."""
+    if isinstance(value, (list, tuple)) or (isinstance(value, (np.ndarray, jax.Array)) and np.ndim(value) > 0):
+        if isinstance(value, jax.core.Tracer) or np.ndim(value) != 1 or len(value) == 0:
+            raise ValueError(f"{name} must be a float >= 0 or a non-empty sequence of them (one per "
+                             f"constraint), got {value!r}")
+        return np.asarray([check_scale(f"{name}[{i}]", v, allow_array=False) for i, v in enumerate(list(value))])
+    return check_scale(name, value)
+
+
+def check_beta_count(name: str, betas, n_constraints: int) -> None:
+    """At ``init``: a ``betas`` sequence (:func:`check_betas`) must hold one value per
+    constraint.
+
+    Raises:
+        ValueError: ``len(betas) != n_constraints`` (names ``name``)."""
+    if np.ndim(betas) == 1 and np.shape(betas)[0] != n_constraints:
+        raise ValueError(f"{name} has {np.shape(betas)[0]} values but the problem has K = {n_constraints} "
+                         "constraints")
 
 
 class _Fitter(NamedTuple):
@@ -228,9 +259,17 @@ class _Fitter(NamedTuple):
     n_restarts: int
     steps: int
     learning_rate: float
+    refit_every: int
+    jitter: Optional[float]
 
     def gp_prior(self, d: int) -> Optional[gpm.GPPrior]:
         return gpm.botorch_prior(d) if self.prior == "botorch" else None
+
+    def jitter_of(self, dtype) -> float:
+        """The Cholesky jitter: ``jitter`` when given, else 0 in float64 and ``1e-6`` in float32."""
+        if self.jitter is not None:
+            return self.jitter
+        return 0.0 if dtype == jnp.float64 else 1e-6
 
     def initial(self, d: int, dtype) -> gpm.GPParams:
         """The first start: the prior mode (BoTorch's initialization) or the neutral point."""
@@ -239,7 +278,7 @@ class _Fitter(NamedTuple):
             return gpm.default_params(d, self.pb, dtype)
         return gpm.prior_mode(d, gp_prior, self.pb, dtype)
 
-    def refit(self, u: Array, y: Array, mask: Array, params: gpm.GPParams, key: Array, jitter: float) -> gpm.GPParams:
+    def refit(self, u: Array, y: Array, mask: Array, params: gpm.GPParams, key: Array) -> gpm.GPParams:
         """Fit from the warm start ``params``, then the prior mode (with a prior), then
         random starts: ``n_restarts`` in all, vmapped; the best objective wins."""
         d = u.shape[1]
@@ -252,9 +291,21 @@ class _Fitter(NamedTuple):
             rand = gpm.random_params(key, n_random, d, self.pb, u.dtype)
             starts = jax.tree.map(lambda a, b: jnp.concatenate([a, b], axis=0), starts, rand)
         return gpm.fit(self.kind, starts, u, y, mask, steps=self.steps, learning_rate=self.learning_rate,
-                       bounds=self.pb, jitter=jitter, prior=self.gp_prior(d), optimizer=self.optimizer)[0]
+                       bounds=self.pb, jitter=self.jitter_of(u.dtype), prior=self.gp_prior(d),
+                       optimizer=self.optimizer)[0]
+
+    def scheduled(self, refit: Callable[[], gpm.GPParams], params: gpm.GPParams, count: Array,
+                  force: bool) -> gpm.GPParams:
+        """``refit()`` when forced or when ``count`` is a multiple of ``refit_every``, else
+        ``params``."""
+        if force or self.refit_every == 1:
+            return refit()
+        # under vmap this cond becomes a select and both branches run; the kept branch does
+        # no linear algebra, so no two factorizations run side by side
+        return jax.lax.cond(count % self.refit_every == 0, refit, lambda: params)
 
 
+@records_config
 def gp_bo(
     kernel: Optional[str] = None,
     acquisition: str = "ei",
@@ -275,6 +326,8 @@ def gp_bo(
     outputscale_bounds: tuple = (1e-2, 1e2),
     jitter: Optional[float] = None,
     standardize: bool = True,
+    q: int = 1,
+    **kwargs,
 ) -> BOAlgorithm:
     """Build GP-EI / GP-UCB / GP-TS or the constrained GP-cEI / GP-LCB-C as a
     :class:`~nbo_jax.types.BOAlgorithm`.
@@ -294,9 +347,10 @@ def gp_bo(
             are all ``<= 0``, else the smallest total violation); see the module doc.
         preset: ``"default"`` (BoTorch's model, fit and optimizer) or ``"paper"``; fills every
             option left ``None`` (module doc).
-        beta: confidence parameter ``>= 0`` of ``"ucb"`` and ``"lcb-c"``: the bound is
-            ``mu - sqrt(beta) sigma`` (Srinivas et al. 2010; BoTorch's
-            ``UpperConfidenceBound(beta)``); default 2 as BoTorch users commonly set.
+        beta: confidence parameter ``>= 0`` of ``"ucb"`` and ``"lcb-c"`` (a float or a scalar
+            JAX array, so it may be vmapped): the bound is ``mu - sqrt(beta) sigma``
+            (Srinivas et al. 2010; BoTorch's ``UpperConfidenceBound(beta)``); default 2 as
+            BoTorch users commonly set.
         beta_c: ``"lcb-c"`` only: the constraints' ``beta`` (same meaning), a float ``>= 0``
             or one per constraint (length checked against ``K`` at ``init``); ``None`` =
             ``beta``.
@@ -327,131 +381,119 @@ def gp_bo(
         standardize: fit the GP to standardized targets; if False, to the raw ``y`` (then the
             outputscale bounds are in ``y``'s units). Constrained: the constraints are
             RMS-scaled when True, raw when False.
+        q: points per ``ask`` (BoTorch's ``q``). ``q > 1``: GP-TS takes ``q`` independent
+            joint draws (Kandasamy et al. 2018); EI, UCB, cEI and LCB-C choose the points one
+            after the other, each told to a copy of the state with a constant-liar value
+            (Ginsbourger et al. 2010; :mod:`nbo_jax.batch`).
 
     Returns:
         ``BOAlgorithm(init, ask, tell, name="gp-ei" | "gp-ucb" | "gp-ts", surrogate)``;
-        ``init(key, x0, y0, *, bounds, capacity) -> GPState``, ``ask(state, key) -> (d,)``,
-        ``tell(state, x, y) -> GPState``, ``surrogate(state, u (N, d)) ->
-        SurrogatePosterior`` (latent mean/std, standardized units, incumbent = best
-        standardized observation).
+        ``init(key, x0 (n0, d), y0 (n0,), c0=None, *, bounds, capacity) -> GPState``,
+        ``ask(state, key) -> (d,)`` (``(q, d)`` when ``q > 1``), ``tell(state, x (d,) | (n, d),
+        y () | (n,), c=None) -> GPState``, ``surrogate(state, u (N, d)) -> SurrogatePosterior``
+        (latent mean/std, standardized units, incumbent = best standardized finite
+        observation). ``c0``/``c`` are accepted and ignored.
 
         For ``"cei"`` / ``"lcb-c"``: ``BOAlgorithm(..., name="gp-cei" | "gp-lcb-c",
-        constrained=True)`` with ``init(key, x0 (n0, d), y0 (n0,), *, bounds, capacity,
-        c0 (n0, K)) -> GPConstrainedState``, ``ask(state, key) -> (d,)``,
-        ``tell(state, x (d,), y (), c (K,)) -> GPConstrainedState`` (``c <= 0`` feasible,
-        NaN/inf entries masked per function), ``surrogate(state, u (N, d)) ->
-        SurrogatePosterior`` with ``constraint_mean``/``constraint_std`` ``(N, K)`` (RMS-scaled
-        units, 0 = threshold) and ``incumbent`` = best observed feasible standardized
-        objective value (``+inf`` when none).
+        constrained=True)`` with the same signatures, ``c0 (n0, K)`` and ``c (K,) | (n, K)``
+        required (``c <= 0`` feasible; a NaN/inf value is a failed evaluation, imputed as the
+        :class:`~nbo_jax.types.Dataset` does), the state a :class:`GPConstrainedState`, and
+        ``surrogate(state, u (N, d)) -> SurrogatePosterior`` with
+        ``constraint_mean``/``constraint_std`` ``(N, K)`` (RMS-scaled units, 0 = threshold)
+        and ``incumbent`` = best observed feasible standardized objective value (``+inf``
+        when none).
 
     Raises:
         ValueError: unknown ``kernel``, ``acquisition``, ``preset``, ``prior`` or
-            ``fit_optimizer``, or a number out of range (the message names the argument);
-            ``beta_c`` with an acquisition other than ``"lcb-c"``; ``acq_optimizer.steps > 0``
-            with ``"ts"`` or ``"lcb-c"``. At ``init`` of a constrained algorithm: ``c0``
-            missing or not ``(n0, K)``, or a ``beta_c`` sequence whose length is not ``K``.
-        TypeError: a count that is not an int; ``acq_optimizer`` of the wrong type.
+            ``fit_optimizer``, or a number out of range or NaN (the message names the
+            argument); ``beta_c`` with an acquisition other than ``"lcb-c"``;
+            ``acq_optimizer.steps > 0`` with ``"ts"`` or ``"lcb-c"``. At ``init`` of a
+            constrained algorithm: ``c0`` missing or not ``(n0, K)``, or a ``beta_c`` sequence
+            whose length is not ``K``; at ``tell``: ``c`` missing.
+        TypeError: an argument of the wrong type (a string or bool for a number, a float for
+            a count, ...; the message names it); ``batch_size=`` (the points per ask are
+            ``q``).
     """
-    if preset not in PRESETS:
-        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
-    chosen = dict(PRESETS[preset])
-    for k, v in dict(kernel=kernel, prior=prior, learn_outputscale=learn_outputscale, fit_optimizer=fit_optimizer,
-                     n_restarts=n_restarts, fit_steps=fit_steps, noise_floor=noise_floor,
-                     lengthscale_bounds=lengthscale_bounds).items():
-        if v is not None:
-            chosen[k] = v
-    kind = chosen["kernel"]
-    if not isinstance(kind, str) or kind not in gpm.KERNELS:
-        raise ValueError(f"kernel must be one of {gpm.KERNELS}, got {kind!r}")
-    if not isinstance(acquisition, str) or acquisition not in ACQUISITIONS:
-        raise ValueError(
-            f"acquisition must be one of {ACQUISITIONS}, got {acquisition!r} (for a custom "
-            "acquisition function use the surrogate: algo.surrogate(state, u))"
-        )
-    if chosen["prior"] not in PRIORS:
-        raise ValueError(f"prior must be one of {PRIORS}, got {chosen['prior']!r}")
-    if chosen["fit_optimizer"] not in gpm.FIT_OPTIMIZERS:
-        raise ValueError(f"fit_optimizer must be one of {gpm.FIT_OPTIMIZERS}, got {chosen['fit_optimizer']!r}")
-    if not isinstance(chosen["learn_outputscale"], bool):
-        raise TypeError(f"learn_outputscale must be a bool, got {type(chosen['learn_outputscale']).__name__}")
-    beta = _check_float("beta", beta, 0.0, float("inf"), high_open=True)
-    n_restarts = _check_int("n_restarts", chosen["n_restarts"], 1)
-    fit_steps = _check_int("fit_steps", chosen["fit_steps"], 0)
-    _check_int("refit_every", refit_every, 1)
-    _check_float("fit_learning_rate", fit_learning_rate, 0.0, float("inf"), low_open=True, high_open=True)
-    noise_floor = _check_float("noise_floor", chosen["noise_floor"], 0.0, 1.0, low_open=True, high_open=True)
-    if jitter is not None:
-        jitter = _check_float("jitter", jitter, 0.0, float("inf"), high_open=True)
+    refuse_renamed(kwargs, _RENAMED, "gp_bo")
+    chosen = resolve_preset(
+        PRESETS, preset, kernel=kernel, prior=prior, learn_outputscale=learn_outputscale, fit_optimizer=fit_optimizer,
+        n_restarts=n_restarts, fit_steps=fit_steps, noise_floor=noise_floor, lengthscale_bounds=lengthscale_bounds)
+    kind = check_choice("kernel", chosen["kernel"], gpm.KERNELS)
     try:
-        pb = gpm.ParamBounds(tuple(chosen["lengthscale_bounds"]), tuple(outputscale_bounds),
-                             (noise_floor, 1.0)).validate()
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"lengthscale_bounds/outputscale_bounds: {e}") from None
-    if not chosen["learn_outputscale"]:
+        check_choice("acquisition", acquisition, ACQUISITIONS)
+    except ValueError as e:
+        raise ValueError(f"{e} (for a custom acquisition function use the surrogate: algo.surrogate(state, u))") \
+            from None
+    check_choice("prior", chosen["prior"], PRIORS)
+    check_choice("fit_optimizer", chosen["fit_optimizer"], gpm.FIT_OPTIMIZERS)
+    learn_os = check_bool("learn_outputscale", chosen["learn_outputscale"])
+    beta = check_scale("beta", beta)
+    n_restarts = check_int("n_restarts", chosen["n_restarts"], 1)
+    fit_steps = check_int("fit_steps", chosen["fit_steps"], 0)
+    refit_every = check_int("refit_every", refit_every, 1)
+    fit_learning_rate = check_scale("fit_learning_rate", fit_learning_rate, allow_zero=False, allow_array=False)
+    noise_floor = _check_below("noise_floor", check_scale("noise_floor", chosen["noise_floor"], allow_zero=False,
+                                                          allow_array=False), 1.0)
+    if jitter is not None:
+        jitter = check_scale("jitter", jitter, allow_array=False)
+    pb = gpm.ParamBounds(_check_pair("lengthscale_bounds", chosen["lengthscale_bounds"]),
+                         _check_pair("outputscale_bounds", outputscale_bounds), (noise_floor, 1.0)).validate()
+    if not learn_os:
         pb = pb._replace(outputscale=(1.0, 1.0))
-    if not isinstance(standardize, bool):
-        raise TypeError(f"standardize must be a bool, got {type(standardize).__name__}")
-    if beta_c is not None and acquisition != "lcb-c":
-        raise ValueError(f"beta_c is used by acquisition='lcb-c' only, got acquisition={acquisition!r}")
+    standardize = check_bool("standardize", standardize)
+    if beta_c is not None:
+        if acquisition != "lcb-c":
+            raise ValueError(f"beta_c is used by acquisition='lcb-c' only, got acquisition={acquisition!r}")
+        beta_c = check_betas("beta_c", beta_c)
     no_gradient = {"ts": "acquisition='ts': a joint posterior draw over the raw samples is not a function "
                          "to climb",
                    "lcb-c": "acquisition='lcb-c': its utility is a hard feasibility filter, with no useful "
                             "gradient"}.get(acquisition)
     aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"][acquisition], no_gradient=no_gradient)
-    if acquisition == "lcb-c":
-        try:
-            bc = np.asarray(beta if beta_c is None else beta_c, dtype=float)
-        except (TypeError, ValueError):
-            raise TypeError(f"beta_c must be a float or a sequence of floats, got {beta_c!r}") from None
-        if bc.ndim > 1 or bc.size == 0 or not np.all(np.isfinite(bc) & (bc >= 0)):
-            raise ValueError(f"beta_c must be a float >= 0 or a sequence of them (one per constraint), "
-                             f"got {beta_c!r}")
-        beta_c = bc if bc.ndim else float(bc)
     fitter = _Fitter(kind, pb, chosen["prior"], chosen["fit_optimizer"], n_restarts, fit_steps,
-                     float(fit_learning_rate))
+                     fit_learning_rate, refit_every, jitter)
 
     if acquisition in CONSTRAINED_ACQUISITIONS:
-        return _constrained_gp_bo(
-            kind, acquisition, beta=beta, beta_c=beta_c, pb=pb, fitter=fitter, aopt=aopt,
-            refit_every=refit_every, jitter=jitter, standardize=standardize)
+        init, ask, tell, surrogate = _constrained_gp_bo(acquisition, beta=beta, beta_c=beta_c, fitter=fitter,
+                                                        aopt=aopt, standardize=standardize)
+    else:
+        init, ask, tell, surrogate = _plain_gp_bo(acquisition, beta=beta, fitter=fitter, aopt=aopt,
+                                                  standardize=standardize)
+    return make_algorithm(init, ask, tell, name=f"gp-{acquisition}", surrogate=surrogate, q=q,
+                          batch_rule="independent" if acquisition == "ts" else "fantasy",
+                          constrained=acquisition in CONSTRAINED_ACQUISITIONS)
 
-    def jit_of(dtype) -> float:
-        return _default_jitter(jitter, dtype)
+
+def _plain_gp_bo(acquisition: str, *, beta, fitter: _Fitter, aopt: AcqOptimizer, standardize: bool):
+    """``(init, ask, tell, surrogate)`` of GP-EI / GP-UCB / GP-TS; arguments already validated
+    by :func:`gp_bo`."""
+    kind = fitter.kind
 
     def targets(data: Dataset) -> Array:
         return data.standardized()[0] if standardize else jnp.where(data.mask, data.y, 0.0)
 
-    def refit(data: Dataset, params: gpm.GPParams, key: Array) -> gpm.GPParams:
-        return fitter.refit(data.u, targets(data), data.mask, params, key, jit_of(data.u.dtype))
-
-    def absorb(state: GPState, x_new: Array, y_new: Array, force_refit: bool) -> GPState:
-        u_new = (x_new - state.lower) / (state.upper - state.lower)
-        data = state.data.add_batch(u_new, y_new)
+    def update(state: GPState, data: Dataset, force_refit: bool) -> GPState:
+        """``state`` holding ``data``: hyperparameters refitted (on schedule), posterior rebuilt."""
         key, k_fit = jax.random.split(state.key)
         y = targets(data)
-        if force_refit or refit_every == 1:
-            params = refit(data, state.params, k_fit)
-        else:
-            # under vmap this cond becomes a select and both branches run; the kept branch
-            # does no linear algebra, so no two factorizations run side by side
-            params = jax.lax.cond(data.count % refit_every == 0,
-                                  lambda: refit(data, state.params, k_fit), lambda: state.params)
-        post = gpm.condition(kind, params, data.u, y, data.mask, jit_of(data.u.dtype))
+        params = fitter.scheduled(lambda: fitter.refit(data.u, y, data.mask, state.params, k_fit), state.params,
+                                  data.count, force_refit)
+        post = gpm.condition(kind, params, data.u, y, data.mask, fitter.jitter_of(data.u.dtype))
         lml = gpm.posterior_lml(post, y)
         return state._replace(data=data, params=params, posterior=post, lml=lml, key=key)
 
-    def init(key: Array, x0: Array, y0: Array, *, bounds, capacity: int) -> GPState:
-        x0, y0, lower, upper = check_initial(x0, y0, bounds, capacity)
-        d = x0.shape[1]
-        dtype = x0.dtype
-        data = Dataset.empty(capacity, d, dtype)
+    def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> GPState:
+        data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=False)
+        d, dtype = data.u.shape[1], data.u.dtype
         params = fitter.initial(d, dtype)
-        post = gpm.condition(kind, params, data.u, data.y, data.mask)
-        state = GPState(data, params, post, jnp.zeros((), dtype), lower, upper, key)
-        return absorb(state, x0, y0, force_refit=True)
+        # placeholder posterior of the right shapes (no data), replaced by update
+        post = gpm.condition(kind, params, data.u, data.y, jnp.zeros_like(data.mask))
+        state = GPState(data, params, post, jnp.zeros((), dtype), box, key)
+        return update(state, data, force_refit=True)
 
     def incumbent(state: GPState) -> Array:
-        return jnp.min(jnp.where(state.data.mask, targets(state.data), jnp.inf))
+        """The best finite observation (standardized), never an imputed failure."""
+        return jnp.min(jnp.where(state.data.observed(), targets(state.data), jnp.inf))
 
     def surrogate_posterior(state: GPState, u_c: Array) -> SurrogatePosterior:
         mean, var = gpm.predict(kind, state.posterior, u_c)
@@ -473,101 +515,76 @@ def gp_bo(
         else:
             best = incumbent(state)
             utility = lambda u_c: utility_values(state, u_c, best)
-        u = optimize_acqf(utility, k_c, state.data, aopt)
-        return state.lower + u * (state.upper - state.lower)
+        return state.bounds.from_unit(optimize_acqf(utility, k_c, state.data, aopt))
 
-    def tell(state: GPState, x: Array, y: Array) -> GPState:
-        return absorb(state, jnp.reshape(x, (1, -1)), jnp.reshape(y, (1,)), force_refit=False)
+    def tell(state: GPState, x: Array, y: Array, c=None) -> GPState:
+        u, y = told_rows(state.bounds, x, y, c, constrained=False)
+        return update(state, state.data.add_batch(u, y), force_refit=False)
 
-    return BOAlgorithm(init, ask, tell, f"gp-{acquisition}", surrogate_posterior)
+    return init, ask, tell, surrogate_posterior
 
 
-def _constrained_gp_bo(
-    kind: str,
-    acquisition: str,
-    *,
-    beta: float,
-    beta_c,
-    pb: gpm.ParamBounds,
-    fitter: _Fitter,
-    aopt: AcqOptimizer,
-    refit_every: int,
-    jitter: Optional[float],
-    standardize: bool,
-) -> BOAlgorithm:
-    """GP-cEI / GP-LCB-C (module doc, "Constrained baselines"); arguments already validated
-    by :func:`gp_bo`. One GP per function, all ``J`` handled in one vmap over the functions
-    (their factorizations form one batched call; ``gp_model._serial_note``)."""
+def _constrained_gp_bo(acquisition: str, *, beta, beta_c, fitter: _Fitter, aopt: AcqOptimizer,
+                       standardize: bool):
+    """``(init, ask, tell, surrogate)`` of GP-cEI / GP-LCB-C (module doc, "Constrained
+    baselines"); arguments already validated by :func:`gp_bo`. One GP per function, all
+    ``J`` handled in one vmap over the functions (their factorizations form one batched
+    call; ``gp_model._serial_note``)."""
+    kind = fitter.kind
     acq = log_cei() if acquisition == "cei" else lcb_feasible(beta, beta_c)
-    beta_c_len = None if acquisition != "lcb-c" or np.ndim(beta_c) == 0 else int(np.shape(beta_c)[0])
 
-    def jit_of(dtype) -> float:
-        return _default_jitter(jitter, dtype)
-
-    def transform(Y: Array, M: Array) -> tuple[Array, Array]:
-        """``(shift, scale)`` per function ``(J,)``: the objective standardized over its valid
-        rows (``Dataset.standardized`` rules: std 1 when fewer than two distinct values), each
-        constraint divided by its root mean square (not centred: 0 stays the threshold)."""
-        J = Y.shape[1]
+    def transform(data: Dataset) -> tuple[Array, Array]:
+        """``(shift, scale)`` per function ``(J,)``: the objective standardized over its rows
+        in ``mask`` (``Dataset.standardized`` rules: std 1 when fewer than two distinct
+        values), each constraint divided by its root mean square (not centred: 0 stays the
+        threshold)."""
+        J = data.y.shape[1]
         if not standardize:
-            return jnp.zeros((J,), Y.dtype), jnp.ones((J,), Y.dtype)
-        return constrained_transform(Y, M)
+            return jnp.zeros((J,), data.y.dtype), jnp.ones((J,), data.y.dtype)
+        return constrained_transform(data.y, data.mask)
 
-    def targets(Y: Array, M: Array, shift: Array, scale: Array) -> Array:
-        """Transformed targets ``(cap, J)``, 0 on masked entries."""
-        return jnp.where(M, (Y - shift) / scale, 0.0)
+    def targets(data: Dataset, shift: Array, scale: Array) -> Array:
+        """Transformed targets ``(cap, J)``, 0 outside ``mask``."""
+        return jnp.where(data.mask, (data.y - shift) / scale, 0.0)
 
     def refit(u: Array, T: Array, M: Array, params: gpm.GPParams, key: Array) -> gpm.GPParams:
         """Fit every function's hyperparameters (:class:`_Fitter`), vmapped over the ``J``
         functions."""
-        jit = jit_of(u.dtype)
-        return jax.vmap(lambda p, y, m, k: fitter.refit(u, y, m, p, k, jit))(
+        return jax.vmap(lambda p, y, m, k: fitter.refit(u, y, m, p, k))(
             params, T.T, M.T, jax.random.split(key, T.shape[1]))
 
-    def absorb(state: GPConstrainedState, x_new: Array, Y_new: Array, force_refit: bool) -> GPConstrainedState:
-        u_new = (x_new - state.lower) / (state.upper - state.lower)
-        u, Y, M, count = append_observations(state.u, state.Y, state.M, state.count, u_new, Y_new)
-        shift, scale = transform(Y, M)
-        T = targets(Y, M, shift, scale)
+    def update(state: GPConstrainedState, data: Dataset, force_refit: bool) -> GPConstrainedState:
+        """``state`` holding ``data``: transform, hyperparameters (on schedule), posteriors."""
+        shift, scale = transform(data)
+        T = targets(data, shift, scale)
+        u, M = data.u, data.mask
         key, k_fit = jax.random.split(state.key)
-        if force_refit or refit_every == 1:
-            params = refit(u, T, M, state.params, k_fit)
-        else:
-            # under vmap this cond becomes a select and both branches run; the kept branch
-            # does no linear algebra, so no two factorizations run side by side
-            params = jax.lax.cond(count % refit_every == 0,
-                                  lambda: refit(u, T, M, state.params, k_fit), lambda: state.params)
-        jit = jit_of(u.dtype)
+        params = fitter.scheduled(lambda: refit(u, T, M, state.params, k_fit), state.params, data.count,
+                                  force_refit)
+        jit = fitter.jitter_of(u.dtype)
         post = jax.vmap(lambda p, y, m: gpm.condition(kind, p, u, y, m, jit))(params, T.T, M.T)
         lml = jax.vmap(gpm.posterior_lml)(post, T.T)
-        return state._replace(u=u, Y=Y, M=M, count=count, params=params, posterior=post, lml=lml,
-                              shift=shift, scale=scale, key=key)
+        return state._replace(data=data, params=params, posterior=post, lml=lml, shift=shift, scale=scale,
+                              key=key)
 
-    def init(key: Array, x0: Array, y0: Array, *, bounds, capacity: int, c0=None) -> GPConstrainedState:
-        x0, y0, lower, upper = check_initial(x0, y0, bounds, capacity)
-        c0 = check_constraint_values(c0, x0.shape[0], x0.dtype)
-        K = c0.shape[1]
-        if beta_c_len is not None and beta_c_len != K:
-            raise ValueError(f"beta_c has {beta_c_len} values but the problem has K = {K} constraints")
-        J, d, dtype = K + 1, x0.shape[1], x0.dtype
+    def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> GPConstrainedState:
+        data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=True)
+        (cap, J), d, dtype = data.y.shape, data.u.shape[1], data.u.dtype
+        if beta_c is not None:
+            check_beta_count("beta_c", beta_c, J - 1)
         params = jax.tree.map(lambda a: jnp.broadcast_to(a, (J,) + a.shape), fitter.initial(d, dtype))
-        u = jnp.zeros((capacity, d), dtype)
-        M = jnp.zeros((capacity, J), bool)
-        # placeholder posterior (replaced by absorb; built without a factorization)
-        post = gpm.GPPosterior(params, jnp.broadcast_to(u, (J, capacity, d)), M.T,
-                               jnp.broadcast_to(jnp.eye(capacity, dtype=dtype), (J, capacity, capacity)),
-                               jnp.zeros((J, capacity), dtype))
-        state = GPConstrainedState(u, jnp.zeros((capacity, J), dtype), M, jnp.zeros((), jnp.int32), params, post,
-                                   jnp.zeros((J,), dtype), jnp.zeros((J,), dtype), jnp.ones((J,), dtype),
-                                   lower, upper, key)
-        return absorb(state, x0, observation_rows(y0, c0), force_refit=True)
-
-    def observed_feasible(state: GPConstrainedState) -> Array:
-        return _observed_feasible(state.Y, state.M)
+        # placeholder posterior of the right shapes (replaced by update; no factorization)
+        post = gpm.GPPosterior(params, jnp.broadcast_to(data.u, (J, cap, d)), jnp.zeros((J, cap), bool),
+                               jnp.broadcast_to(jnp.eye(cap, dtype=dtype), (J, cap, cap)),
+                               jnp.zeros((J, cap), dtype))
+        state = GPConstrainedState(data, params, post, jnp.zeros((J,), dtype), jnp.zeros((J,), dtype),
+                                   jnp.ones((J,), dtype), box, key)
+        return update(state, data, force_refit=True)
 
     def incumbent(state: GPConstrainedState) -> Array:
-        t0 = (state.Y[:, 0] - state.shift[0]) / state.scale[0]
-        return jnp.min(jnp.where(observed_feasible(state), t0, jnp.inf))
+        """The best observed feasible objective value (transformed), ``+inf`` when none."""
+        t0 = (state.data.y[:, 0] - state.shift[0]) / state.scale[0]
+        return jnp.min(jnp.where(observed_feasible(state.data), t0, jnp.inf))
 
     def posterior_at(state: GPConstrainedState, u_c: Array, floor: bool = False) -> SurrogatePosterior:
         mean, var = jax.vmap(lambda p: gpm.predict(kind, p, u_c))(state.posterior)  # (J, N) each
@@ -583,17 +600,18 @@ def _constrained_gp_bo(
         k_c, k_a = jax.random.split(key)
         # local candidates around the best feasible observations, or the least violating
         # ones while none is feasible (as Neural-CBO)
-        ranked = feasibility_ranked(state.u, state.Y, state.M, state.scale, state.count)
+        ranked = feasibility_ranked(state.data, state.scale)
         # steps > 0 only for cEI (refused for lcb-c at factory time); the variance floor
         # keeps the gradient of sqrt finite at observed points
         u = optimize_acqf(lambda u_c: acq(posterior_at(state, u_c, floor=aopt.steps > 0), k_a), k_c, ranked, aopt)
-        return state.lower + u * (state.upper - state.lower)
+        return state.bounds.from_unit(u)
 
-    def tell(state: GPConstrainedState, x: Array, y: Array, c: Array) -> GPConstrainedState:
-        return absorb(state, jnp.reshape(x, (1, -1)), observation_rows(y, c).astype(state.Y.dtype),
-                      force_refit=False)
+    def tell(state: GPConstrainedState, x: Array, y: Array, c=None) -> GPConstrainedState:
+        u, Y = told_rows(state.bounds, x, y, c, constrained=True)
+        return update(state, state.data.add_batch(u, Y), force_refit=False)
 
-    return BOAlgorithm(init, ask, tell, f"gp-{acquisition}", surrogate_posterior, constrained=True)
+    return init, ask, tell, surrogate_posterior
 
 
-__all__ = ["gp_bo", "GPState", "GPConstrainedState", "ACQUISITIONS", "CONSTRAINED_ACQUISITIONS", "PRESETS", "PRIORS"]
+__all__ = ["gp_bo", "GPState", "GPConstrainedState", "ACQUISITIONS", "CONSTRAINED_ACQUISITIONS", "PRESETS", "PRIORS",
+           "check_betas", "check_beta_count"]

@@ -1,5 +1,5 @@
 """Neural-CBO: constrained BO with one zero-initialized network per black-box function
-(thesis Ch. 4, Algorithm 4, eqs. 4.1-4.4).
+(Phan-Trong 2024, PhD thesis, Chapter 4, Algorithm 4, eqs. 4.1-4.4; "the thesis" below).
 
 Networks ``v(x; theta)`` for the objective and ``u_k(x; omega_k)`` for the ``K``
 constraints (:func:`nbo_jax.networks.zero_init_mlp`: symmetric initialization, so each is
@@ -39,8 +39,14 @@ at its ``lam = 1`` and matches the ridge ``lam`` of the training loss at any ``l
 
 Targets: the objective is standardized (mean 0, std 1 over valid rows);
 each constraint is divided by its root-mean-square over valid rows, *not* centred, so that
-0 stays the feasibility threshold. NaN/inf values are masked per function (a NaN
-constraint value does not discard the objective value of the same point).
+0 stays the feasibility threshold. A NaN/inf value is a failed evaluation: the
+:class:`~nbo_jax.types.Dataset` stores the worst value of its column there, every network
+trains on it and every posterior conditions on it, and the row never counts as an observed
+(feasible) point for the incumbent.
+
+**Batches** (``q > 1``): the rule is a deterministic arg-max given the state, so the ``q``
+points are chosen one after the other, each told to a copy of the state with a constant-liar
+value (Ginsbourger, Le Riche & Carraro 2010; :mod:`nbo_jax.batch`).
 
 **Paper preset** (``preset="paper"``; thesis Section 4.3.1): width ``m = T`` (the run's
 capacity, rounded up to even), depth ``L = 2``, no biases, one pass of plain SGD on each
@@ -66,30 +72,34 @@ Hartmann-6 and 256 units at this budget.
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any, NamedTuple, Optional, Sequence, Union
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from .. import posterior as post_lib
 from ..acquisition import AcquisitionFn, SurrogatePosterior, constrained_ei
 from ..networks import factor_diag, factor_kernel, zero_init_mlp
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..training import TrainConfig, make_optimizer, train_regression
-from ..types import BOAlgorithm
+from ..types import BOAlgorithm, Bounds, Dataset
 from ._common import (
-    append_observations,
-    check_constraint_values,
-    check_initial,
-    check_positive,
+    BATCH_SIZE_RENAMED,
+    check_bool,
+    check_choice,
+    check_int,
+    check_scale,
     constrained_transform,
     feasibility_ranked,
-    observation_rows,
+    initial_data,
+    make_algorithm,
+    observed_feasible,
+    records_config,
+    refuse_renamed,
+    resolve_preset,
+    told_rows,
 )
-from ._common import observed_feasible as _observed_feasible
-from ._common import check_int as _check_int
+from .gp import check_beta_count, check_betas
 
 Array = jax.Array
 
@@ -104,27 +114,25 @@ PRESETS = {
 }
 TRAINING = ("sgd", "retrain")
 INCUMBENTS = ("all", "feasible")
+OPTIMIZERS = ("sgd", "adam")
 
 
 class NeuralCBOState(NamedTuple):
     """Neural-CBO state (a pytree; fixed shapes; ``J = K + 1`` functions, objective first).
 
     Attributes:
-        u: ``(cap, d)`` inputs in the unit cube. Y: ``(cap, J)`` observed values (0 where
-            masked). M: ``(cap, J)`` bool validity. count: ``()`` rows written.
+        data: :class:`~nbo_jax.types.Dataset` with ``y``/``mask`` ``(cap, J)``: column 0 the
+            objective, columns ``1..K`` the constraints (``c <= 0`` feasible).
         params0, params: initial / current weights, stacked over the ``J`` networks.
         q: ``(J, m)`` fixed outer weights.
         factors: per layer ``(h (J, cap, a_l), delta (J, cap, m))``: NTK factors of the
-            observed points at ``params0`` (zero on masked rows).
+            observed points at ``params0`` (zero on rows outside ``data.mask``).
         chol: ``(J, cap, cap)`` lower Cholesky factors of ``K_j + lam I``.
         shift, scale: ``(J,)`` target transform of the last training (``(v - shift)/scale``).
-        lower, upper: ``(d,)`` box bounds. key: PRNG key for training shuffles.
+        bounds: the box (:class:`~nbo_jax.types.Bounds`). key: PRNG key for training shuffles.
     """
 
-    u: Array
-    Y: Array
-    M: Array
-    count: Array
+    data: Dataset
     params0: Any
     params: Any
     q: Array
@@ -132,15 +140,15 @@ class NeuralCBOState(NamedTuple):
     chol: Array
     shift: Array
     scale: Array
-    lower: Array
-    upper: Array
+    bounds: Bounds
     key: Array
 
 
+@records_config
 def neural_cbo(
     width: Optional[int] = None,
     depth: int = 2,
-    beta: Union[float, Sequence[float]] = 1.0,
+    beta: Union[float, Sequence[float], None] = None,
     nu: Optional[float] = None,
     lam: Optional[float] = None,
     *,
@@ -150,26 +158,29 @@ def neural_cbo(
     learning_rate: Optional[float] = None,
     train_steps: int = 100,
     init_steps: int = 500,
-    batch_size: int = 32,
+    minibatch_size: int = 32,
     acq_optimizer: Optional[AcqOptimizer | dict] = None,
     incumbent: Optional[str] = None,
     approx_error: float = 0.0,
     acquisition: Optional[AcquisitionFn] = None,
     use_bias: Optional[bool] = None,
+    q: int = 1,
+    **kwargs,
 ) -> BOAlgorithm:
-    """Build Neural-CBO as a constrained :class:`~nbo_jax.types.BOAlgorithm` (thesis Ch. 4,
-    Algorithm 4).
+    """Build Neural-CBO as a constrained :class:`~nbo_jax.types.BOAlgorithm` (Phan-Trong
+    2024, PhD thesis, Chapter 4, Algorithm 4).
 
     Args:
         width: hidden width ``m`` (even). ``None`` takes the preset's: 128 (default) or the
             run's capacity ``T`` rounded up to even (paper, ``m = T``).
         depth: ``L``, trainable weight layers per network (thesis: 2).
-        beta: constraint confidence parameter ``beta_k >= 0``, one float or one per
-            constraint (the length is checked against ``K`` at ``init``): the test is
-            ``mean_k - sqrt(beta_k) sigma_k <= 0`` (Srinivas et al. 2010's convention, as
-            :func:`nbo_jax.acquisition.lcb`; ``beta = 1``: one standard deviation).
-        nu: scale of the objective's ``sigma`` inside EI (> 0); paper 1 (plain EI), default
-            0.5 (module doc).
+        beta: constraint confidence parameter ``beta_k >= 0``, one float (or scalar JAX
+            array) or one per constraint (the length is checked against ``K`` at ``init``):
+            the test is ``mean_k - sqrt(beta_k) sigma_k <= 0`` (Srinivas et al. 2010's
+            convention, as :func:`nbo_jax.acquisition.lcb`); ``None`` = 1, one standard
+            deviation.
+        nu: scale of the objective's ``sigma`` inside EI (> 0; a float or scalar JAX array);
+            paper 1 (plain EI), default 0.5 (module doc).
         lam: ``U_0 = lam I`` (thesis: ``U_0 = I``, i.e. 1; default 0.01): the noise variance
             of the linearized posterior (``sigma^2 = lam g^T U^{-1} g``, see the module doc)
             and the ridge weight of ``retrain`` training.
@@ -182,10 +193,11 @@ def neural_cbo(
         optimizer, learning_rate: ``"sgd"`` or ``"adam"`` and its step size (``retrain``;
             ``training="sgd"`` always takes plain steps of ``learning_rate``).
         train_steps: ``retrain``: about this many mini-batch steps after each observation
-            (``ceil(train_steps / batches per epoch)`` epochs over the valid rows, so the cost
-            per iteration stays flat as data accumulate; warm start makes that enough).
+            (``ceil(train_steps / batches per epoch)`` epochs over the rows in ``mask``, so
+            the cost per iteration stays flat as data accumulate; warm start makes that
+            enough).
         init_steps: the same for the first fit on the initial design (from ``theta_0``).
-        batch_size: ``retrain`` mini-batch size.
+        minibatch_size: ``retrain`` SGD mini-batch size (formerly ``batch_size``).
         acq_optimizer: :func:`nbo_jax.optimize.acq_optimizer` settings (or a dict of its
             arguments) for :func:`nbo_jax.optimize.optimize_acqf`; ``None`` = the preset's
             (module doc). Its local raw samples centre on the best feasible observations
@@ -193,103 +205,97 @@ def neural_cbo(
             acquisition (the LCB feasibility test is a hard filter); a custom differentiable
             ``acquisition`` may use steps.
         incumbent: ``mu_best`` over ``"all"`` observed points (thesis) or the ``"feasible"``
-            ones (observed constraints all ``<= 0``; all of them while none is).
+            ones (observed constraints all ``<= 0``; all of them while none is). Failed
+            evaluations never count.
         approx_error: the ``E(m)/(T+1)`` term of the confidence bounds (thesis
-            Corollary 4.1.6), 0 by default.
+            Corollary 4.1.6), a float ``>= 0``, 0 by default.
         acquisition: ``acq(SurrogatePosterior, key) -> (N,)`` utility to maximize; it
             receives ``constraint_mean``/``constraint_std`` ``(N, K)``. Default
             :func:`nbo_jax.acquisition.constrained_ei` with ``beta``, ``nu``,
             ``approx_error`` (then those three may not be combined with ``acquisition``).
         use_bias: biases in the hidden layers (thesis: none; default: yes; the symmetric
             initialization duplicates them so the network is still 0 at ``t = 0``).
+        q: points per ``ask``; ``q > 1`` chooses them one after the other with constant-liar
+            fantasies (module doc, "Batches").
 
     Returns:
         ``BOAlgorithm(init, ask, tell, name="neural-cbo", surrogate, constrained=True)``:
-        ``init(key, x0 (n0, d), y0 (n0,), *, bounds, capacity, c0 (n0, K))``,
-        ``ask(state, key) -> (d,)``, ``tell(state, x (d,), y (), c (K,))``,
-        ``surrogate(state, u (N, d)) -> SurrogatePosterior`` with the constraint fields.
+        ``init(key, x0 (n0, d), y0 (n0,), c0 (n0, K), *, bounds, capacity)``,
+        ``ask(state, key) -> (d,)`` (``(q, d)`` when ``q > 1``), ``tell(state, x (d,) | (n, d),
+        y () | (n,), c (K,) | (n, K))``, ``surrogate(state, u (N, d)) -> SurrogatePosterior``
+        with the constraint fields.
 
     Raises:
-        ValueError / TypeError: an argument out of range or unknown (the message names it;
-        ``acq_optimizer.steps > 0`` with the default acquisition); at ``init``, a ``beta``
-        sequence whose length is not ``K`` or a bad ``c0``.
+        ValueError: an argument out of range, NaN or unknown (the message names it;
+            ``acq_optimizer.steps > 0`` with the default acquisition; ``beta``, ``nu`` or
+            ``approx_error`` together with ``acquisition``); at ``init``, a ``beta`` sequence
+            whose length is not ``K`` or a missing/bad ``c0``; at ``tell``, a missing ``c``.
+        TypeError: an argument of the wrong type (the message names it); ``batch_size=``
+            (renamed ``minibatch_size``; the points per ask are ``q``).
     """
-    if preset not in PRESETS:
-        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
-    nu_given = nu is not None
-    chosen = dict(PRESETS[preset])
-    for k, v in dict(width=width, lam=lam, nu=nu, training=training, optimizer=optimizer, learning_rate=learning_rate,
-                     use_bias=use_bias, incumbent=incumbent).items():
-        if v is not None:
-            chosen[k] = v
+    refuse_renamed(kwargs, BATCH_SIZE_RENAMED, "neural_cbo")
+    chosen = resolve_preset(PRESETS, preset, width=width, lam=lam, nu=nu, training=training, optimizer=optimizer,
+                            learning_rate=learning_rate, use_bias=use_bias, incumbent=incumbent)
     if chosen["width"] is not None:
-        w = _check_int("width", chosen["width"], 2)
+        w = check_int("width", chosen["width"], 2)
         if w % 2:
             raise ValueError(f"width must be even (the network has two equal halves), got {w}")
-    _check_int("depth", depth, 1)
-    for name, val, lo in (("train_steps", train_steps, 1), ("init_steps", init_steps, 1),
-                          ("batch_size", batch_size, 1)):
-        _check_int(name, val, lo)
-    if chosen["training"] not in TRAINING:
-        raise ValueError(f"training must be one of {TRAINING}, got {chosen['training']!r}")
-    if chosen["incumbent"] not in INCUMBENTS:
-        raise ValueError(f"incumbent must be one of {INCUMBENTS}, got {chosen['incumbent']!r}")
-    lam = check_positive("lam", chosen["lam"])
-    nu = check_positive("nu", chosen["nu"])
-    lr = check_positive("learning_rate", chosen["learning_rate"])
+    check_int("depth", depth, 1)
+    train_steps = check_int("train_steps", train_steps, 1)
+    init_steps = check_int("init_steps", init_steps, 1)
+    minibatch_size = check_int("minibatch_size", minibatch_size, 1)
+    check_choice("training", chosen["training"], TRAINING)
+    check_choice("incumbent", chosen["incumbent"], INCUMBENTS)
+    check_choice("optimizer", chosen["optimizer"], OPTIMIZERS)
+    lam = check_scale("lam", chosen["lam"], allow_zero=False, allow_array=False)
+    nu_value = check_scale("nu", chosen["nu"], allow_zero=False)
+    lr = check_scale("learning_rate", chosen["learning_rate"], allow_zero=False, allow_array=False)
+    approx_error = check_scale("approx_error", approx_error, allow_array=False)
+    bias = check_bool("use_bias", chosen["use_bias"])
+    betas = check_betas("beta", 1.0 if beta is None else beta)
     opt = make_optimizer(chosen["optimizer"], lr)
-    if not (float(approx_error) >= 0 and math.isfinite(float(approx_error))):
-        raise ValueError(f"approx_error must be a finite float >= 0, got {approx_error}")
-    beta_arr = np.asarray(beta, dtype=float)
-    if beta_arr.ndim > 1 or not np.all(np.isfinite(beta_arr) & (beta_arr >= 0)):
-        raise ValueError(f"beta must be a float >= 0 or a sequence of them (one per constraint), got {beta!r}")
     if acquisition is None:
-        acq = constrained_ei(beta=beta_arr if beta_arr.ndim else float(beta_arr), nu=nu,
-                             approx_error=float(approx_error))
+        acq = constrained_ei(beta=betas, nu=nu_value, approx_error=approx_error)
+        no_gradient = ("the default acquisition, constrained EI under the LCB feasibility test, is a hard "
+                       "filter with no useful gradient")
     else:
         if not callable(acquisition):
             raise TypeError(f"acquisition must be callable (posterior, key) -> (N,), got "
                             f"{type(acquisition).__name__}")
-        if beta_arr.ndim or float(beta_arr) != 1.0 or nu_given or approx_error != 0.0:
+        if beta is not None or nu is not None or approx_error != 0.0:
             raise ValueError("beta, nu and approx_error parameterize the default acquisition; with "
                              "acquisition= given, put them into it (nbo.acquisition.constrained_ei(beta, nu))")
-        acq = acquisition
-    no_gradient = None
-    if acquisition is None:
-        no_gradient = ("the default acquisition, constrained EI under the LCB feasibility test, is a hard "
-                       "filter with no useful gradient")
+        acq, no_gradient = acquisition, None
     aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"], no_gradient=no_gradient)
     sgd_mode = chosen["training"] == "sgd"
-    train_cfg = TrainConfig(epochs=1, batch_size=int(batch_size), optimizer=opt, reg=lam)
-    bias = bool(chosen["use_bias"])
+    train_cfg = TrainConfig(epochs=1, batch_size=minibatch_size, optimizer=opt, reg=lam)
 
     @functools.lru_cache(maxsize=None)
     def network(d: int, m: int, dtype):
         return zero_init_mlp(d, m, depth, use_bias=bias, dtype=dtype)
 
     def net_of(state: NeuralCBOState):
-        return network(state.u.shape[1], state.q.shape[1], state.u.dtype)
+        return network(state.data.u.shape[1], state.q.shape[1], state.data.u.dtype)
 
     # ------------------------------------------------------------------ helpers
-    transform = constrained_transform
-
-    def observed_feasible(state: NeuralCBOState) -> Array:
-        return _observed_feasible(state.Y, state.M)
-
     def factors_at(params0, q, net, z):
         """NTK factors of points ``z (n, d)`` for one network."""
         return jax.vmap(lambda zz: net.ntk_factors(params0, q, zz))(z)
 
-    def absorb(state: NeuralCBOState, x_new: Array, Y_new: Array, steps: int = train_steps) -> NeuralCBOState:
+    def absorb(state: NeuralCBOState, data: Dataset, n: int, steps: int) -> NeuralCBOState:
+        """``state`` holding ``data``, which is ``state.data`` with at most ``n`` rows
+        appended (fewer when a told ``x`` was not finite): each new row enters every
+        network's Cholesky factor, then the networks train."""
         net = net_of(state)
-        n = x_new.shape[0]
-        u_new = (x_new - state.lower) / (state.upper - state.lower)
+        idx = state.data.count + jnp.arange(n)
+        new = idx < data.count  # (n,) rows actually written
+        u_new = data.u.at[idx].get(mode="fill", fill_value=0.0)
+        Y_new = data.y.at[idx].get(mode="fill", fill_value=0.0)  # (n, J), failures imputed
+        ok = data.mask.at[idx].get(mode="fill", fill_value=False) & new[:, None]  # (n, J)
         z_new = 2.0 * u_new - 1.0
-        idx = state.count + jnp.arange(n)
-        ok = jnp.isfinite(Y_new)  # (n, J)
-        u, Y, M, count = append_observations(state.u, state.Y, state.M, state.count, u_new, Y_new)
 
-        # posterior: append each new row to every network's Cholesky factor (masked rows: 0)
+        # posterior: append each new row to every network's Cholesky factor (rows outside
+        # the mask: 0, an identity dummy)
         def per_net(p0, q, factors, L, ok_j):
             F = factors_at(p0, q, net, z_new)
             F = jax.tree.map(lambda a: a * ok_j.reshape((-1,) + (1,) * (a.ndim - 1)), F)
@@ -298,8 +304,9 @@ def neural_cbo(
                 factors, L = carry
                 Fi = jax.tree.map(lambda a: a[i][None], F)
                 k = factor_kernel(factors, Fi)[:, 0]
-                L = post_lib.chol_append(L, k, factor_diag(Fi)[0], idx[i], lam)
-                factors = jax.tree.map(lambda a, b: a.at[idx[i]].set(b[0], mode="drop"), factors, Fi)
+                j = jnp.where(new[i], idx[i], L.shape[0])  # a row not written: dropped
+                L = post_lib.chol_append(L, k, factor_diag(Fi)[0], j, lam)
+                factors = jax.tree.map(lambda a, b: a.at[j].set(b[0], mode="drop"), factors, Fi)
                 return (factors, L), None
 
             (factors, L), _ = jax.lax.scan(add, (factors, L), jnp.arange(n))
@@ -310,7 +317,7 @@ def neural_cbo(
         key, k_train = jax.random.split(state.key)
         if sgd_mode:
             shift, scale = state.shift, state.scale
-            # masked entries get target 0 AND no step: a zero step times a NaN gradient is NaN
+            # entries outside the mask get target 0 AND no step
             targets = jnp.where(ok, (Y_new - shift) / scale, 0.0)
 
             def sgd_net(params, q, t_j, ok_j):
@@ -322,47 +329,42 @@ def neural_cbo(
 
             params = jax.vmap(sgd_net)(state.params, state.q, targets.T, ok.T)
         else:
-            shift, scale = transform(Y, M)
+            Y, M = data.y, data.mask
+            shift, scale = constrained_transform(Y, M)
             targets = jnp.where(M, (Y - shift) / scale, 0.0)
-            z_all = 2.0 * u - 1.0
+            z_all = 2.0 * data.u - 1.0
             keys = jax.random.split(k_train, Y.shape[1])
 
             def fit_net(params, params0, q, t_j, m_j, k):
                 apply = lambda p, z: net.apply(p, q, z)
-                batches = jnp.maximum((jnp.sum(m_j) + batch_size - 1) // batch_size, 1)
+                batches = jnp.maximum((jnp.sum(m_j) + minibatch_size - 1) // minibatch_size, 1)
                 epochs = (steps + batches - 1) // batches
                 return train_regression(apply, params, params0, z_all, t_j, m_j, k, train_cfg, epochs=epochs)
 
             params = jax.vmap(fit_net)(state.params, state.params0, state.q, targets.T, M.T, keys)
-        return state._replace(u=u, Y=Y, M=M, count=count, params=params, factors=factors,
-                              chol=chol, shift=shift, scale=scale, key=key)
+        return state._replace(data=data, params=params, factors=factors, chol=chol, shift=shift, scale=scale,
+                              key=key)
 
     # ------------------------------------------------------------------ init / ask / tell
-    def init(key: Array, x0: Array, y0: Array, *, bounds, capacity: int, c0=None) -> NeuralCBOState:
-        x0, y0, lower, upper = check_initial(x0, y0, bounds, capacity)
-        c0 = check_constraint_values(c0, x0.shape[0], x0.dtype)
-        K = c0.shape[1]
-        if beta_arr.ndim == 1 and beta_arr.shape[0] != K:
-            raise ValueError(f"beta has {beta_arr.shape[0]} values but the problem has K = {K} constraints")
-        J, d, dtype = K + 1, x0.shape[1], x0.dtype
+    def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> NeuralCBOState:
+        data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=True)
+        J, d, dtype = data.y.shape[1], data.u.shape[1], data.u.dtype
+        check_beta_count("beta", betas, J - 1)
         m = chosen["width"] if chosen["width"] is not None else capacity + (capacity % 2)
         net = network(d, int(m), dtype)
         k_net, k_state = jax.random.split(key)
         params0, q = jax.vmap(net.init)(jax.random.split(k_net, J))
-        Y0 = observation_rows(y0, c0)
-        M0 = jnp.isfinite(Y0)
-        shift, scale = transform(jnp.where(M0, Y0, 0.0), M0)
+        # the transform of the initial design (kept by training="sgd")
+        shift, scale = constrained_transform(data.y, data.mask)
         z1 = jnp.zeros((1, d), dtype)
         shapes = factors_at(jax.tree.map(lambda a: a[0], params0), q[0], net, z1)
         factors = jax.tree.map(lambda a: jnp.zeros((J, capacity) + a.shape[1:], dtype), shapes)
         chol = jnp.broadcast_to(jnp.sqrt(jnp.asarray(lam, dtype)) * jnp.eye(capacity, dtype=dtype),
                                 (J, capacity, capacity))
-        state = NeuralCBOState(
-            u=jnp.zeros((capacity, d), dtype), Y=jnp.zeros((capacity, J), dtype),
-            M=jnp.zeros((capacity, J), bool), count=jnp.zeros((), jnp.int32),
-            params0=params0, params=params0, q=q, factors=factors, chol=chol,
-            shift=shift, scale=scale, lower=lower, upper=upper, key=k_state)
-        return absorb(state, x0, Y0, init_steps)
+        empty = Dataset.empty(capacity, d, dtype, outputs=J)
+        state = NeuralCBOState(data=empty, params0=params0, params=params0, q=q, factors=factors, chol=chol,
+                               shift=shift, scale=scale, bounds=box, key=k_state)
+        return absorb(state, data, jnp.shape(x0)[0], init_steps)
 
     def predict_all(state: NeuralCBOState, u_c: Array) -> tuple[Array, Array]:
         """Means and standard deviations of all ``J`` networks at ``u_c``: ``(J, N)`` each
@@ -379,14 +381,15 @@ def neural_cbo(
         return jax.vmap(per_net)(state.params, state.params0, state.q, state.factors, state.chol)
 
     def mu_best(state: NeuralCBOState) -> Array:
-        """Incumbent: the smallest predicted objective mean over the chosen observed rows."""
+        """Incumbent: the smallest predicted objective mean over the chosen observed rows
+        (failed evaluations never count)."""
         net = net_of(state)
-        z_obs = 2.0 * state.u - 1.0
+        z_obs = 2.0 * state.data.u - 1.0
         p0 = jax.tree.map(lambda a: a[0], state.params)
         pred = jax.vmap(lambda z: net.apply(p0, state.q[0], z))(z_obs)
-        rows = state.M[:, 0]
+        rows = state.data.observed()[:, 0]
         if chosen["incumbent"] == "feasible":
-            feas = observed_feasible(state)
+            feas = observed_feasible(state.data)
             rows = jnp.where(jnp.any(feas), feas, rows)
         return jnp.min(jnp.where(rows, pred, jnp.inf))
 
@@ -396,14 +399,16 @@ def neural_cbo(
 
     def ask(state: NeuralCBOState, key: Array) -> Array:
         k_c, k_a = jax.random.split(key)
-        ranked = feasibility_ranked(state.u, state.Y, state.M, state.scale, state.count)
+        ranked = feasibility_ranked(state.data, state.scale)
         u = optimize_acqf(lambda u_c: acq(surrogate_posterior(state, u_c), k_a), k_c, ranked, aopt)
-        return state.lower + u * (state.upper - state.lower)
+        return state.bounds.from_unit(u)
 
-    def tell(state: NeuralCBOState, x: Array, y: Array, c: Array) -> NeuralCBOState:
-        return absorb(state, jnp.reshape(x, (1, -1)), observation_rows(y, c).astype(state.Y.dtype))
+    def tell(state: NeuralCBOState, x: Array, y: Array, c=None) -> NeuralCBOState:
+        u, Y = told_rows(state.bounds, x, y, c, constrained=True)
+        return absorb(state, state.data.add_batch(u, Y), u.shape[0], train_steps)
 
-    return BOAlgorithm(init, ask, tell, "neural-cbo", surrogate_posterior, constrained=True)
+    return make_algorithm(init, ask, tell, name="neural-cbo", surrogate=surrogate_posterior, q=q,
+                          batch_rule="fantasy", constrained=True)
 
 
-__all__ = ["neural_cbo", "NeuralCBOState", "PRESETS", "TRAINING", "INCUMBENTS"]
+__all__ = ["neural_cbo", "NeuralCBOState", "PRESETS", "TRAINING", "INCUMBENTS", "OPTIMIZERS"]
