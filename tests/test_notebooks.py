@@ -5,6 +5,10 @@ cell right after it that overrides those parameters with small values (``TINY_PA
 keyed by notebook file name, falling back to ``DEFAULT_TINY``), runs the notebook in a fresh
 ``python3`` kernel of the current environment with ``MPLBACKEND=Agg`` and fails on the first
 cell that raises. Cells tagged ``plot`` must produce a PNG image.
+
+The notebooks are committed with their outputs (``scripts/regenerate_notebooks.py`` makes
+them at small settings, in a cell tagged ``injected-parameters`` kept after the parameters
+cell); the test drops those outputs and that cell before running at its own tiny settings.
 """
 
 from __future__ import annotations
@@ -38,6 +42,11 @@ def _parameters_index(nb) -> int:
 
 
 def _inject_parameters(nb, params: dict) -> None:
+    # Drop the stored run (outputs, and the settings cell of scripts/regenerate_notebooks.py).
+    nb.cells = [c for c in nb.cells if "injected-parameters" not in c.get("metadata", {}).get("tags", [])]
+    for c in nb.cells:
+        if c.cell_type == "code":
+            c.outputs, c.execution_count = [], None
     i = _parameters_index(nb)
     original = nb.cells[i].source
     missing = [name for name in params if f"{name} =" not in original and f"{name}=" not in original]
@@ -58,12 +67,19 @@ def test_notebooks_found():
     assert NOTEBOOKS, f"no notebooks in {NOTEBOOK_DIR}"
 
 
-def test_notebooks_stored_without_outputs():
+def test_notebooks_stored_with_outputs():
+    # Readers (and the docs site, which does not execute them) see the stored outputs.
+    hint = "run `uv run python scripts/regenerate_notebooks.py` and commit the notebooks"
     for path in NOTEBOOKS:
         nb = nbformat.read(path, as_version=4)
-        dirty = [i for i, c in enumerate(nb.cells)
-                 if c.cell_type == "code" and (c.get("outputs") or c.get("execution_count") is not None)]
-        assert not dirty, f"{path.name}: cells {dirty} have stored outputs; clear them before committing"
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        counts = [c.get("execution_count") for c in code]
+        assert all(counts) and counts == sorted(counts), f"{path.name}: not executed top to bottom; {hint}"
+        errors = [o.get("ename") for c in code for o in c.get("outputs", []) if o.get("output_type") == "error"]
+        assert not errors, f"{path.name}: stored outputs contain errors {errors}; {hint}"
+        for c in code:
+            if "plot" in c.get("metadata", {}).get("tags", []):
+                assert _has_png(c), f"{path.name}: a plot cell has no stored image; {hint}"
 
 
 @pytest.mark.slow
