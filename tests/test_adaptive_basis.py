@@ -1,4 +1,4 @@
-"""Adaptive-basis BO (seed 003, eqs. 6-8) and DNGO (SPEC.md section 3)."""
+"""Adaptive-basis BO (Brofos, Shu & Jin, eqs. 6-8) and DNGO (Snoek et al. 2015)."""
 
 import jax
 import jax.numpy as jnp
@@ -17,7 +17,7 @@ from nbo_jax.algorithms.adaptive_basis import (
     select_batch,
 )
 
-SMALL = dict(hidden=(16, 16), epochs=5, batch_size=8, acq_optimizer=dict(raw_samples=64))
+SMALL = dict(hidden=(16, 16), epochs=5, minibatch_size=8, acq_optimizer=dict(raw_samples=64))
 
 
 def _random_features(rng, rows, p, n_valid):
@@ -48,7 +48,7 @@ def test_ols_head_equals_least_squares_closed_form(x64):
     np.testing.assert_allclose(head.dof, 24.0, rtol=1e-9)
     np.testing.assert_allclose(mean_j, nu @ beta, rtol=1e-8)
     np.testing.assert_allclose(var_j, var, rtol=1e-8)
-    # the maximum-likelihood variant (seed 003, below eq. 7): RSS / n
+    # the maximum-likelihood variant (Brofos, Shu & Jin, below eq. 7): RSS / n
     head_n = ols_head(jnp.asarray(Phi), jnp.asarray(y), jnp.asarray(mask), ridge=1e-12, noise_dof="n")
     np.testing.assert_allclose(head_n.noise_var, s2 * 24 / 30, rtol=1e-8)
 
@@ -149,7 +149,7 @@ def test_evidence_maximum_matches_scipy(x64):
 
 def test_ei_fallback_picks_largest_sigma():
     """All means far above the incumbent with tiny sigma: EI is 0 everywhere, so the
-    candidate of largest sigma is chosen (seed 003, Section 3.1)."""
+    candidate of largest sigma is chosen (Brofos, Shu & Jin, Section 3.1)."""
     std = jnp.asarray([1e-3, 3e-3, 2e-3, 5e-4])
     mean = jnp.full((4,), 50.0)
     ei = expected_improvement(mean, std, jnp.asarray(0.0))
@@ -198,7 +198,7 @@ def _start(algo, n=6, capacity=12, seed=0):
     """Problem, initial state and the jitted ``tell`` (eager lax loops are slow)."""
     problem = nbo.benchmarks.get("branin")
     x0 = nbo.initial_design(jax.random.key(seed), problem.bounds, n)
-    init = jax.jit(lambda k, x, y, lo, hi: algo.init(k, x, y, bounds=(lo, hi), capacity=capacity))
+    init = jax.jit(lambda k, x, y, lo, hi: algo.init(k, x, y, bounds=nbo.Bounds(lo, hi), capacity=capacity))
     state = init(jax.random.key(1), x0, jax.vmap(problem.objective)(x0), *problem.bounds)
     return problem, state, jax.jit(algo.tell)
 
@@ -263,17 +263,81 @@ def test_single_ask_is_the_rule_on_the_raw_samples_then_climbs_ei():
     assert not np.allclose(x2, x)
 
 
-def test_batch_ask_tell_shapes_and_nan_masking():
+def test_batch_ask_tell_shapes_and_failed_evaluation():
     algo = adaptive_basis("bayesian", **SMALL, q=3)
-    assert algo.batch_size == 3
+    assert (algo.q, algo.batch_rule) == (3, "native")
     problem, state, tell = _start(algo, capacity=15)
     x = jax.jit(algo.ask)(state, jax.random.key(0))
     assert x.shape == (3, 2) and len({tuple(r) for r in np.asarray(x).tolist()}) == 3
     assert np.all(x >= problem.bounds.lower) and np.all(x <= problem.bounds.upper)
     y = jax.vmap(problem.objective)(x).at[1].set(jnp.nan)
+    y_before = np.asarray(state.data.y[:6])
     state = tell(state, x, y)
-    assert int(state.data.count) == 9 and int(state.data.mask.sum()) == 8
-    assert int(state.head.n) == 8 and np.all(np.isfinite(np.asarray(state.head.weights)))
+    # the failed row is trained on at the worst value observed, flagged, and never observed
+    assert int(state.data.count) == 9 and int(state.data.mask.sum()) == 9
+    assert int(state.data.observed().sum()) == 8 and np.flatnonzero(state.data.failed).tolist() == [7]
+    np.testing.assert_allclose(state.data.y[7], max(y_before.max(), float(np.nanmax(np.asarray(y)))))
+    assert int(state.head.n) == 9 and np.all(np.isfinite(np.asarray(state.head.weights)))
+
+
+@pytest.mark.parametrize("head", ["ols", "bayesian"])
+def test_failed_evaluation_leaves_state_and_next_ask_finite(head):
+    """A NaN observation (q = 1): every state leaf stays finite, the failed row is never the
+    incumbent, and the next ask is finite and in the box; a NaN point is not recorded."""
+    algo = adaptive_basis(head, **SMALL)
+    problem, state, tell = _start(algo, n=4, capacity=8)
+    x = jnp.asarray([1.0, 5.0])
+    state = tell(state, x, jnp.nan)
+    assert int(state.data.count) == 5 and bool(state.data.failed[4]) and bool(state.data.mask[4])
+    assert all(bool(jnp.all(jnp.isfinite(a))) for a in jax.tree.leaves(state) if jnp.issubdtype(a.dtype, jnp.floating))
+    post = algo.surrogate(state, state.data.u[:5])
+    y_std = np.asarray(state.data.standardized()[0])
+    np.testing.assert_allclose(post.incumbent, y_std[:4].min(), rtol=1e-6)
+    x_next = jax.jit(algo.ask)(state, jax.random.key(9))
+    assert np.all(np.isfinite(x_next)) and bool(problem.bounds.contains(x_next))
+    same = tell(state, jnp.asarray([jnp.nan, 1.0]), 3.0)
+    assert int(same.data.count) == 5 and int(same.since_train) == int(state.since_train)
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    (dict(batch_size=8), TypeError, "minibatch_size"),  # renamed: the SGD mini-batch, or q
+    (dict(head=3), ValueError, "head"),
+    (dict(hidden=(16, 2.5)), TypeError, r"hidden\[1\]"),
+    (dict(hidden=(16, 0)), ValueError, r"hidden\[1\]"),
+    (dict(epochs=2.5), TypeError, "epochs"),
+    (dict(epochs=-1), ValueError, "epochs"),
+    (dict(minibatch_size=0), ValueError, "minibatch_size"),
+    (dict(minibatch_size=8.0), TypeError, "minibatch_size"),
+    (dict(learning_rate="0.01"), TypeError, "learning_rate"),
+    (dict(learning_rate=float("nan")), ValueError, "learning_rate"),
+    (dict(learning_rate=0.0), ValueError, "learning_rate"),
+    (dict(ridge="0.1"), TypeError, "ridge"),
+    (dict(ridge=float("nan")), ValueError, "ridge"),
+    (dict(ridge=-1.0), ValueError, "ridge"),
+    (dict(evidence_iters=1.5), TypeError, "evidence_iters"),
+    (dict(q=0), ValueError, "q"),
+    (dict(ei_tol=-1.0), ValueError, "ei_tol"),
+    (dict(ei_tol=float("nan")), ValueError, "ei_tol"),
+    (dict(ei_tol="0"), TypeError, "ei_tol"),
+    (dict(warm_start=1), TypeError, "warm_start"),
+    (dict(standardize="yes"), TypeError, "standardize"),
+    (dict(optimizer="rmsprop"), ValueError, "optimizer"),
+    (dict(activation=None), ValueError, "activation"),
+    (dict(preset=3), ValueError, "preset"),
+])
+def test_factory_errors_name_the_argument(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        adaptive_basis(**kwargs)
+
+
+def test_factory_records_config_and_accepts_array_scales():
+    algo = nbo.algorithms.get("dngo", q=2, **SMALL)
+    assert (algo.name, algo.q, algo.batch_rule) == ("dngo", 2, "native")
+    rebuilt = algo.config.build()
+    assert (rebuilt.name, rebuilt.q, rebuilt.batch_rule) == ("dngo", 2, "native")
+    assert adaptive_basis(ridge=jnp.asarray(0.3), ei_tol=np.float64(0.0)).q == 1
+    with pytest.raises(ValueError, match="ridge"):
+        adaptive_basis(ridge=jnp.asarray([0.1, 0.2]))
 
 
 def test_factory_errors():
@@ -317,6 +381,8 @@ def test_q2_under_run_bo_and_vmap():
     pairs = np.asarray(hist.x[:, 4:]).reshape(3, 5, 2, 2)
     assert np.all(np.any(pairs[:, :, 0] != pairs[:, :, 1], axis=-1))  # 2 distinct points per ask
     np.testing.assert_allclose(hist.f, jax.vmap(jax.vmap(problem.objective))(hist.x), rtol=1e-5)
+    assert set(hist.info) == {"n_observed", "n_failed"}
+    np.testing.assert_array_equal(hist.info["n_observed"], np.broadcast_to(4 + 2 * np.arange(6), (3, 6)))
 
 
 def _final_regret(algo, problem, seeds=16, n_init=5, n_iter=25):

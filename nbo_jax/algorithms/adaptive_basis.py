@@ -45,11 +45,13 @@ rows: ``Cov[w] = V diag(c) V^T`` with ``c_i = s^2 / (s_i^2 + ridge)`` (OLS) or
 Bayesian one with ``beta = 1/s^2`` and ``alpha = ridge/s^2``.)
 
 Acquisition: EI in minimization form (:func:`nbo_jax.acquisition.expected_improvement`,
-incumbent = best standardized observation) on a candidate set; when ``EI <= ei_tol`` on
+incumbent = best standardized finite observation; a failed evaluation, which the surrogate
+trains on at the worst value observed, is never the incumbent) on a candidate set; when ``EI <= ei_tol`` on
 every candidate, the candidate of largest ``sigma`` is taken (Brofos, Shu & Jin, Section 3.1: "pure
 exploration ... querying that point for which the prior variance estimate is largest").
 
-Batches (``q > 1``, :func:`select_batch`): greedy top-EI where a candidate
+Batches (``q > 1``, :func:`select_batch`; the algorithm's own batch rule, ``batch_rule =
+"native"``): greedy top-EI where a candidate
 ``c`` is accepted only if ``2 Phi(-|mu(c) - mu(s)| / sigma(s)) < 0.5`` against every already
 selected ``s``; the remaining slots are filled by largest ``sigma``. (This z-score rule is
 the library's decision; the paper describes the parallel master-worker scheme of Section 3.2
@@ -68,13 +70,13 @@ tanh units, linear output, plain SGD ("backpropagation and stochastic gradient d
 OLS head with the maximum-likelihood ``s^2 = RSS/n`` (below eq. 7), ``ridge = 1e-6``
 (numerical only: the paper inverts ``Phi^T Phi`` and starts from 50 uniform points, the
 caller's ``n_init``), EI with the largest-variance fallback, uniform candidates only. The
-paper is **silent** on the learning rate, epochs, batch size, retraining interval (Section
-3.2's ``n``), initialization and the acquisition optimizer: those take the library values
-(lr 1e-2, 100 epochs, batch 32, retrain every observation, warm start, flax's LeCun-normal
+paper is **silent** on the learning rate, epochs, SGD mini-batch size, retraining interval
+(Section 3.2's ``n``), initialization and the acquisition optimizer: those take the library
+values (lr 1e-2, 100 epochs, mini-batches of 32, retrain every observation, warm start, flax's LeCun-normal
 init, 2048 candidates). The paper's ``nu(x)`` has no constant; the library adds one (both
 presets).
 
-**Library defaults** (``preset="default"``): Adam at lr 1e-2, 100 epochs of batch 32,
+**Library defaults** (``preset="default"``): Adam at lr 1e-2, 100 epochs of mini-batches of 32,
 retraining after every observation from the previous weights (warm start), ``ridge = 0.1``
 (standardized targets), residual-dof ``s^2``, a quarter of the candidates around the 5 best
 observations (as :func:`~nbo_jax.algorithms.neural_bo.neural_bo`). Measured (5 initial
@@ -117,18 +119,29 @@ from ..acquisition import SurrogatePosterior, expected_improvement
 from ..networks import ACTIVATIONS
 from ..optimize import AcqOptimizer, as_acq_optimizer, candidate_set, refine_argmax
 from ..training import TrainConfig, make_optimizer, train_regression
-from ..types import BOAlgorithm, Dataset
-from ._common import check_initial
-from ._common import check_int as _check_int
+from ..types import BOAlgorithm, Bounds, Dataset
+from ._common import (
+    BATCH_SIZE_RENAMED,
+    check_bool,
+    check_choice,
+    check_int,
+    check_scale,
+    initial_data,
+    make_algorithm,
+    records_config,
+    refuse_renamed,
+    resolve_preset,
+    told_rows,
+)
 
 Array = jax.Array
 
 PRESETS = {
     "paper": dict(optimizer="sgd", warm_start=True, ridge=1e-6, noise_dof="n",
-                  learning_rate=1e-2, epochs=100, batch_size=32, retrain_every=1,
+                  learning_rate=1e-2, epochs=100, minibatch_size=32, retrain_every=1,
                   acq_optimizer=AcqOptimizer(raw_samples=2048, steps=0, local_fraction=0.0)),
     "default": dict(optimizer="adam", warm_start=True, ridge=0.1, noise_dof="residual",
-                    learning_rate=1e-2, epochs=100, batch_size=32, retrain_every=1,
+                    learning_rate=1e-2, epochs=100, minibatch_size=32, retrain_every=1,
                     acq_optimizer=AcqOptimizer(raw_samples=2048, steps=0, local_fraction=0.25, local_std=0.05,
                                                n_best=5)),
 }
@@ -375,7 +388,8 @@ class AdaptiveBasisState(NamedTuple):
         params0: initial network weights; params: current weights.
         head: :class:`LinearHead` fitted on the current features.
         since_train: ``()`` int32, observations added since the network was last trained.
-        lower, upper: ``(d,)`` box; key: PRNG key for training shuffles.
+        bounds: the box (:class:`~nbo_jax.types.Bounds`, ``(d,)`` arrays).
+        key: PRNG key for training shuffles.
     """
 
     data: Dataset
@@ -383,21 +397,11 @@ class AdaptiveBasisState(NamedTuple):
     params: Any
     head: LinearHead
     since_train: Array
-    lower: Array
-    upper: Array
+    bounds: Bounds
     key: Array
 
 
-
-
-def _check_pos(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    if not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"{name} must be finite and > 0, got {value}")
-    return float(value)
-
-
+@records_config
 def adaptive_basis(
     head: str = "ols",
     *,
@@ -405,7 +409,7 @@ def adaptive_basis(
     activation: str = "tanh",
     learning_rate: Optional[float] = None,
     epochs: Optional[int] = None,
-    batch_size: Optional[int] = None,
+    minibatch_size: Optional[int] = None,
     retrain_every: Optional[int] = None,
     ridge: Optional[float] = None,
     noise_dof: Optional[str] = None,
@@ -417,6 +421,7 @@ def adaptive_basis(
     ei_tol: float = 0.0,
     standardize: bool = True,
     preset: str = "default",
+    **kwargs,
 ) -> BOAlgorithm:
     """Adaptive-basis BO (Brofos, Shu & Jin, eqs. 6-8) or DNGO (Snoek et al. 2015) as a
     :class:`~nbo_jax.types.BOAlgorithm` (module doc for the formulas).
@@ -427,9 +432,10 @@ def adaptive_basis(
         hidden: widths of the tanh hidden layers (paper: ``(50, 50, 50)``); the basis is the
             last one plus a constant, ``p = hidden[-1] + 1``.
         activation: hidden activation, a key of :data:`nbo_jax.networks.ACTIVATIONS`.
-        learning_rate, epochs, batch_size, optimizer (``"adam"``/``"sgd"``): MSE training of
-            the network on standardized targets; warm_start: start each retraining from the
-            previous weights (else from the initial weights).
+        learning_rate, epochs, minibatch_size, optimizer (``"adam"``/``"sgd"``): MSE
+            training of the network on standardized targets (``minibatch_size`` is the SGD
+            mini-batch, not a number of points per ask: that is ``q``); warm_start: start
+            each retraining from the previous weights (else from the initial weights).
         retrain_every: ``K``, retrain the network every ``K`` new observations (the head is
             refitted after every observation).
         ridge: ``> 0``, added to ``Phi^T Phi`` (OLS head only; standardized targets). In
@@ -437,8 +443,9 @@ def adaptive_basis(
         noise_dof: ``"residual"`` or ``"n"``: the denominator of ``s^2`` (OLS head only;
             :func:`ols_head`).
         evidence_iters: MacKay fixed-point iterations for ``alpha, beta`` (Bayesian head).
-        q: batch size (``ask`` returns ``(q, d)`` when ``q > 1``, ``(d,)`` when ``q == 1``);
-            batches follow :func:`select_batch`.
+        q: points per ask (BoTorch's ``q``; ``ask`` returns ``(q, d)`` when ``q > 1``,
+            ``(d,)`` when ``q == 1``); batches follow :func:`select_batch`, the algorithm's
+            own rule (``batch_rule = "native"``).
         acq_optimizer: how the acquisition is maximized (:mod:`nbo_jax.optimize`): an
             :func:`nbo_jax.optimize.acq_optimizer` or a dict of its arguments (fields not in
             the dict take ``acq_optimizer``'s defaults); ``None``: the preset's. EI (or
@@ -450,62 +457,58 @@ def adaptive_basis(
             ``steps`` must be 0. Both presets: 2048 raw samples, ``steps = 0`` (the
             candidate-set argmax); paper ``local_fraction = 0``, default 0.25 (std 0.05
             around the 5 best).
-        ei_tol: EI at or below this on every candidate triggers the largest-sigma fallback.
-        standardize: fit on standardized targets (mean 0, std 1 over the valid observations).
+        ei_tol: ``>= 0``; EI at or below this on every candidate triggers the largest-sigma
+            fallback (a float or a scalar array).
+        standardize: fit on standardized targets (mean 0, std 1 over the trained rows).
         preset: ``"default"`` or ``"paper"``; fills the arguments left ``None`` (module doc).
 
     Returns:
-        ``BOAlgorithm(init, ask, tell, name, surrogate, batch_size=q)``:
-        ``init(key, x0 (n0, d), y0 (n0,), *, bounds, capacity) -> AdaptiveBasisState``,
-        ``ask(state, key) -> (d,) or (q, d)``, ``tell(state, x (d,) | (q, d), y () | (q,))``,
+        :class:`~nbo_jax.types.BOAlgorithm` (``q = q``, ``batch_rule = "native"``):
+        ``init(key, x0 (n0, d), y0 (n0,), c0=None, *, bounds, capacity) ->
+        AdaptiveBasisState`` (``c0`` is ignored), ``ask(state, key) -> (d,) or (q, d)``,
+        ``tell(state, x (d,) | (n, d), y () | (n,), c=None)``,
         ``surrogate(state, u (N, d)) -> SurrogatePosterior`` (standardized units,
         predictive std including noise).
 
     Raises:
-        ValueError / TypeError: an argument out of range, of the wrong type, unknown, or
-        given for the other head (message names it); ``acq_optimizer.raw_samples < q``;
-        ``acq_optimizer.steps > 0`` with ``q > 1``.
+        TypeError: an argument of the wrong type (e.g. ``epochs=2.5``, ``ridge="0.1"``,
+            ``warm_start=1``), an unknown keyword, or ``batch_size=`` (renamed: the SGD
+            mini-batch is ``minibatch_size``, the points per ask ``q``).
+        ValueError: an argument out of range, NaN or unknown, or given for the other head;
+            ``acq_optimizer.raw_samples < q``; ``acq_optimizer.steps > 0`` with ``q > 1``.
+        Every message names the argument.
     """
-    if head not in ("ols", "bayesian"):
-        raise ValueError(f"head must be 'ols' or 'bayesian', got {head!r}")
-    if preset not in PRESETS:
-        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
+    refuse_renamed(kwargs, BATCH_SIZE_RENAMED, "adaptive_basis")
+    check_choice("head", head, ("ols", "bayesian"))
     if head == "bayesian":
         for name, val in dict(ridge=ridge, noise_dof=noise_dof).items():
             if val is not None:
                 raise ValueError(f"{name} applies to head='ols' only (the Bayesian head chooses alpha, beta)")
-    chosen = dict(PRESETS[preset])
-    given = dict(learning_rate=learning_rate, epochs=epochs, batch_size=batch_size, retrain_every=retrain_every,
-                 ridge=ridge, noise_dof=noise_dof, optimizer=optimizer,
-                 warm_start=warm_start)
-    chosen.update({k: v for k, v in given.items() if v is not None})
-    if isinstance(hidden, int) or not isinstance(hidden, Sequence) or len(hidden) == 0:
+    chosen = resolve_preset(PRESETS, preset, learning_rate=learning_rate, epochs=epochs,
+                            minibatch_size=minibatch_size, retrain_every=retrain_every, ridge=ridge,
+                            noise_dof=noise_dof, optimizer=optimizer, warm_start=warm_start)
+    if isinstance(hidden, (int, str)) or not isinstance(hidden, Sequence) or len(hidden) == 0:
         raise TypeError(f"hidden must be a non-empty sequence of ints, got {hidden!r}")
-    hidden = tuple(_check_int("hidden[i]", h, 1) for h in hidden)
-    if activation not in ACTIVATIONS:
-        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
-    lr = _check_pos("learning_rate", chosen["learning_rate"])
-    n_epochs = _check_int("epochs", chosen["epochs"], 0)
-    bs = _check_int("batch_size", chosen["batch_size"], 1)
-    K = _check_int("retrain_every", chosen["retrain_every"], 1)
-    rdg = _check_pos("ridge", chosen["ridge"])
-    if chosen["noise_dof"] not in ("residual", "n"):
-        raise ValueError(f"noise_dof must be 'residual' or 'n', got {chosen['noise_dof']!r}")
-    n_ev = _check_int("evidence_iters", evidence_iters, 0)
-    q = _check_int("q", q, 1)
+    hidden = tuple(check_int(f"hidden[{i}]", h, 1) for i, h in enumerate(hidden))
+    check_choice("activation", activation, sorted(ACTIVATIONS))
+    lr = check_scale("learning_rate", chosen["learning_rate"], allow_zero=False, allow_array=False)
+    n_epochs = check_int("epochs", chosen["epochs"], 0)
+    bs = check_int("minibatch_size", chosen["minibatch_size"], 1)
+    K = check_int("retrain_every", chosen["retrain_every"], 1)
+    rdg = check_scale("ridge", chosen["ridge"], allow_zero=False)
+    dof_mode = check_choice("noise_dof", chosen["noise_dof"], ("residual", "n"))
+    n_ev = check_int("evidence_iters", evidence_iters, 0)
+    q = check_int("q", q, 1)
     aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"],
                             no_gradient="with q > 1 the batch rule selects among the raw samples" if q > 1 else None)
     if aopt.raw_samples < q:
         raise ValueError(f"acq_optimizer.raw_samples ({aopt.raw_samples}) must be >= q ({q})")
-    if isinstance(ei_tol, bool) or not isinstance(ei_tol, (int, float)) or not ei_tol >= 0:
-        raise ValueError(f"ei_tol must be a number >= 0, got {ei_tol!r}")
-    if not isinstance(chosen["warm_start"], bool):
-        raise TypeError(f"warm_start must be a bool, got {type(chosen['warm_start']).__name__}")
-    opt = make_optimizer(chosen["optimizer"], lr)
+    ei_tol = check_scale("ei_tol", ei_tol, allow_zero=True)
+    warm = check_bool("warm_start", chosen["warm_start"])
+    standardize = check_bool("standardize", standardize)
+    opt = make_optimizer(check_choice("optimizer", chosen["optimizer"], ("adam", "sgd")), lr)
     train_cfg = TrainConfig(epochs=n_epochs, batch_size=bs, optimizer=opt, reg=0.0)
     act = ACTIVATIONS[activation]
-    dof_mode = chosen["noise_dof"]
-    warm = chosen["warm_start"]
 
     @functools.lru_cache(maxsize=None)
     def module(dtype):
@@ -526,41 +529,38 @@ def adaptive_basis(
     def targets_of(data: Dataset) -> Array:
         return data.standardized()[0] if standardize else data.y
 
-    def absorb(state: AdaptiveBasisState, x_new: Array, y_new: Array, force: bool) -> AdaptiveBasisState:
+    def absorb(state: AdaptiveBasisState, data: Dataset, n_new, force: bool) -> AdaptiveBasisState:
+        """``state`` holding ``data`` (``n_new`` rows more than ``state.data``): retrain the
+        network when due (always when ``force``), refit the head on the trained rows."""
         mod = net_of(state)
-        u_new = (x_new - state.lower) / (state.upper - state.lower)
-        data = state.data.add_batch(u_new, y_new)
-        since = state.since_train + x_new.shape[0]
+        since = state.since_train + n_new
         retrain = jnp.asarray(True) if force else since >= K
         key, k_train = jax.random.split(state.key)
         targets = targets_of(data)
         z = 2.0 * data.u - 1.0
         start = state.params if warm else state.params0
-        apply_out = lambda p, zz: mod.apply({"params": p}, zz)[0]
+        apply_out = lambda p, zz: mod.apply({"params": p}, zz)[0]  # noqa: E731
         params = train_regression(apply_out, start, start, z, targets, data.mask, k_train, train_cfg,
                                   epochs=jnp.where(retrain, n_epochs, 0))
         params = jax.tree.map(lambda a, b: jnp.where(retrain, a, b), params, state.params)
         lin = fit_head(features(params, mod, z), targets, data.mask)
-        return state._replace(data=data, params=params, head=lin, since_train=jnp.where(retrain, 0, since).astype(jnp.int32),
-                              key=key)
+        return state._replace(data=data, params=params, head=lin,
+                              since_train=jnp.where(retrain, 0, since).astype(jnp.int32), key=key)
 
-    def init(key: Array, x0: Array, y0: Array, *, bounds, capacity: int) -> AdaptiveBasisState:
-        x0, y0, lower, upper = check_initial(x0, y0, bounds, capacity)
-        d = x0.shape[1]
-        mod = module(x0.dtype)
+    def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> AdaptiveBasisState:
+        data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=False)
+        mod = module(data.u.dtype)
         k_net, k_state = jax.random.split(key)
-        params0 = mod.init(k_net, jnp.zeros((d,), x0.dtype))["params"]
-        data = Dataset.empty(capacity, d, x0.dtype)
-        p = hidden[-1] + 1
-        lin = fit_head(jnp.zeros((capacity, p), x0.dtype), data.y, data.mask)
-        state = AdaptiveBasisState(data, params0, params0, lin, jnp.zeros((), jnp.int32), lower, upper, k_state)
-        return absorb(state, x0, y0, force=True)
+        params0 = mod.init(k_net, jnp.zeros(data.u.shape[1:], data.u.dtype))["params"]
+        # head=None until absorb fits it on the initial design
+        state = AdaptiveBasisState(data, params0, params0, None, jnp.zeros((), jnp.int32), box, k_state)
+        return absorb(state, data, data.count, force=True)
 
     def surrogate_posterior(state: AdaptiveBasisState, u_c: Array) -> SurrogatePosterior:
         nu = features(state.params, net_of(state), 2.0 * u_c - 1.0)
         mean, var = head_predict(state.head, nu)
         targets = targets_of(state.data)
-        incumbent = jnp.min(jnp.where(state.data.mask, targets, jnp.inf))
+        incumbent = jnp.min(jnp.where(state.data.observed(), targets, jnp.inf))
         return SurrogatePosterior(u_c, mean, jnp.sqrt(jnp.maximum(var, 0.0)), incumbent)
 
     def ask(state: AdaptiveBasisState, key: Array) -> Array:
@@ -569,8 +569,7 @@ def adaptive_basis(
         post = surrogate_posterior(state, u_c)
         ei = expected_improvement(post.mean, post.std, post.incumbent)
         if q > 1:
-            idx = select_batch(ei, post.mean, post.std, q, ei_tol)
-            return state.lower + u_c[idx] * (state.upper - state.lower)
+            return state.bounds.from_unit(u_c[select_batch(ei, post.mean, post.std, q, ei_tol)])
         # q = 1: argmax EI, or argmax sigma when EI <= ei_tol on every raw sample (select_batch
         # with q = 1); with steps > 0 the chosen utility is climbed (optimize_acqf's last stage)
         use_ei = jnp.any(jnp.where(jnp.isnan(ei), -jnp.inf, ei) > ei_tol)
@@ -582,14 +581,15 @@ def adaptive_basis(
         u = refine_argmax(jnp.where(use_ei, ei, post.std), u_c, lambda v: utility(v[None, :])[0],
                           n_starts=min(aopt.num_restarts, aopt.raw_samples), steps=aopt.steps,
                           learning_rate=aopt.learning_rate, pool_utility=utility)
-        return state.lower + u * (state.upper - state.lower)
+        return state.bounds.from_unit(u)
 
-    def tell(state: AdaptiveBasisState, x: Array, y: Array) -> AdaptiveBasisState:
-        d = state.lower.shape[0]
-        return absorb(state, jnp.reshape(x, (-1, d)), jnp.reshape(y, (-1,)), force=False)
+    def tell(state: AdaptiveBasisState, x: Array, y: Array, c=None) -> AdaptiveBasisState:
+        u, y = told_rows(state.bounds, x, y, c, constrained=False)
+        data = state.data.add_batch(u, y)
+        return absorb(state, data, data.count - state.data.count, force=False)
 
     name = "adaptive-basis" if head == "ols" else "dngo"
-    return BOAlgorithm(init, ask, tell, name, surrogate_posterior, q)
+    return make_algorithm(init, ask, tell, name=name, surrogate=surrogate_posterior, q=q, batch_rule="native")
 
 
 __all__ = [
