@@ -1,19 +1,22 @@
-"""Comparisons of several algorithms on one problem, with the thesis' statistics.
+"""Comparisons of several algorithms on one problem, with the statistics of Phan-Trong 2024
+(PhD thesis).
 
 :func:`compare` runs every algorithm on the same seeds (so on the same initial points:
-``run_bo`` draws them from the key), vmapped over seeds, and computes
+``run_bo`` draws them from the key), vmapped over seeds (:func:`run_methods`, which the
+``nbo-jax run`` command uses too), and computes
 
-- Table 3.1 of the thesis (seed 004, Section 3.4): the Kolmogorov-Smirnov normality p-value of
-  each method's final values over the seeds;
-- Table 3.2: for each baseline, the one-sided Welch t-test p-value of
+- Table 3.1 of Phan-Trong 2024 (PhD thesis), Section 3.5.2: the Kolmogorov-Smirnov normality
+  p-value of each method's final values over the seeds;
+- Table 3.2 (same section): for each baseline, the one-sided Welch t-test p-value of
   ``H0: mean_baseline <= mean_reference`` against ``Ha: mean_baseline > mean_reference`` on the
   final values, and the Benjamini-Hochberg decision at level ``alpha`` over the baselines of
   the row ("T" = H0 rejected: the reference method is significantly better).
 
 The final value is the simple regret ``min_s f(x_s) - f*`` after the last evaluation (or the
 best ``f`` itself when ``f*`` is unknown); smaller is better. For a constrained problem it is
-``log10`` of the best positive regret plus violation (thesis Section 4.3, Table 4.2 and
-Figure 4.1), floored at ``LOG_FLOOR`` so that a seed that reaches 0 stays finite.
+``log10`` of the best positive regret plus violation (Phan-Trong 2024 (PhD thesis), Section
+4.3, Table 4.2 and Figure 4.1), floored at ``LOG_FLOOR`` so that a seed that reaches 0 stays
+finite.
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ import dataclasses
 import math
 import pathlib
 import time
-from typing import Any, Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
 from . import analysis
+from .analysis.stats import statistics
+from .analysis.tables import markdown_table as markdown  # the one table renderer, under its old name here
 from .types import BOAlgorithm, Problem
 
 LOG_FLOOR = 1e-12
@@ -42,10 +47,10 @@ class ComparisonResult:
         histories: method -> dict of numpy arrays ``x (S, n, d)``, ``y``, ``f``, ``best_f``,
             ``valid`` (``S`` seeds, ``n`` evaluations).
         final: method -> ``(S,)`` final simple regret (or final best f).
-        ks: method -> KS normality p-value (Table 3.1).
-        welch: baseline -> ``{"p": ..., "p_bh": ..., "reject": bool}`` (Table 3.2).
+        ks: method -> KS normality p-value (thesis Table 3.1).
+        welch: baseline -> ``{"p": ..., "p_bh": ..., "reject": bool}`` (thesis Table 3.2).
         reference: the method the baselines are tested against.
-        timings: method -> ``{"compile_s", "run_s"}``.
+        timings: method -> ``{"compile_s", "run_s", "wall_s"}`` seconds (:func:`run_methods`).
         n_init, n_evaluations: per seed.
         metric: what ``final`` holds (e.g. ``"simple regret"`` or
             ``"log10 best positive regret plus violation"``).
@@ -65,83 +70,45 @@ class ComparisonResult:
     metric: str = "simple regret"
 
 
-def statistics(final: Mapping[str, np.ndarray], reference: str, alpha: float = 0.05) -> tuple[dict, dict]:
-    """The thesis' statistics on final values (smaller is better).
-
-    Args:
-        final: method -> ``(S,)`` final values, ``S >= 3`` finite values each.
-        reference: the method tested against (must be in ``final``).
-        alpha: Benjamini-Hochberg level.
-
-    Returns:
-        ``(ks, welch)``: ``ks[method]`` KS p-value; ``welch[baseline] = {"p", "p_bh",
-        "reject"}`` for every method except ``reference``.
-
-    A test that is undefined for the data (constant samples, e.g. every seed at regret 0, or
-    non-finite values) gives ``nan`` and never rejects.
-
-    Raises:
-        ValueError: ``reference`` missing.
-    """
-    if reference not in final:
-        raise ValueError(f"reference {reference!r} is not among the methods {sorted(final)}")
-    ks = {m: _or_nan(analysis.ks_normality, v) for m, v in final.items()}
-    baselines = [m for m in final if m != reference]
-    p = np.array([_or_nan(analysis.welch_one_sided, final[b], final[reference]) for b in baselines])
-    welch = {}
-    if baselines:
-        # an undefined test (zero variances, non-finite values) can never reject
-        reject, adjusted = analysis.benjamini_hochberg(np.where(np.isnan(p), 1.0, p), alpha)
-        for b, pi, pa, r in zip(baselines, p, adjusted, reject):
-            welch[b] = {"p": float(pi), "p_bh": float(pa) if np.isfinite(pi) else float("nan"),
-                        "reject": bool(r) and bool(np.isfinite(pi))}
-    return ks, welch
-
-
-def _or_nan(test, *samples) -> float:
-    """A test's p-value, or NaN where it is undefined (constant or non-finite samples)."""
-    try:
-        return float(test(*samples))
-    except ValueError:
-        return float("nan")
-
-
-def compare(
+def run_methods(
     problem: Problem,
     algorithms: Mapping[str, BOAlgorithm],
+    keys,
     *,
     n_init: int,
     n_iter: int,
-    seeds: int,
-    seed: int = 0,
-    reference: Optional[str] = None,
-    alpha: float = 0.05,
     progress: bool = True,
     verbose: bool = True,
-) -> ComparisonResult:
-    """Run ``algorithms`` on ``problem`` over ``seeds`` seeds and compute Tables 3.1/3.2.
+) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, float]]]:
+    """Run each algorithm on ``problem`` for every key and time compilation and run apart.
 
-    Every method gets the keys ``split(key(seed), seeds)``, hence the same initial design per
-    seed, and is run with ``jax.vmap`` over the keys (one compilation per method). A batch
-    algorithm (``batch_size = q > 1``) gets ``ceil(n_iter / q)`` iterations so that every
-    method has at least ``n_init + n_iter`` evaluations; all are cut to the same length.
+    The one timing loop of nbo_jax: :func:`compare` and the ``nbo-jax run`` command use it.
+    Every method gets the same keys, hence the same initial design per seed, and is run with
+    ``jax.jit(jax.vmap(run_bo))`` compiled ahead of time (``lower(keys).compile()``), so the
+    compile time is not counted in the run time. A batch algorithm (``q = BOAlgorithm.q > 1``
+    points per iteration) gets ``ceil(n_iter / q)`` iterations so that it has at least
+    ``n_init + n_iter`` evaluations; every history is cut to that length.
 
     Args:
         problem: the problem (minimized).
-        algorithms: name -> :class:`BOAlgorithm` (names label tables and plots).
+        algorithms: name -> :class:`BOAlgorithm` (names without ``"__"``, the separator of
+            :func:`nbo_jax.analysis.save_results`).
+        keys: ``(S,)`` PRNG keys, one per seed (e.g. ``jax.random.split(jax.random.key(seed), S)``).
         n_init, n_iter: initial points and evaluations after them, per seed.
-        seeds: number of seeds ``S`` (>= 3 for the statistics).
-        seed: base seed.
-        reference: method the baselines are tested against (default: the first one).
-        alpha: Benjamini-Hochberg level.
-        progress: tqdm bars per method; verbose: print a line per method.
+        progress: tqdm bars per method; verbose: print a line per method before and after
+            its run (seconds, and the number of NaN/inf observations).
 
     Returns:
-        :class:`ComparisonResult`.
+        ``(histories, timings)``: ``histories[name]`` the numpy fields of the vmapped
+        :class:`~nbo_jax.types.History` (:func:`nbo_jax.analysis.history_to_numpy`; ``x``
+        ``(S, n_init + n_iter, d)``, ``y``/``f``/``best_f``/``valid`` ``(S, n_init + n_iter)``);
+        ``timings[name] = {"compile_s", "run_s", "wall_s"}`` in seconds (``wall_s`` is
+        their sum).
 
     Raises:
-        ValueError / TypeError: empty ``algorithms``, an unknown ``reference``, ``seeds < 3``,
-        or the errors of :func:`nbo_jax.run_bo` (raised before anything runs).
+        ValueError / TypeError: no algorithms, a name with ``"__"``, or the errors of
+        :func:`nbo_jax.run_bo` on the algorithms, the problem or the counts, all raised
+        before anything runs.
     """
     import jax
 
@@ -158,20 +125,16 @@ def compare(
         _check_pair(algo, problem)
     n_init = _check_count("n_init", n_init, 1)
     n_iter = _check_count("n_iter", n_iter, 0)
-    seeds = _check_count("seeds", seeds, 3)
-    reference = reference or next(iter(algorithms))
-    if reference not in algorithms:
-        raise ValueError(f"reference {reference!r} is not among the algorithms {sorted(algorithms)}")
 
-    keys = jax.random.split(jax.random.key(seed), seeds)
+    n_seeds = len(keys)
     n_total = n_init + n_iter
     histories, timings = {}, {}
     for name, algo in algorithms.items():
-        q = algo.batch_size
+        q = algo.q
         iters = -(-n_iter // q)
         if verbose:
-            print(f"running {name} on {problem.name} (d={problem.dim}) x {seeds} seeds "
-                  f"({n_init} initial + {iters * q} evaluations)", flush=True)
+            print(f"running {name} on {problem.name} (d={problem.dim}) x {n_seeds} seeds "
+                  f"({n_init} initial + {iters * q} evaluations each)", flush=True)
 
         def one(key, algo=algo, iters=iters):
             return run_bo(key, algo, problem, n_init=n_init, n_iter=iters, progress=progress)
@@ -183,19 +146,74 @@ def compare(
         t2 = time.perf_counter()
         arrays = analysis.history_to_numpy(hist)
         histories[name] = {k: v[:, :n_total] for k, v in arrays.items()}
-        timings[name] = {"compile_s": t1 - t0, "run_s": t2 - t1}
+        timings[name] = {"compile_s": t1 - t0, "run_s": t2 - t1, "wall_s": t2 - t0}
         if verbose:
-            print(f"  {name}: compile {t1 - t0:.1f} s, run {t2 - t1:.1f} s", flush=True)
+            n_bad = int(np.sum(~histories[name]["valid"]))
+            print(f"  {name}: compile {t1 - t0:.2f} s, run {t2 - t1:.2f} s; "
+                  f"NaN/inf observations: {n_bad} of {n_seeds * n_total}", flush=True)
+    return histories, timings
 
+
+def compare(
+    problem: Problem,
+    algorithms: Mapping[str, BOAlgorithm],
+    *,
+    n_init: int,
+    n_iter: int,
+    seeds: int,
+    seed: int = 0,
+    reference: Optional[str] = None,
+    alpha: float = 0.05,
+    progress: bool = True,
+    verbose: bool = True,
+) -> ComparisonResult:
+    """Run ``algorithms`` on ``problem`` over ``seeds`` seeds and compute the statistics of
+    Phan-Trong 2024 (PhD thesis), Section 3.5.2, Tables 3.1 and 3.2.
+
+    Every method gets the keys ``split(key(seed), seeds)``, hence the same initial design per
+    seed, and is run by :func:`run_methods` (vmapped over the keys, one compilation per
+    method; a batch algorithm gets ``ceil(n_iter / q)`` iterations, cut to the same length).
+
+    Args:
+        problem: the problem (minimized).
+        algorithms: name -> :class:`BOAlgorithm` (names label tables and plots).
+        n_init, n_iter: initial points and evaluations after them, per seed.
+        seeds: number of seeds ``S`` (>= 3 for the statistics).
+        seed: base seed.
+        reference: method the baselines are tested against (default: the first one).
+        alpha: Benjamini-Hochberg level.
+        progress: tqdm bars per method; verbose: print a line per method.
+
+    Returns:
+        :class:`ComparisonResult`.
+
+    Raises:
+        ValueError / TypeError: empty ``algorithms``, an unknown ``reference``, ``seeds < 3``,
+        or the errors of :func:`run_methods` (all raised before anything runs).
+    """
+    import jax
+
+    from .loop import _check_count
+
+    if not algorithms:
+        raise ValueError("algorithms must name at least one method")
+    seeds = _check_count("seeds", seeds, 3)
+    reference = reference or next(iter(algorithms))
+    if reference not in algorithms:
+        raise ValueError(f"reference {reference!r} is not among the algorithms {sorted(algorithms)}")
+
+    keys = jax.random.split(jax.random.key(seed), seeds)
+    histories, timings = run_methods(problem, algorithms, keys, n_init=n_init, n_iter=n_iter,
+                                     progress=progress, verbose=verbose)
     fstar = problem.optimal_value
     final = analysis.final_values(histories, fstar)
     metric = analysis.metric_curves(histories, fstar)[1]
     if problem.constraints is not None and fstar is not None:
         final = {m: np.log10(np.maximum(v, LOG_FLOOR)) for m, v in final.items()}
         metric = "log10 " + metric
-    ks, welch = statistics(final, reference, alpha) if seeds >= 3 else ({}, {})
+    ks, welch = statistics(final, reference, alpha)
     return ComparisonResult(problem.name, problem.dim, fstar, histories, final, ks, welch, reference,
-                            timings, n_init, n_total, metric)
+                            timings, n_init, n_init + n_iter, metric)
 
 
 # --------------------------------------------------------------------------- tables
@@ -204,15 +222,31 @@ def _p(p: float) -> str:
 
 
 def ks_table(results: Sequence[ComparisonResult]) -> tuple[list[str], list[list[str]]]:
-    """Table 3.1: one row per (problem, d), one column per method: the KS p-value."""
+    """Table 3.1 of Phan-Trong 2024 (PhD thesis), Section 3.5.2: one row per (problem, d), one
+    column per method: the KS normality p-value of the final values.
+
+    Args:
+        results: the comparisons, one per problem.
+
+    Returns:
+        ``(header, rows)`` of strings, for :func:`markdown` (``nbo_jax.analysis.markdown_table``).
+    """
     methods = _methods(results)
     rows = [[r.problem, str(r.dim)] + [_p(r.ks[m]) if m in r.ks else "" for m in methods] for r in results]
     return ["problem", "d"] + methods, rows
 
 
 def welch_table(results: Sequence[ComparisonResult]) -> tuple[list[str], list[list[str]]]:
-    """Table 3.2: one row per (problem, d), one column per baseline: ``(p, T|F)`` with the
-    raw one-sided Welch p-value and the Benjamini-Hochberg decision."""
+    """Table 3.2 of Phan-Trong 2024 (PhD thesis), Section 3.5.2 (Table 4.2 for constrained
+    problems): one row per (problem, d), one column per baseline: ``(p, T|F)`` with the raw
+    one-sided Welch p-value and the Benjamini-Hochberg decision.
+
+    Args:
+        results: the comparisons, one per problem.
+
+    Returns:
+        ``(header, rows)`` of strings, for :func:`markdown` (``nbo_jax.analysis.markdown_table``).
+    """
     baselines = [m for m in _methods(results) if all(m != r.reference for r in results)]
     rows = []
     for r in results:
@@ -225,7 +259,14 @@ def welch_table(results: Sequence[ComparisonResult]) -> tuple[list[str], list[li
 
 
 def summary_table(results: Sequence[ComparisonResult]) -> tuple[list[str], list[list[str]]]:
-    """Median [q25, q75] of the final metric (``result.metric``) per (problem, d) and method."""
+    """Median [q25, q75] of the final metric (``result.metric``) per (problem, d) and method.
+
+    Args:
+        results: the comparisons, one per problem.
+
+    Returns:
+        ``(header, rows)`` of strings, for :func:`markdown` (``nbo_jax.analysis.markdown_table``).
+    """
     methods = _methods(results)
     rows = []
     for r in results:
@@ -250,16 +291,22 @@ def _methods(results) -> list[str]:
     return seen
 
 
-def markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A Markdown table."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def write_tables(results: Sequence[ComparisonResult], out_dir, *, reference: Optional[str] = None) -> dict:
-    """Write ``table_summary.md``, ``table_ks.md``/``.csv`` and ``table_welch.md``/``.csv``
-    (the Welch CSV has numeric columns ``p``, ``p_bh``, ``reject``); return their paths."""
+    """Write ``table_summary.md``, ``table_ks.md``/``.csv`` and ``table_welch.md``/``.csv``.
+
+    Args:
+        results: the comparisons, one per problem (rows of the tables).
+        out_dir: output folder (created if needed; files overwritten).
+        reference: named in the Welch caption; default: the first result's reference.
+
+    Returns:
+        ``{"summary_md", "ks_md", "welch_md", "welch_csv", "ks_csv"}`` -> paths. The Welch CSV
+        has numeric columns ``p``, ``p_bh``, ``reject``; the KS CSV ``ks_p``, ``median``,
+        ``q25``, ``q75``.
+
+    Raises:
+        OSError: ``out_dir`` cannot be created or written.
+    """
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     ref = reference or (results[0].reference if results else "")
@@ -267,8 +314,10 @@ def write_tables(results: Sequence[ComparisonResult], out_dir, *, reference: Opt
     metric = " / ".join(sorted({r.metric for r in results})) or "simple regret"
     constrained = "violation" in metric
     captions = {
-        "ks": f"Table 3.1 analogue: Kolmogorov-Smirnov normality p-values of the final {metric}.",
-        "welch": f"Table {'4.2' if constrained else '3.2'} analogue: one-sided Welch t-tests on the final "
+        "ks": f"Table 3.1 analogue (Phan-Trong 2024, PhD thesis, Section 3.5.2): Kolmogorov-Smirnov "
+              f"normality p-values of the final {metric}.",
+        "welch": f"Table {'4.2' if constrained else '3.2'} analogue (Phan-Trong 2024, PhD thesis, Section "
+                 f"{'4.3' if constrained else '3.5.2'}): one-sided Welch t-tests on the final "
                  f"{metric}, H0: mean_baseline <= mean_{ref}; "
                  "cell = (p-value, Benjamini-Hochberg decision at 0.05; T = H0 rejected).",
         "summary": f"Final {metric}: median [25%, 75%] over seeds.",
@@ -298,8 +347,23 @@ def _write_csv(path: pathlib.Path, header: Sequence[str], rows) -> pathlib.Path:
 
 
 def save(result: ComparisonResult, out_dir, config: Optional[dict] = None, *, title: Optional[str] = None) -> dict:
-    """Histories (``histories.npz``, ``config.json``, ``summary.md`` via
-    :func:`nbo_jax.analysis.save_results`), the regret plot ``regret.png`` and the tables."""
+    """Write a comparison: histories (``histories.npz``, ``config.json``, ``summary.md`` via
+    :func:`nbo_jax.analysis.save_results`), the regret plot ``regret.png`` and the tables
+    (:func:`write_tables`).
+
+    Args:
+        result: what :func:`compare` returned.
+        out_dir: output folder (created if needed; files overwritten).
+        config: extra configuration stored in ``config.json`` (the problem, dimension,
+            reference and counts are added).
+        title: plot title; default ``"<problem> (d=<dim>)"``.
+
+    Returns:
+        name -> path of every file written.
+
+    Raises:
+        OSError: ``out_dir`` cannot be created or written.
+    """
     out = pathlib.Path(out_dir)
     cfg = dict(config or {})
     cfg.update(problem=result.problem, dim=result.dim, reference=result.reference, n_init=result.n_init,

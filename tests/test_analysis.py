@@ -232,3 +232,69 @@ def test_load_results_errors(tmp_path):
         analysis.save_results(tmp_path, {"a__b": {"x": 1}}, {})
     with pytest.raises(ValueError, match="empty"):
         analysis.save_results(tmp_path, {}, {})
+
+
+# --------------------------------------------------------------------------- package layout
+def test_public_names_and_submodules():
+    from nbo_jax.analysis import metrics, plots, results, stats, tables
+
+    for name in analysis.__all__:
+        assert getattr(analysis, name) is not None, name
+    assert analysis.simple_regret is metrics.simple_regret
+    assert analysis.ks_normality is stats.ks_normality and analysis.statistics is stats.statistics
+    assert analysis.format_table is tables.format_table and analysis.markdown_table is tables.markdown_table
+    assert analysis.plot_regret is plots.plot_regret
+    assert analysis.save_results is results.save_results and analysis.HISTORY_FIELDS == results.HISTORY_FIELDS
+    assert not hasattr(analysis, "compare")  # running comparisons is nbo_jax.comparison.compare
+
+
+def test_analysis_does_not_import_comparison():
+    """No import cycle: nothing in nbo_jax/analysis/ imports nbo_jax.comparison (or the CLI)."""
+    import ast
+    import pathlib
+
+    folder = pathlib.Path(analysis.__file__).parent
+    for path in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [a.name for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            assert not any("comparison" in n or n.endswith("cli") for n in names), (path.name, names)
+
+
+# --------------------------------------------------------------------------- table renderer
+def test_markdown_table_aligns_cells():
+    table = analysis.markdown_table(["problem", "d", "p"], [["branin", 2, 0.0123456], ["ackley", 10, None]])
+    lines = table.splitlines()
+    assert len(lines) == 4 and len({len(line) for line in lines}) == 1
+    assert lines == ["| problem |  d |       p |",
+                     "|---------|---:|--------:|",  # numeric columns right-aligned
+                     "| branin  |  2 | 0.01235 |",  # floats with ".4g"
+                     "| ackley  | 10 |         |"]  # None left blank
+    # header only, and the errors
+    assert analysis.markdown_table(["a", "b"], []).splitlines() == ["| a | b |", "|---|---|"]
+    with pytest.raises(ValueError, match="row 0"):
+        analysis.markdown_table(["a", "b"], [["x"]])
+    with pytest.raises(ValueError, match="header"):
+        analysis.markdown_table([], [])
+    with pytest.raises(ValueError, match="empty"):
+        analysis.format_table([])
+
+
+def test_comparison_tables_use_the_same_renderer():
+    from nbo_jax import comparison
+
+    assert comparison.markdown is analysis.markdown_table
+    rows = analysis.summarize({"m": [1.0, 2.0]})
+    columns = list(rows[0])
+    assert analysis.format_table(rows) == analysis.markdown_table(columns, [[r[c] for c in columns] for r in rows])
+
+
+def test_wall_seconds():
+    timings = {"a": 1.5, "b": {"compile_s": 1.0, "run_s": 2.0, "wall_s": 3.0}, "c": {"compile_s": 1.0},
+               "d": None, "e": "nan", "f": np.float32(0.5)}
+    assert analysis.wall_seconds(timings) == {"a": 1.5, "b": 3.0, "f": 0.5}
+    assert analysis.wall_seconds(None) == {}

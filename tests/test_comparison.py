@@ -41,7 +41,7 @@ def test_statistics_match_scipy_and_bh():
 def test_compare_shares_initial_points_and_writes_tables(tmp_path):
     problem = nbo.benchmarks.get("branin", noise_std="paper")
     algos = {"neural-bo": nbo.neural_bo(**SMALL), "random": nbo.random_search()}
-    res = nbo.analysis.compare(problem, algos, n_init=4, n_iter=6, seeds=4, progress=False, verbose=False)
+    res = comparison.compare(problem, algos, n_init=4, n_iter=6, seeds=4, progress=False, verbose=False)
     hb, hr = res.histories["neural-bo"], res.histories["random"]
     assert hb["x"].shape == (4, 10, 2) and hr["x"].shape == (4, 10, 2)
     np.testing.assert_array_equal(hb["x"][:, :4], hr["x"][:, :4])
@@ -55,9 +55,9 @@ def test_compare_shares_initial_points_and_writes_tables(tmp_path):
     rows = list(csv.DictReader(paths["welch_csv"].open()))
     assert rows[0]["baseline"] == "random" and float(rows[0]["p"]) == pytest.approx(res.welch["random"]["p"])
     with pytest.raises(ValueError, match="reference"):
-        nbo.analysis.compare(problem, algos, n_init=2, n_iter=1, seeds=3, reference="gp-ei")
+        comparison.compare(problem, algos, n_init=2, n_iter=1, seeds=3, reference="gp-ei")
     with pytest.raises(ValueError, match="seeds"):
-        nbo.analysis.compare(problem, algos, n_init=2, n_iter=1, seeds=2)
+        comparison.compare(problem, algos, n_init=2, n_iter=1, seeds=2)
 
 
 def test_cli_compare(tmp_path, capsys):
@@ -87,12 +87,8 @@ def _batch_random(q):
     def ask(state, key):
         return jax.vmap(lambda k: base.ask(state, k))(jax.random.split(key, q))
 
-    def tell(state, x, y):
-        for j in range(q):
-            state = base.tell(state, x[j], y[j])
-        return state
-
-    return BOAlgorithm(base.init, ask, tell, "batch-random", None, q)
+    # random search's tell takes the q rows of a batch at once (x (q, d), y (q,))
+    return BOAlgorithm(base.init, ask, base.tell, "batch-random", None, q)
 
 
 def test_run_bo_batch_algorithm():
@@ -102,7 +98,7 @@ def test_run_bo_batch_algorithm():
     np.testing.assert_allclose(hist.f, jax.vmap(problem.objective)(hist.x), rtol=1e-6)
     assert len(np.unique(np.asarray(hist.x[2:, 0]))) == 12
     # compare() gives a batch method ceil(n_iter / q) iterations, cut to the common length
-    res = nbo.analysis.compare(problem, {"random": nbo.random_search(), "batch": _batch_random(3)},
+    res = comparison.compare(problem, {"random": nbo.random_search(), "batch": _batch_random(3)},
                                n_init=2, n_iter=5, seeds=3, progress=False, verbose=False)
     assert res.histories["batch"]["x"].shape == res.histories["random"]["x"].shape == (3, 7, 2)
 
