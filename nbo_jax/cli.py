@@ -8,9 +8,13 @@ Examples::
 
 ``run`` builds each algorithm once, runs it on ``--seeds`` seeds at once (``jax.vmap`` of
 ``run_bo`` over ``jax.random.split(jax.random.key(seed), seeds)``, so every algorithm sees
-the same initial designs), prints a summary table of the final simple regret, and writes
-``histories.npz``, ``config.json``, ``summary.md`` and ``regret.png`` (see
-:mod:`nbo_jax.analysis`). Errors in the options exit with status 2 before anything runs.
+the same initial designs; :func:`nbo_jax.comparison.run_methods`, the loop ``compare`` uses
+too), prints a summary table of the final simple regret, and writes ``histories.npz``,
+``config.json``, ``summary.md`` and ``regret.png`` (see :mod:`nbo_jax.analysis`).
+
+Errors in the options exit with status 2 before anything runs; so does an output folder
+(``--out``) that cannot be created or written, which is checked with a probe file before any
+computation.
 """
 
 from __future__ import annotations
@@ -20,10 +24,8 @@ import datetime as _dt
 import math
 import pathlib
 import sys
-import time
+import tempfile
 from typing import Optional, Sequence
-
-import numpy as np
 
 from . import analysis
 
@@ -59,14 +61,15 @@ def _add_experiment_options(group, *, noise, seeds: int, min_seeds: int, out: st
                        help="input dimension (required for any-dimension problems such as ackley)")
     group.add_argument("--noise", type=_noise, default=noise,
                        help="observation noise std: a number >= 0, or 'paper' (variance = 1%% of the "
-                       "function range, SPEC.md section 0)")
+                       "function range, as in Phan-Trong et al. 2023, Section 7)")
     group.add_argument("--n-init", type=int, default=10, help="number of uniform initial points (>= 1)")
     group.add_argument("--iterations", type=int, default=200,
                        help="number of BO iterations after the initial design (>= 0)")
     group.add_argument("--seeds", type=int, default=seeds,
                        help=f"number of seeds (independent runs, vmapped) (>= {min_seeds})")
     group.add_argument("--seed", type=int, default=0, help="base seed: keys = split(key(seed), seeds)")
-    group.add_argument("--out", default=None, help=f"output folder (default: {out})")
+    group.add_argument("--out", default=None,
+                       help=f"output folder, created and checked for writing before anything runs (default: {out})")
     group.add_argument("--x64", action="store_true", help="enable float64 (jax_enable_x64) for the runs")
 
 
@@ -102,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     nb.add_argument("--posterior", default="auto", choices=("auto", "full", "diagonal", "dual"),
                     help="feature-space posterior: full (Sherman-Morrison), diagonal, dual (Cholesky), auto")
     nb.add_argument("--preset", default="default", choices=("default", "paper"),
-                    help="'paper': no biases, SGD, restart from theta_0, uniform candidates; "
+                    help="'paper': the settings of Phan-Trong et al. 2023, Section 7 (no biases, SGD, "
+                    "restart from theta_0, uniform candidates); "
                     "'default': biases, Adam, warm start, a quarter local candidates")
     nb.add_argument("--candidates", type=int, default=None,
                     help="raw samples scored per iteration (the acquisition optimizer's raw_samples; its other "
@@ -112,11 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     cmp_ = sub.add_parser(
         "compare",
-        help="compare algorithms on a benchmark with the thesis' statistics (KS, Welch, BH)",
+        help="compare algorithms on a benchmark with the statistics of Phan-Trong 2024 (PhD thesis): "
+        "KS, Welch, BH",
         description="Run every algorithm on the same seeds (same initial points per seed, vmapped), "
-        "then write the histories, regret.png, and the thesis' tables (Table 3.1: KS normality "
-        "p-values; Table 3.2: one-sided Welch t-tests of each baseline against --reference with "
-        "Benjamini-Hochberg T/F) as Markdown and CSV.",
+        "then write the histories, regret.png, and the tables of Phan-Trong 2024 (PhD thesis), "
+        "Section 3.5.2 (Table 3.1: KS normality p-values; Table 3.2: one-sided Welch t-tests of each "
+        "baseline against --reference with Benjamini-Hochberg T/F; Table 4.2 for constrained "
+        "problems) as Markdown and CSV.",
         formatter_class=_HelpFormatter,
     )
     c = cmp_.add_argument_group("experiment")
@@ -210,6 +216,28 @@ def _curves(histories, optimal_value):
     return curves, label, note
 
 
+def _writable_dir(path: pathlib.Path, parser, option: str) -> pathlib.Path:
+    """Create ``path`` (and its parents) and write and remove a probe file in it, so that an
+    unwritable output folder fails before any computation; exits with status 2 naming
+    ``option`` when it cannot be written."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".nbo-jax-write-probe-") as probe:
+            probe.write(b"probe")
+            probe.flush()
+    except OSError as err:
+        parser.error(f"{option} {str(path)!r} cannot be written ({err.strerror or err}); nothing was run")
+    return path
+
+
+def _output_dir(args, parser, default_name: str) -> pathlib.Path:
+    """``--out``, or ``nbo_results/<default_name>_<date-time>``, created and checked for writing
+    (:func:`_writable_dir`)."""
+    out = pathlib.Path(args.out) if args.out else pathlib.Path(
+        "nbo_results", f"{default_name}_{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
+    return _writable_dir(out, parser, "--out")
+
+
 def _title(cfg: dict) -> str:
     noise = cfg.get("noise")
     noise_txt = f"noise {noise}" if noise == "paper" else f"noise std {cfg.get('noise_std', noise)}"
@@ -265,8 +293,6 @@ def _build_algorithms(args, parser) -> dict:
 def _cmd_run(args, parser, argv) -> int:
     import jax
 
-    from .loop import run_bo
-
     _validate_counts(args, parser)
     algos = _build_algorithms(args, parser)
     old_x64 = bool(jax.config.jax_enable_x64)
@@ -274,36 +300,19 @@ def _cmd_run(args, parser, argv) -> int:
         problem = _problem_from_args(args, parser)
         _check_constrained(algos, problem, parser, "--algorithm")
         _attach_pde(algos, problem, parser, "--algorithm")
-        return _run_all(args, argv, algos, problem, run_bo)
+        out = _output_dir(args, parser, f"{problem.name}_d{problem.dim}")
+        return _run_all(args, argv, algos, problem, out)
     finally:
         jax.config.update("jax_enable_x64", old_x64)
 
 
-def _run_all(args, argv, algos, problem, run_bo) -> int:
+def _run_all(args, argv, algos, problem, out: pathlib.Path) -> int:
     import jax
 
-    out = pathlib.Path(args.out) if args.out else pathlib.Path(
-        "nbo_results", f"{problem.name}_d{problem.dim}_{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
+    from .comparison import run_methods
+
     keys = jax.random.split(jax.random.key(args.seed), args.seeds)
-    histories, timings = {}, {}
-    n_total = args.seeds * (args.n_init + args.iterations)
-    for name, algo in algos.items():
-        print(f"running {name} on {problem.name} (d={problem.dim}) x {args.seeds} seeds "
-              f"({args.n_init} initial + {args.iterations} iterations each)", flush=True)
-
-        def one(key, algo=algo):
-            return run_bo(key, algo, problem, n_init=args.n_init, n_iter=args.iterations, progress=True)
-
-        t0 = time.perf_counter()
-        compiled = jax.jit(jax.vmap(one)).lower(keys).compile()
-        t1 = time.perf_counter()
-        hist = jax.block_until_ready(compiled(keys))
-        t2 = time.perf_counter()
-        histories[name] = analysis.history_to_numpy(hist)
-        timings[name] = {"compile_s": t1 - t0, "run_s": t2 - t1, "wall_s": t2 - t0}
-        n_bad = int(np.sum(~histories[name]["valid"]))
-        print(f"  {name}: compile {t1 - t0:.2f} s, run {t2 - t1:.2f} s; "
-              f"NaN/inf observations: {n_bad} of {n_total}", flush=True)
+    histories, timings = run_methods(problem, algos, keys, n_init=args.n_init, n_iter=args.iterations)
 
     fstar = problem.optimal_value
     config = {
@@ -322,15 +331,13 @@ def _run_all(args, argv, algos, problem, run_bo) -> int:
         "x64": bool(args.x64),
         "neural_bo": {k: getattr(args, k) for k in NEURAL_BO_OPTIONS} if "neural-bo" in algos else None,
     }
-    wall = {m: t["wall_s"] for m, t in timings.items()}
-    rows = analysis.summary_rows(histories, fstar, wall)
-    metric = "final simple regret (best f - f*)" if fstar is not None else "final best f (optimal value unknown)"
-    print(f"\n{metric} after {args.n_init + args.iterations} evaluations, {args.seeds} seeds "
+    rows = analysis.summary_rows(histories, fstar, analysis.wall_seconds(timings))
+    curves, ylabel, note = _curves(histories, fstar)
+    print(f"\nfinal {ylabel} after {args.n_init + args.iterations} evaluations, {args.seeds} seeds "
           "(wall_s: compile + run seconds):")
     print(analysis.format_table(rows))
     paths = analysis.save_results(out, histories, config, optimal_value=fstar, seed=args.seed, keys=keys,
                                   timings=timings)
-    curves, ylabel, note = _curves(histories, fstar)
     if note:
         print(note)
     paths["plot"] = analysis.plot_regret(curves, out / "regret.png", title=_title(config), n_init=args.n_init,
@@ -428,8 +435,7 @@ def _cmd_compare(args, parser, argv) -> int:
         problem = _problem_from_args(args, parser)
         _check_constrained(built, problem, parser, "--algorithms")
         _attach_pde(built, problem, parser, "--algorithms", options)
-        out = pathlib.Path(args.out) if args.out else pathlib.Path(
-            "nbo_results", f"compare_{problem.name}_d{problem.dim}_{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
+        out = _output_dir(args, parser, f"compare_{problem.name}_d{problem.dim}")
         result = comparison.compare(problem, built, n_init=args.n_init, n_iter=args.iterations, seeds=args.seeds,
                                     seed=args.seed, reference=reference, alpha=args.alpha)
         config = {"command": "compare", "argv": list(argv) if argv is not None else sys.argv[1:],
@@ -437,11 +443,13 @@ def _cmd_compare(args, parser, argv) -> int:
                   "n_seeds": args.seeds, "seed": args.seed, "alpha": args.alpha, "x64": bool(args.x64)}
         paths = comparison.save(result, out, config,
                                 title=f"{problem.name} (d={problem.dim}), {args.seeds} seeds, noise std {problem.noise_std:.3g}")
-        for name, fn in (("final simple regret, median [q25, q75]", comparison.summary_table),
-                         ("Table 3.1: KS normality p-values", comparison.ks_table),
-                         (f"Table 3.2: one-sided Welch t-tests vs {reference} (p, BH decision)", comparison.welch_table)):
+        welch_no = "4.2" if problem.constraints is not None else "3.2"
+        for name, fn in ((f"final {result.metric}, median [q25, q75]", comparison.summary_table),
+                         ("Table 3.1 (Phan-Trong 2024, PhD thesis): KS normality p-values", comparison.ks_table),
+                         (f"Table {welch_no} (Phan-Trong 2024, PhD thesis): one-sided Welch t-tests vs {reference} "
+                          "(p, BH decision)", comparison.welch_table)):
             print(f"\n{name}:")
-            print(comparison.markdown(*fn([result])))
+            print(analysis.markdown_table(*fn([result])))
         print("\nwrote:")
         for kind, path in paths.items():
             print(f"  {kind}: {path}")
@@ -461,17 +469,13 @@ def _cmd_plot(args, parser) -> int:
         parser.error(f"DIR {str(directory)!r} has no readable results: {err}")
     cfg = record.get("config", {})
     fstar = record.get("optimal_value", cfg.get("optimal_value"))
-    wall = {}
-    for method, t in (record.get("timings") or {}).items():
-        t = t.get("wall_s") if isinstance(t, dict) else t
-        if isinstance(t, (int, float)):
-            wall[method] = t
-    rows = analysis.summary_rows(histories, fstar, wall)
+    rows = analysis.summary_rows(histories, fstar, analysis.wall_seconds(record.get("timings")))
     print(record.get("metric", "final simple regret") + f" ({directory}):")
     print(analysis.format_table(rows))
     curves, ylabel, note = _curves(histories, fstar)
     if note:
         print(note)
+    _writable_dir(directory, parser, "DIR")
     path = analysis.plot_regret(curves, directory / "regret.png", title=_title(cfg) if cfg else None,
                                 n_init=cfg.get("n_init"), log=not args.linear, ylabel=ylabel)
     print(f"\nwrote:\n  plot: {path}")

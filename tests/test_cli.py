@@ -3,6 +3,7 @@
 import contextlib
 import io
 import json
+import os
 
 import numpy as np
 import pytest
@@ -29,6 +30,7 @@ def test_run_writes_results(tiny_run):
     assert code == 0
     for name in ("histories.npz", "config.json", "summary.md", "regret.png"):
         assert (out / name).is_file() and (out / name).stat().st_size > 0, name
+    assert sorted(p.name for p in out.iterdir()) == ["config.json", "histories.npz", "regret.png", "summary.md"]
     histories, record = analysis.load_results(out)
     assert list(histories) == ["neural-bo", "random"]
     fstar = benchmarks.get("branin").optimal_value
@@ -191,3 +193,78 @@ def test_plot_unknown_optimum(tmp_path, capsys):
     (row,) = [line for line in text.splitlines() if line.startswith("| random")]
     assert float(row.split("|")[3]) == pytest.approx(-0.25)  # median of the final best f (-1, 0.5)
     assert (tmp_path / "regret.png").stat().st_size > 1000
+
+
+def _no_compute(monkeypatch):
+    """Make every way the CLI runs BO fail loudly."""
+    import nbo_jax.comparison
+    import nbo_jax.loop
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("BO ran before --out was checked")
+
+    monkeypatch.setattr(nbo_jax.loop, "run_bo", refuse)
+    monkeypatch.setattr(nbo_jax.comparison, "run_methods", refuse)
+    monkeypatch.setattr(nbo_jax.comparison, "compare", refuse)
+
+
+COMMANDS = {
+    "run": ["run", "--problem", "branin", "--algorithm", "random", "--seeds", "2", "--n-init", "2", "--iterations", "1"],
+    "compare": ["compare", "--problem", "branin", "--algorithms", "random", "--seeds", "3", "--n-init", "2",
+                "--iterations", "1"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_out_under_a_file_fails_before_any_compute(command, tmp_path, monkeypatch, capsys):
+    _no_compute(monkeypatch)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    out = blocker / "results"
+    with pytest.raises(SystemExit) as exc:
+        main([*COMMANDS[command], "--out", str(out)])
+    assert exc.value.code == 2
+    captured = capsys.readouterr()
+    assert "--out" in captured.err and str(out) in captured.err and "cannot be written" in captured.err
+    assert "running" not in captured.out
+    assert blocker.read_text() == "not a folder"
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root writes into read-only folders, so chmod cannot block it")
+def test_read_only_out_fails_before_any_compute(tmp_path, monkeypatch, capsys):
+    _no_compute(monkeypatch)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    os.chmod(locked, 0o555)
+    try:
+        for out in (locked, locked / "sub"):
+            with pytest.raises(SystemExit) as exc:
+                main([*COMMANDS["run"], "--out", str(out)])
+            assert exc.value.code == 2
+            err = capsys.readouterr().err
+            assert "--out" in err and str(out) in err and "cannot be written" in err
+        assert list(locked.iterdir()) == []
+    finally:
+        os.chmod(locked, 0o755)
+
+
+def test_run_and_compare_share_the_timing_loop(tmp_path, monkeypatch, capsys):
+    """Both commands run BO through comparison.run_methods (one compile/run timing loop)."""
+    import nbo_jax.comparison
+
+    calls = []
+    real = nbo_jax.comparison.run_methods
+
+    def spy(problem, algorithms, keys, **kwargs):
+        calls.append((list(algorithms), len(keys), kwargs["n_init"], kwargs["n_iter"]))
+        return real(problem, algorithms, keys, **kwargs)
+
+    monkeypatch.setattr(nbo_jax.comparison, "run_methods", spy)
+    assert main([*COMMANDS["run"], "--out", str(tmp_path / "run")]) == 0
+    assert main([*COMMANDS["compare"], "--out", str(tmp_path / "cmp")]) == 0
+    assert calls == [(["random"], 2, 2, 1), (["random"], 3, 2, 1)]
+    record = json.loads((tmp_path / "run" / "config.json").read_text())
+    t = record["timings"]["random"]
+    assert t["wall_s"] == pytest.approx(t["compile_s"] + t["run_s"])
+    assert "compile" in capsys.readouterr().out
