@@ -25,18 +25,6 @@ import numpy as np
 
 SUMMARY_COLUMNS = ("method", "n", "median", "q25", "q75", "iqr", "mean")
 
-__all__ = [
-    "SUMMARY_COLUMNS",
-    "simple_regret",
-    "cumulative_regret",
-    "regret_plus_violation",
-    "is_constrained",
-    "metric_curves",
-    "final_values",
-    "summarize",
-    "summary_rows",
-]
-
 
 def _check_optimal_value(optimal_value) -> float:
     if optimal_value is None:

@@ -10,8 +10,6 @@ import numpy as np
 
 from .results import PathLike
 
-__all__ = ["plot_regret"]
-
 
 def plot_regret(
     curves: Mapping[str, Any],

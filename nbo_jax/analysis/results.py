@@ -32,17 +32,6 @@ PathLike = Union[str, pathlib.Path]
 HISTORY_FIELDS = ("x", "y", "f", "best_f", "valid")
 CONSTRAINED_FIELDS = ("c", "c_true", "feasible", "best_feasible_f")
 
-__all__ = [
-    "PathLike",
-    "HISTORY_FIELDS",
-    "CONSTRAINED_FIELDS",
-    "history_to_numpy",
-    "environment_info",
-    "wall_seconds",
-    "save_results",
-    "load_results",
-]
-
 
 def history_to_numpy(history) -> dict[str, np.ndarray]:
     """The fields of a :class:`~nbo_jax.types.History` as numpy arrays (host copy).

@@ -16,8 +16,6 @@ from typing import Mapping
 
 import numpy as np
 
-__all__ = ["ks_normality", "welch_one_sided", "benjamini_hochberg", "statistics"]
-
 
 def _sample(x, name: str, minimum: int) -> np.ndarray:
     v = np.asarray(x, dtype=np.float64).reshape(-1)

@@ -12,8 +12,6 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["markdown_table", "format_table"]
-
 
 def _is_number(value) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
