@@ -313,8 +313,3 @@ def feasibility_ranked(data: Dataset, scale: Array) -> Dataset:
     viol = jnp.sum(jnp.where(M[:, 1:], jnp.maximum(Y[:, 1:] / scale[1:], 0.0), jnp.inf), axis=1)
     score = jnp.where(jnp.any(feas), jnp.where(feas, Y[:, 0], jnp.inf), viol)
     return Dataset(data.u, score, jnp.isfinite(score), data.count, jnp.zeros_like(data.failed))
-
-
-def append_observations(u, Y, M, count, u_new, Y_new):  # TEMPORARY: removed once gp/neural_cbo hold a Dataset
-    data = Dataset(u, Y, M, count, jnp.zeros(u.shape[:1], bool)).add_batch(u_new, Y_new)
-    return data.u, data.y, data.mask, data.count
