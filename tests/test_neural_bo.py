@@ -8,7 +8,7 @@ import pytest
 import nbo_jax as nbo
 from nbo_jax import posterior as P
 
-SMALL = dict(width=32, acq_optimizer=dict(raw_samples=128, steps=0), epochs=5, batch_size=16)
+SMALL = dict(width=32, acq_optimizer=dict(raw_samples=128, steps=0), epochs=5, minibatch_size=16)
 PAPER_TS = dict(thompson="independent", scales="fixed")  # the paper's draws: identical across exact modes
 
 
@@ -50,7 +50,7 @@ def test_state_posterior_matches_direct_computation(x64):
 
 def test_training_fits_the_data(x64):
     """TrainNN reduces the squared error on the (standardized) observations."""
-    algo = nbo.neural_bo(width=64, epochs=200, batch_size=8, learning_rate=1e-2,
+    algo = nbo.neural_bo(width=64, epochs=200, minibatch_size=8, learning_rate=1e-2,
                          acq_optimizer=dict(raw_samples=16))
     problem, state = _state(algo, n=8, capacity=8)
     net = nbo.networks.mlp(2, 64, 2, use_bias=True)
@@ -67,7 +67,7 @@ def test_custom_acquisition_is_used():
     algo = nbo.neural_bo(**{**SMALL, "acq_optimizer": dict(raw_samples=4096, steps=0)}, acquisition=center)
     problem, state = _state(algo)
     x = algo.ask(state, jax.random.key(0))
-    u = (x - problem.bounds.lower) / (problem.bounds.upper - problem.bounds.lower)
+    u = problem.bounds.to_unit(x)
     assert float(jnp.linalg.norm(u - 0.5)) < 0.05
     with pytest.raises(TypeError, match="acquisition"):
         nbo.neural_bo(acquisition="ei")
@@ -134,10 +134,90 @@ def test_pathwise_sample_of_the_algorithm_matches_its_posterior(x64):
 def test_options_are_checked_at_the_factory():
     for kw, name in [(dict(thompson="joint"), "thompson"), (dict(scales="auto"), "scales"),
                      (dict(nu=float("nan")), "nu"), (dict(nu=-1.0), "nu"), (dict(lam=0.0), "lam"),
-                     (dict(width=2.7), "width"), (dict(posterior="full"), "scales='fit' needs"),
+                     (dict(posterior="full"), "scales='fit' needs"),
                      (dict(thompson="independent", acq_optimizer=dict(steps=3)), "steps"),
                      (dict(acq_optimizer=dict(raw_samples=0)), "raw_samples")]:
         with pytest.raises(ValueError, match=name):
             nbo.neural_bo(**kw)
     with pytest.raises(TypeError, match="acq_optimizer"):
         nbo.neural_bo(acq_optimizer=512)
+
+
+@pytest.mark.parametrize("kw,name", [
+    (dict(width=2.7), "width"), (dict(depth=2.0), "depth"), (dict(epochs=True), "epochs"),
+    (dict(minibatch_size=16.0), "minibatch_size"), (dict(chunk_size=0.5), "chunk_size"), (dict(nu="1"), "nu"),
+    (dict(lam="0.01"), "lam"), (dict(learning_rate="1e-3"), "learning_rate"), (dict(warm_start="yes"), "warm_start"),
+    (dict(use_bias=1), "use_bias"), (dict(standardize=None), "standardize"), (dict(q=2.0), "q"),
+    (dict(batch_size=16), "minibatch_size"), (dict(n_candidates=16), "n_candidates"),
+])
+def test_wrong_types_raise_type_errors_naming_the_argument(kw, name):
+    with pytest.raises(TypeError, match=name):
+        nbo.neural_bo(**kw)
+
+
+@pytest.mark.parametrize("kw,name", [
+    (dict(lam=float("nan")), "lam"), (dict(lam=-1.0), "lam"), (dict(nu=float("inf")), "nu"),
+    (dict(learning_rate=float("nan")), "learning_rate"), (dict(learning_rate=0.0), "learning_rate"),
+    (dict(depth=1), "depth"), (dict(epochs=0), "epochs"), (dict(minibatch_size=0), "minibatch_size"),
+    (dict(chunk_size=0), "chunk_size"), (dict(q=0), "q"), (dict(preset="fast"), "preset"),
+    (dict(optimizer="rmsprop"), "optimizer"), (dict(activation="swish"), "activation"),
+    (dict(feature_params="last"), "feature_params"), (dict(lam=jnp.array([0.1, 0.2])), "lam"),
+])
+def test_out_of_range_values_raise_value_errors_naming_the_argument(kw, name):
+    with pytest.raises(ValueError, match=name):
+        nbo.neural_bo(**kw)
+
+
+def test_batch_rules_and_vmappable_scales():
+    """Thompson sampling batches by independent draws, a user's (deterministic) acquisition
+    by the constant liar; nu and lam may be scalar arrays (vmapped hyperparameters)."""
+    assert nbo.neural_bo().batch_rule == "independent"
+    assert nbo.neural_bo(preset="paper").batch_rule == "independent"
+    algo = nbo.neural_bo(acquisition=nbo.acquisition.ei(), q=2)
+    assert (algo.batch_rule, algo.q) == ("fantasy", 2)
+    algo = nbo.neural_bo(nu=jnp.asarray(0.3), lam=jnp.asarray(0.02), q=3)
+    assert (algo.q, algo.config.kwargs["q"]) == (3, 3)
+
+
+def test_batches_through_run_bo():
+    """q = 3 independent pathwise Thompson draws per ask: n_init + n_iter q rows in the box,
+    the q points of one ask distinct; the fitted scales are reported per step. (Independent
+    draws coincide only when several climb to the same vertex of the box, which happens with
+    a surrogate that extrapolates its minimum to a corner, e.g. on Branin; the bowl below has
+    its minimum inside.)"""
+    problem = nbo.Problem("bowl", 2, ([-1.0, -1.0], [2.0, 2.0]), lambda x: jnp.sum((x - 0.3) ** 2))
+    algo = nbo.neural_bo(width=16, epochs=2, acq_optimizer=dict(raw_samples=32, num_restarts=2, steps=2), q=3)
+    hist = nbo.run_bo(jax.random.key(0), algo, problem, n_init=4, n_iter=2)
+    assert hist.x.shape == (10, 2)
+    assert np.all(problem.bounds.contains(hist.x))
+    for batch in np.asarray(hist.x[4:]).reshape(2, 3, 2):
+        gaps = np.linalg.norm(batch[:, None] - batch[None], axis=-1) + np.eye(3)
+        assert np.min(gaps) > 1e-6, batch
+    np.testing.assert_array_equal(hist.info["n_observed"], [4, 7, 10])
+    assert hist.info["post_lam"].shape == hist.info["post_scale"].shape == (3,)
+
+
+@pytest.mark.parametrize("scales", ["fit", "fixed"])
+def test_nan_observations_are_imputed_and_the_state_stays_finite(scales):
+    """A failed evaluation (initial or told) is stored as the worst observed value (flagged
+    failed, never the incumbent); every state leaf stays finite and the next ask is a finite
+    point in the box; a point with a NaN coordinate is not recorded."""
+    problem = nbo.benchmarks.get("branin")
+    algo = nbo.neural_bo(width=16, epochs=2, scales=scales, acq_optimizer=dict(raw_samples=32, num_restarts=2, steps=2))
+    x0 = nbo.initial_design(jax.random.key(0), problem.bounds, 5)
+    y0 = jax.vmap(problem.objective)(x0).at[1].set(jnp.nan)
+    state = algo.init(jax.random.key(1), x0, y0, bounds=problem.bounds, capacity=8)
+    ask, tell = jax.jit(algo.ask), jax.jit(algo.tell)
+    state = tell(state, ask(state, jax.random.key(2)), jnp.inf)
+    state = tell(state, jnp.array([jnp.nan, 1.0]), 3.0)
+    assert int(state.data.count) == 6
+    assert state.data.failed[:6].tolist() == [False, True, False, False, False, True]
+    worst = float(jnp.max(jnp.where(state.data.failed, -jnp.inf, state.data.y)))
+    np.testing.assert_array_equal(state.data.y[jnp.array([1, 5])], [worst, worst])
+    assert all(bool(jnp.all(jnp.isfinite(leaf))) for leaf in jax.tree.leaves(state)
+               if jnp.issubdtype(leaf.dtype, jnp.inexact))
+    x = ask(state, jax.random.key(3))
+    assert bool(jnp.all(jnp.isfinite(x))) and bool(problem.bounds.contains(x))
+    # the incumbent is the best real measurement (standardized), never an imputed failure
+    best = int(np.nanargmin(np.asarray(y0)))
+    assert float(algo.surrogate(state, state.data.u[:6]).incumbent) == float(state.data.standardized()[0][best])

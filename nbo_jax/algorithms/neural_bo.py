@@ -44,6 +44,14 @@ with fixed scales / pathwise without gradient steps / random search: Styblinski-
 11.6 / 4.70 / -. Half the raw samples local (std 0.1), more epochs (100, lr 2e-3) and 8192
 raw samples did not help on Rastrigin-10 (79.8, 83.1, 76.9 against 88.5 at nu = 1).
 Every choice is an argument.
+
+**Batches** (``q > 1``, :mod:`nbo_jax.batch`): Thompson sampling (both ``thompson`` modes)
+asks ``q`` independent draws (Kandasamy et al. 2018); a user ``acquisition=`` is taken as a
+deterministic utility (UCB, EI, ...) and batched by the constant liar (Ginsbourger et al.
+2010). A stochastic ``acquisition`` (e.g. :func:`nbo_jax.acquisition.thompson`) is Thompson
+sampling too: build it with ``q=1`` and batch it with
+``nbo_jax.batch.batched(algo._replace(batch_rule="independent"), q)``, as
+:func:`nbo_jax.algorithms.neural_ucb.neural_ts` does.
 """
 
 from __future__ import annotations
@@ -57,16 +65,30 @@ import jax.numpy as jnp
 from .. import posterior as post_lib
 from ..acquisition import AcquisitionFn, SurrogatePosterior, thompson as independent_thompson
 from ..features import gradient_features, jacobian_vector_product, predict
-from ..networks import mlp
+from ..networks import ACTIVATIONS, mlp
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..training import TrainConfig, make_optimizer, train_regression
-from ..types import BOAlgorithm, Dataset
-from ._common import check_initial, check_positive
+from ..types import BOAlgorithm, Bounds, Dataset
+from ._common import (
+    BATCH_SIZE_RENAMED,
+    check_bool,
+    check_choice,
+    check_int,
+    check_scale,
+    initial_data,
+    make_algorithm,
+    records_config,
+    refuse_renamed,
+    resolve_preset,
+    told_rows,
+)
 
 Array = jax.Array
 
 THOMPSON = ("pathwise", "independent")
 SCALES = ("fit", "fixed")
+FEATURE_PARAMS = ("initial", "current")
+OPTIMIZERS = ("sgd", "adam")
 
 PRESETS = {
     "paper": dict(optimizer="sgd", warm_start=False, use_bias=False, thompson="independent", scales="fixed", nu=1.0,
@@ -81,25 +103,26 @@ class NeuralBOState(NamedTuple):
     """Neural-BO state (a pytree; fixed shapes).
 
     Attributes:
-        data: :class:`~nbo_jax.types.Dataset` (unit-cube inputs).
+        data: :class:`~nbo_jax.types.Dataset` (unit-cube inputs ``(cap, d)``, ``y (cap,)``).
+        bounds: :class:`~nbo_jax.types.Bounds`, the box (``(d,)`` arrays).
         params0: initial weights ``theta_0``; params: current weights ``theta_t``.
         posterior: ``FullState | DiagonalState | DualState`` (:mod:`nbo_jax.posterior`).
-        lower, upper: ``(d,)`` box bounds; key: PRNG key used for training shuffles.
+        key: PRNG key used for training shuffles.
         post_lam: ``()`` the ``lam`` of the posterior (``lam``, or fitted with ``scales="fit"``).
         post_scale: ``()`` multiplier of ``sigma`` (1, or the fitted ``s`` with ``scales="fit"``).
     """
 
     data: Dataset
+    bounds: Bounds
     params0: Any
     params: Any
     posterior: Any
-    lower: Array
-    upper: Array
     key: Array
     post_lam: Array
     post_scale: Array
 
 
+@records_config
 def neural_bo(
     width: int = 500,
     depth: int = 2,
@@ -113,7 +136,7 @@ def neural_bo(
     optimizer: Optional[str] = None,
     learning_rate: float = 1e-3,
     epochs: int = 50,
-    batch_size: int = 50,
+    minibatch_size: int = 50,
     thompson: Optional[str] = None,
     scales: Optional[str] = None,
     acq_optimizer: Optional[AcqOptimizer | dict] = None,
@@ -122,17 +145,20 @@ def neural_bo(
     activation: str = "relu",
     use_bias: Optional[bool] = None,
     chunk_size: Optional[int] = None,
+    q: int = 1,
+    **kwargs,
 ) -> BOAlgorithm:
     """Build Neural-BO as a :class:`~nbo_jax.types.BOAlgorithm` (Phan-Trong et al. 2023,
     Algorithm 1).
 
     Args:
-        width: hidden width ``m``. depth: number of weight layers ``L`` (>= 2).
+        width: hidden width ``m`` (int >= 1). depth: number of weight layers ``L`` (int >= 2).
         nu: exploration scale of Thompson sampling (Phan-Trong et al. 2023, Algorithm 1,
-            line 4), a float ``>= 0`` or a traced array; default the preset's (paper 1.0,
-            library default 0.5). With ``scales="fit"`` it multiplies the fitted scale. Not
-            allowed together with ``acquisition``.
-        lam: regularization ``lambda`` of TrainNN and (``scales="fixed"``) of ``U_0 = lam I``.
+            line 4), a float ``>= 0`` or a scalar array (vmappable); default the preset's
+            (paper 1.0, library default 0.5). With ``scales="fit"`` it multiplies the fitted
+            scale. Not allowed together with ``acquisition``.
+        lam: regularization ``lambda > 0`` of TrainNN and (``scales="fixed"``) of
+            ``U_0 = lam I``; a float or a scalar array.
         preset: ``"paper"`` or ``"default"``: fills every option left ``None`` (module doc).
         posterior: ``"full"`` (Sherman-Morrison), ``"diagonal"`` (approximation),
             ``"dual"`` (Gram-matrix Cholesky) or ``"auto"`` (``dual`` with ``scales="fit"``,
@@ -140,9 +166,9 @@ def neural_bo(
         feature_params: ``"initial"`` (``g`` at ``theta_0``; paper) or ``"current"``
             (``g`` at the current weights, as the authors' code and NeuralUCB do; each
             observation's feature is taken at the weights trained right after it).
-        warm_start: train from the previous weights instead of ``theta_0``.
-        optimizer: ``"sgd"`` or ``"adam"``; learning_rate, epochs, batch_size: TrainNN
-            (``batch_size`` is the SGD mini-batch, not a number of points per ask).
+        warm_start: train from the previous weights instead of ``theta_0`` (bool).
+        optimizer: ``"sgd"`` or ``"adam"``; learning_rate (> 0), epochs (int >= 1),
+            minibatch_size (int >= 1): TrainNN's optimizer and SGD mini-batch.
         thompson: ``"pathwise"``: one joint sample ``f~(x) = h(x; theta_t) + nu s g(x)^T
             delta / sqrt(m)`` with ``delta ~ N(0, lam U^{-1})`` (:func:`nbo_jax.posterior.
             sample_weights`), a differentiable function maximized by ``acq_optimizer``;
@@ -158,48 +184,56 @@ def neural_bo(
             A stochastic user ``acquisition`` (fresh draws per point) needs ``steps=0``.
         acquisition: ``acq(SurrogatePosterior, key) -> (N,)`` utility to maximize instead of
             Thompson sampling (:mod:`nbo_jax.acquisition`).
-        standardize: train on standardized targets.
+        standardize: train on standardized targets (bool).
         activation, use_bias: network options (paper: ReLU, no biases; default: biases.
             Without biases the ReLU network is positively homogeneous, ``h(c z) = c h(z)``,
             so ``h(0) = 0`` and its minimum over the box sits on the boundary or at the
             centre. The authors' code has biases.)
-        chunk_size: compute candidate features in chunks of this size (memory bound).
+        chunk_size: compute candidate features in chunks of this size (memory bound; int
+            >= 1 or ``None``).
+        q: points per ``ask`` (int >= 1). Thompson sampling asks ``q`` independent draws
+            (``batch_rule="independent"``); with ``acquisition`` given, the constant liar
+            (``batch_rule="fantasy"``); see the module doc for stochastic acquisitions.
 
     Returns:
-        ``BOAlgorithm(init, ask, tell, name="neural-bo", surrogate)``; ``init(key, x0, y0,
-        *, bounds, capacity)``, ``ask(state, key) -> (d,)``, ``tell(state, x, y)``,
-        ``surrogate(state, u (N, d)) -> SurrogatePosterior`` (standardized units; ``std``
-        includes the fitted scale, not ``nu``).
+        ``BOAlgorithm`` named ``"neural-bo"``: ``init(key, x0, y0, c0=None, *, bounds,
+        capacity)``, ``ask(state, key) -> (d,)`` (``(q, d)`` for ``q > 1``), ``tell(state, x,
+        y, c=None)`` (``c`` ignored), ``surrogate(state, u (N, d)) -> SurrogatePosterior``
+        (standardized units; ``std`` includes the fitted scale, not ``nu``) and, with
+        ``scales="fit"``, ``info``: ``post_lam`` and ``post_scale`` (the fitted ``lam`` and
+        output scale ``s`` of the posterior).
 
     Raises:
-        ValueError: any argument out of range or unknown (message names it).
-        TypeError: ``acquisition`` not callable, ``acq_optimizer`` of the wrong type.
+        TypeError: an argument of the wrong type (e.g. ``width=2.7``, ``nu="1"``,
+        ``warm_start="yes"``), ``acquisition`` not callable, ``acq_optimizer`` of the wrong
+        type, ``batch_size=`` (renamed ``minibatch_size``; ``q`` is the number of points per
+        ask) or any other unknown keyword.
+        ValueError: any argument out of range, NaN or unknown (the message names it).
     """
-    if preset not in PRESETS:
-        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
-    chosen = dict(PRESETS[preset])
-    for k, v in dict(warm_start=warm_start, optimizer=optimizer, use_bias=use_bias, thompson=thompson,
-                     scales=scales).items():
-        if v is not None:
-            chosen[k] = v
-    if chosen["thompson"] not in THOMPSON:
-        raise ValueError(f"thompson must be one of {THOMPSON}, got {chosen['thompson']!r}")
-    if chosen["scales"] not in SCALES:
-        raise ValueError(f"scales must be one of {SCALES}, got {chosen['scales']!r}")
-    fit = chosen["scales"] == "fit"
-    if posterior not in post_lib.MODES + ("auto",):
-        raise ValueError(f"posterior must be one of {post_lib.MODES + ('auto',)}, got {posterior!r}")
-    if fit and posterior != "auto" and posterior != "dual":
+    refuse_renamed(kwargs, BATCH_SIZE_RENAMED, "neural_bo")
+    chosen = resolve_preset(PRESETS, preset, warm_start=warm_start, optimizer=optimizer, use_bias=use_bias,
+                            thompson=thompson, scales=scales)
+    thompson = check_choice("thompson", chosen["thompson"], THOMPSON)
+    fit = check_choice("scales", chosen["scales"], SCALES) == "fit"
+    posterior = check_choice("posterior", posterior, post_lib.MODES + ("auto",))
+    if fit and posterior not in ("auto", "dual"):
         raise ValueError(f"scales='fit' needs posterior='dual' (or 'auto'): refitting lam rebuilds the "
                          f"posterior, which only the dual form does cheaply; got posterior={posterior!r}")
-    if feature_params not in ("initial", "current"):
-        raise ValueError(f"feature_params must be 'initial' or 'current', got {feature_params!r}")
-    lam = check_positive("lam", lam) if isinstance(lam, (int, float)) else lam
-    for name, val in dict(width=width, epochs=epochs, batch_size=batch_size).items():
-        if isinstance(val, bool) or not isinstance(val, int) or val < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {val!r}")
-    if nu is not None and not isinstance(nu, jax.Array):
-        nu = check_positive("nu", nu, allow_zero=True)
+    feature_params = check_choice("feature_params", feature_params, FEATURE_PARAMS)
+    opt_name = check_choice("optimizer", chosen["optimizer"], OPTIMIZERS)
+    activation = check_choice("activation", activation, ACTIVATIONS)
+    warm = check_bool("warm_start", chosen["warm_start"])
+    use_bias = check_bool("use_bias", chosen["use_bias"])
+    standardize = check_bool("standardize", standardize)
+    width = check_int("width", width, 1)
+    depth = check_int("depth", depth, 2)
+    epochs = check_int("epochs", epochs, 1)
+    minibatch_size = check_int("minibatch_size", minibatch_size, 1)
+    chunk_size = None if chunk_size is None else check_int("chunk_size", chunk_size, 1)
+    lam = check_scale("lam", lam, allow_zero=False)
+    learning_rate = check_scale("learning_rate", learning_rate, allow_zero=False, allow_array=False)
+    if nu is not None:
+        nu = check_scale("nu", nu)
     if acquisition is not None and nu is not None:
         raise ValueError(
             "nu only scales the default Thompson acquisition; with acquisition= given, put the "
@@ -207,20 +241,20 @@ def neural_bo(
         )
     if acquisition is not None and not callable(acquisition):
         raise TypeError(f"acquisition must be callable (posterior, key) -> (N,), got {type(acquisition).__name__}")
-    pathwise = acquisition is None and chosen["thompson"] == "pathwise"
+    pathwise = acquisition is None and thompson == "pathwise"
     no_gradient = None
     if acquisition is None and not pathwise:
         no_gradient = "thompson='independent' draws per point have no gradient; use thompson='pathwise'"
     aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"], no_gradient=no_gradient)
     nu_value = chosen["nu"] if nu is None else nu
     acq = acquisition if acquisition is not None else independent_thompson(nu_value)
-    opt = make_optimizer(chosen["optimizer"], learning_rate)
+    opt = make_optimizer(opt_name, learning_rate)
     m = float(width)
-    train_cfg = TrainConfig(epochs=int(epochs), batch_size=int(batch_size), optimizer=opt, reg=m * lam)
+    train_cfg = TrainConfig(epochs=epochs, batch_size=minibatch_size, optimizer=opt, reg=m * lam)
 
     @functools.lru_cache(maxsize=None)
     def network(d: int, dtype):
-        return mlp(d, width, depth, activation=activation, use_bias=chosen["use_bias"], dtype=dtype)
+        return mlp(d, width, depth, activation=activation, use_bias=use_bias, dtype=dtype)
 
     def net_of(state: NeuralBOState):
         return network(state.data.u.shape[1], state.data.u.dtype)
@@ -231,28 +265,32 @@ def neural_bo(
     def targets_of(data: Dataset) -> Array:
         return data.standardized()[0] if standardize else data.y
 
-    def absorb(state: NeuralBOState, x_new: Array, y_new: Array) -> NeuralBOState:
+    def absorb(state: NeuralBOState, start: Array, n: int) -> NeuralBOState:
+        """Train and update the posterior after ``n`` rows were added to ``state.data`` at
+        ``start`` (rows past ``data.count``, i.e. points not recorded, leave it unchanged)."""
         net = net_of(state)
-        u_new = (x_new - state.lower) / (state.upper - state.lower)
-        start = state.data.count
-        data = state.data.add_batch(u_new, y_new)
+        data = state.data
+        rows = start + jnp.arange(n)
+        written = rows < data.count
+        u_new = jnp.take(data.u, rows, axis=0, mode="clip")
+        mask_new = written & jnp.take(data.mask, rows, mode="clip")
         key, k_train = jax.random.split(state.key)
         targets = targets_of(data)
-        start_params = state.params if chosen["warm_start"] else state.params0
+        start_params = state.params if warm else state.params0
         params = train_regression(net.apply, start_params, state.params0, 2.0 * data.u - 1.0, targets,
                                   data.mask, k_train, train_cfg)
-        state = state._replace(data=data, params=params, key=key)
+        state = state._replace(params=params, key=key)
         G_new = gradient_features(net.apply, feature_weights(state), 2.0 * u_new - 1.0)
         if not fit:
             def add_row(post, j):
-                return post_lib.update(post, G_new[j], start + j, data.mask[start + j], state.post_lam, m), None
+                return post_lib.update(post, G_new[j], rows[j], mask_new[j], state.post_lam, m), None
 
-            post, _ = jax.lax.scan(add_row, state.posterior, jnp.arange(u_new.shape[0]))
+            post, _ = jax.lax.scan(add_row, state.posterior, jnp.arange(n))
             return state._replace(posterior=post)
         # the factor is rebuilt for the new lam below, so the new rows are only written (no
         # rank-one Cholesky appends), and one Gram matrix serves the fit and the factor
-        rows = start + jnp.arange(u_new.shape[0])
-        G = state.posterior.G.at[rows].set(G_new.astype(state.posterior.G.dtype), mode="drop")
+        G = state.posterior.G.at[jnp.where(written, rows, data.capacity)].set(
+            G_new.astype(state.posterior.G.dtype), mode="drop")
         K0 = post_lib.feature_gram(G, data.mask, m)
         # Type-II ML of (lam, s^2) for the linearized network around theta_0 (prior mean h(x; theta_0))
         r = targets - predict(net.apply, state.params0, 2.0 * data.u - 1.0)
@@ -260,10 +298,10 @@ def neural_bo(
         post = post_lib.rebuild(state.posterior, G, data.mask, lam_t, m, gram=K0)
         return state._replace(posterior=post, post_lam=lam_t, post_scale=jnp.sqrt(s2))
 
-    def init(key: Array, x0: Array, y0: Array, *, bounds, capacity: int) -> NeuralBOState:
-        x0, y0, lower, upper = check_initial(x0, y0, bounds, capacity)
-        d = x0.shape[1]
-        net = network(d, x0.dtype)
+    def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> NeuralBOState:
+        data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=False)
+        dtype = data.u.dtype
+        net = network(data.u.shape[1], dtype)
         if posterior == "auto":
             mode = "dual" if fit else post_lib.choose_mode(net.num_params, capacity)
         else:
@@ -271,17 +309,16 @@ def neural_bo(
         k_net, k_state = jax.random.split(key)
         params0 = net.init(k_net)
         state = NeuralBOState(
-            data=Dataset.empty(capacity, d, x0.dtype),
+            data=data,
+            bounds=box,
             params0=params0,
             params=params0,
-            posterior=post_lib.init(mode, net.num_params, capacity, lam, x0.dtype),
-            lower=lower,
-            upper=upper,
+            posterior=post_lib.init(mode, net.num_params, capacity, lam, dtype),
             key=k_state,
-            post_lam=jnp.asarray(lam, x0.dtype),
-            post_scale=jnp.ones((), x0.dtype),
+            post_lam=jnp.asarray(lam, dtype),
+            post_scale=jnp.ones((), dtype),
         )
-        return absorb(state, x0, y0)
+        return absorb(state, jnp.zeros((), jnp.int32), jnp.shape(x0)[0])
 
     def surrogate_posterior(state: NeuralBOState, u_c: Array) -> SurrogatePosterior:
         net = net_of(state)
@@ -289,7 +326,7 @@ def neural_bo(
         G_c = gradient_features(net.apply, feature_weights(state), z_c, chunk_size=chunk_size)
         var = post_lib.variance(state.posterior, G_c, state.post_lam, m)
         mean = predict(net.apply, state.params, z_c)
-        incumbent = jnp.min(jnp.where(state.data.mask, targets_of(state.data), jnp.inf))
+        incumbent = jnp.min(jnp.where(state.data.observed(), targets_of(state.data), jnp.inf))
         return SurrogatePosterior(u_c, mean, state.post_scale * jnp.sqrt(var), incumbent)
 
     def pathwise_sample(state: NeuralBOState, key: Array):
@@ -312,11 +349,17 @@ def neural_bo(
             utility = lambda u_c: -sample(u_c)
         else:
             utility = lambda u_c: acq(surrogate_posterior(state, u_c), k_a)
-        u = optimize_acqf(utility, k_c, state.data, aopt)
-        return state.lower + u * (state.upper - state.lower)
+        return state.bounds.from_unit(optimize_acqf(utility, k_c, state.data, aopt))
 
-    def tell(state: NeuralBOState, x: Array, y: Array) -> NeuralBOState:
-        return absorb(state, jnp.reshape(x, (1, -1)), jnp.reshape(y, (1,)))
+    def tell(state: NeuralBOState, x: Array, y: Array, c=None) -> NeuralBOState:
+        u, y = told_rows(state.bounds, x, y, c, constrained=False)
+        start = state.data.count
+        return absorb(state._replace(data=state.data.add_batch(u, y)), start, u.shape[0])
 
-    algo = BOAlgorithm(init, ask, tell, "neural-bo", surrogate_posterior)
-    return algo
+    def info(state: NeuralBOState) -> dict:
+        """The fitted scales (``scales="fit"``)."""
+        return {"post_lam": state.post_lam, "post_scale": state.post_scale}
+
+    return make_algorithm(init, ask, tell, name="neural-bo", surrogate=surrogate_posterior,
+                          info=info if fit else None, q=q,
+                          batch_rule="independent" if acquisition is None else "fantasy")

@@ -1,4 +1,6 @@
-"""NeuralUCB and NeuralTS as BO baselines (Zhou et al. 2020; Zhang et al. 2021; SPEC.md section 3).
+"""NeuralUCB and NeuralTS as BO baselines (Zhou, Li & Gu 2020, "Neural contextual bandits
+with UCB-based exploration", Algorithm 1; Zhang, Zhou, Li & Gu 2021, "Neural Thompson
+sampling", Algorithm 1).
 
 Both are Neural-BO's machinery with the bandit papers' choices: gradient features at the
 *current* weights ``g(x; theta_t) / sqrt(m)`` (``feature_params="current"``), the exact
@@ -16,51 +18,101 @@ not fitted) unless ``scales="fit"`` is passed. NeuralTS draws independently per 
 (as the paper), so its acquisition optimizer takes no gradient steps; NeuralUCB's bound is
 differentiable and is climbed by :func:`nbo_jax.optimize.optimize_acqf`. ``nu`` multiplies
 ``sigma`` directly (the papers' ``gamma`` / ``nu``), i.e. the bound is ``lcb(nu ** 2)`` in GP-UCB's ``beta``.
+
+Batches (``q > 1``, :mod:`nbo_jax.batch`): NeuralUCB's bound is deterministic given the
+state, so its ``q`` points come from the constant liar (``batch_rule="fantasy"``); NeuralTS
+asks ``q`` independent Thompson draws (``batch_rule="independent"``; Kandasamy et al. 2018).
 All other arguments are those of :func:`nbo_jax.algorithms.neural_bo.neural_bo`.
 """
 
 from __future__ import annotations
 
+import functools
+from typing import Callable
+
 from ..acquisition import lcb, thompson
-from ..types import BOAlgorithm
+from ..batch import batched
+from ..types import BOAlgorithm, FactoryCall
+from ._common import BATCH_SIZE_RENAMED, check_scale, records_config, refuse_renamed
 from .neural_bo import neural_bo
 
-
-def _check_nu(nu) -> float:
-    if isinstance(nu, (int, float)) and not (nu >= 0 and nu < float("inf")):
-        raise ValueError(f"nu must be >= 0 and finite, got {nu}")
-    return nu
+_FIXED = ("acquisition", "feature_params")
 
 
-def neural_ucb(nu: float = 1.0, *, posterior: str = "auto", **kwargs) -> BOAlgorithm:
+def _records_forwarded_config(factory: Callable) -> Callable:
+    """:func:`~nbo_jax.algorithms._common.records_config` for a factory that forwards
+    ``**kwargs``: the recorded keyword arguments are flattened (``records_config`` records
+    them as one ``kwargs`` entry, which ``FactoryCall.build`` would pass as a keyword named
+    ``kwargs``)."""
+    recorded = records_config(factory)
+
+    @functools.wraps(factory)
+    def build(*args, **kwargs):
+        algorithm = recorded(*args, **kwargs)
+        call = algorithm.config
+        flat = {k: v for k, v in call.kwargs.items() if k != "kwargs"}
+        flat.update(call.kwargs.get("kwargs", {}))
+        return algorithm._replace(config=FactoryCall(call.factory, flat, call.name))
+
+    return build
+
+
+def _neural_bo_as(who: str, nu, posterior: str, acquisition, q: int, kwargs: dict) -> BOAlgorithm:
+    """:func:`neural_bo` with the bandit papers' settings (``kwargs`` checked for the fixed
+    and renamed arguments first)."""
+    refuse_renamed({k: kwargs[k] for k in BATCH_SIZE_RENAMED if k in kwargs}, BATCH_SIZE_RENAMED, who)
+    for fixed in _FIXED:
+        if fixed in kwargs:
+            raise ValueError(f"{fixed} is fixed by {who}; use neural_bo(...) to change it")
+    kwargs = dict(kwargs)
+    kwargs.setdefault("scales", "fixed")
+    return neural_bo(posterior=posterior, feature_params="current", acquisition=acquisition(check_scale("nu", nu)),
+                     q=q, **kwargs)
+
+
+@_records_forwarded_config
+def neural_ucb(nu: float = 1.0, *, posterior: str = "auto", q: int = 1, **kwargs) -> BOAlgorithm:
     """NeuralUCB in minimization form (Zhou et al. 2020, Algorithm 1): ``x_t = argmin_x
     h(x; theta_{t-1}) - nu sigma_t(x)`` over the candidate set; ``sigma_t`` from features at
     the current weights and the exact ``U`` (``posterior="diagonal"`` for the papers'
     approximation).
 
+    Args:
+        nu: exploration scale ``>= 0`` (float or scalar array). posterior: as
+            :func:`neural_bo`. q: points per ask (constant-liar batches,
+            ``batch_rule="fantasy"``). kwargs: any other argument of :func:`neural_bo`.
+
+    Returns:
+        ``BOAlgorithm`` named ``"neural-ucb"`` with :func:`neural_bo`'s signatures.
+
     Raises:
-        ValueError: ``nu < 0``, or any error of :func:`neural_bo` (``acquisition`` and
-        ``feature_params`` are fixed here and may not be passed).
+        TypeError: ``nu`` not a number, ``batch_size=`` (renamed ``minibatch_size``), or
+        any type error of :func:`neural_bo`.
+        ValueError: ``nu`` negative or NaN, ``acquisition`` or ``feature_params`` passed
+        (they are fixed here), or any error of :func:`neural_bo`.
     """
-    for fixed in ("acquisition", "feature_params"):
-        if fixed in kwargs:
-            raise ValueError(f"{fixed} is fixed by neural_ucb; use neural_bo(...) to change it")
-    kwargs.setdefault("scales", "fixed")
-    algo = neural_bo(posterior=posterior, feature_params="current", acquisition=lcb(_check_nu(nu) ** 2), **kwargs)
+    algo = _neural_bo_as("neural_ucb", nu, posterior, lambda v: lcb(v ** 2), q, kwargs)
     return algo._replace(name="neural-ucb")
 
 
-def neural_ts(nu: float = 1.0, *, posterior: str = "auto", **kwargs) -> BOAlgorithm:
-    """NeuralTS (Zhang et al. 2021): Thompson sampling with ``N(h(x), nu^2 sigma^2(x))`` per
-    candidate, features at the current weights, exact ``U`` by default.
+@_records_forwarded_config
+def neural_ts(nu: float = 1.0, *, posterior: str = "auto", q: int = 1, **kwargs) -> BOAlgorithm:
+    """NeuralTS (Zhang et al. 2021, Algorithm 1): Thompson sampling with ``N(h(x), nu^2
+    sigma^2(x))`` per candidate, features at the current weights, exact ``U`` by default.
+
+    Args:
+        nu, posterior, kwargs: as :func:`neural_ucb`. q: points per ask, ``q`` independent
+            Thompson draws (``batch_rule="independent"``).
+
+    Returns:
+        ``BOAlgorithm`` named ``"neural-ts"`` with :func:`neural_bo`'s signatures.
 
     Raises:
-        ValueError: as :func:`neural_ucb`.
+        TypeError / ValueError: as :func:`neural_ucb`.
     """
-    for fixed in ("acquisition", "feature_params"):
-        if fixed in kwargs:
-            raise ValueError(f"{fixed} is fixed by neural_ts; use neural_bo(...) to change it")
-    kwargs.setdefault("scales", "fixed")
+    kwargs = dict(kwargs)
     kwargs.setdefault("acq_optimizer", dict(steps=0))  # independent draws: nothing to climb
-    algo = neural_bo(posterior=posterior, feature_params="current", acquisition=thompson(_check_nu(nu)), **kwargs)
-    return algo._replace(name="neural-ts")
+    # built with q = 1 (neural_bo takes a user acquisition for a deterministic rule), then
+    # batched as the Thompson sampler it is
+    algo = _neural_bo_as("neural_ts", nu, posterior, thompson, 1, kwargs)
+    return batched(algo._replace(name="neural-ts", batch_rule="independent"), q)
