@@ -1,4 +1,4 @@
-"""PINN-BO (thesis Ch. 5, Algorithm 4; SPEC.md section 5): factory checks, the PDE term of
+"""PINN-BO (Phan-Trong 2024, PhD thesis, Ch. 5, Algorithm 4): factory checks, the PDE term of
 eq. 5.1 doing its job, the incremental NTK-PINN state against direct formulas, NaN masking,
 the retraining schedule, run_bo/vmap with History.info, the comparison with Neural-BO on a heat
 problem, and the CLI."""
@@ -40,6 +40,50 @@ SIN_PDE = dict(operator=lambda u: pde.partial(u, 0), source=lambda x: jnp.cos(x[
 def test_factory_rejects_bad_arguments(kwargs, match):
     with pytest.raises((ValueError, TypeError), match=match):
         pinn_bo(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    (dict(width=2.7), TypeError, "width"),
+    (dict(depth=1), ValueError, "depth"),
+    (dict(epochs=2.5), TypeError, "epochs"),
+    (dict(init_epochs=-1), ValueError, "init_epochs"),
+    (dict(retrain_every=0), ValueError, "retrain_every"),
+    (dict(residual_batch=0), ValueError, "residual_batch"),
+    (dict(info_points=0), ValueError, "info_points"),
+    (dict(nu="1"), TypeError, "nu"),
+    (dict(nu=float("nan")), ValueError, "nu"),
+    (dict(nu=jnp.asarray([1.0, 2.0])), ValueError, "nu"),
+    (dict(learning_rate="0.01"), TypeError, "learning_rate"),
+    (dict(learning_rate=float("inf")), ValueError, "learning_rate"),
+    (dict(lr_decay=float("nan")), ValueError, "lr_decay"),
+    (dict(lambda2=float("nan")), ValueError, "lambda2"),
+    (dict(lambda1="1"), TypeError, "lambda1"),
+    (dict(residual_weight=float("nan")), ValueError, "residual_weight"),
+    (dict(residual_scale="max"), ValueError, "residual_scale"),
+    (dict(residual_scale=float("nan")), ValueError, "residual_scale"),
+    (dict(source=True), TypeError, "source"),
+    (dict(activation="swish"), ValueError, "activation"),
+    (dict(info=1), TypeError, "info"),
+    (dict(warm_start="yes"), TypeError, "warm_start"),
+    (dict(standardize=None), TypeError, "standardize"),
+    (dict(q=0), ValueError, "q"),
+    (dict(q=2.0), TypeError, "q"),
+    (dict(batch_size=4), TypeError, "batch_size"),  # PINN-BO has no SGD mini-batch
+])
+def test_factory_errors_name_the_argument(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        pinn_bo(**kwargs)
+
+
+def test_batch_rule_follows_the_acquisition_and_config_rebuilds():
+    """Thompson draws (default preset) batch as independent draws, the greedy step and a
+    given acquisition function by the constant liar; nu and lambdas may be scalar arrays."""
+    assert pinn_bo(q=3).batch_rule == "independent" and pinn_bo(q=3).q == 3
+    assert pinn_bo(preset="paper").batch_rule == "fantasy"
+    assert pinn_bo(acquisition=nbo.acquisition.lcb(2.0), q=2).batch_rule == "fantasy"
+    algo = nbo.algorithms.get("pinn-bo", nu=jnp.asarray(0.5), lambda1=np.float64(2.0), q=2)
+    assert (algo.name, algo.q) == ("pinn-bo", 2)
+    assert algo.config.build().q == 2
 
 
 def test_init_names_an_operator_that_does_not_fit_the_dimension():
@@ -88,8 +132,9 @@ def test_incremental_ntk_pinn_state_matches_direct_formulas():
     ys = jax.vmap(problem.objective)(xs)
     state = algo.init(jax.random.key(1), xs[:3], ys[:3], bounds=problem.bounds, capacity=7)
     tell = jax.jit(algo.tell)
-    for i in range(3, 6):
-        state = tell(state, xs[i], ys[i])
+    state = tell(state, xs[3], ys[3])  # one point (d,), then a batch (2, d)
+    state = tell(state, xs[4:6], ys[4:6])
+    assert int(state.data.count) == 6
     inf = state.info
     net = nbo.networks.ntk_mlp(2, TINY["width"], 3, gamma=1.0, activation="tanh")
     phi, omega = pinn.pinn_features(net.apply, inf.params0, problem.operator, lo, hi, xs, inf.z)
@@ -140,14 +185,24 @@ def test_nan_observation_is_masked_and_leaves_state_finite():
     init = jax.jit(algo.init, static_argnames="capacity")
     state = init(jax.random.key(1), x0, jax.vmap(problem.objective)(x0), bounds=problem.bounds, capacity=5)
     before = algo.info(state)["interaction_information"]
-    bad = jax.jit(algo.tell)(state, jnp.array([1.0, 2.0]), jnp.nan)
-    assert not bool(bad.data.mask[3]) and int(bad.data.count) == 4
-    leaves = jax.tree.leaves((bad.params, bad.losses, bad.info))
-    assert all(bool(jnp.all(jnp.isfinite(a))) for a in leaves)
-    # the masked row carries no information
+    tell = jax.jit(algo.tell)
+    bad = tell(state, jnp.array([1.0, 2.0]), jnp.nan)
+    # a failed evaluation: trained on at the worst value observed, flagged, never observed
+    assert bool(bad.data.mask[3]) and bool(bad.data.failed[3]) and int(bad.data.count) == 4
+    np.testing.assert_allclose(bad.data.y[3], jnp.max(state.data.y[:3]))
+    assert int(bad.data.observed().sum()) == 3
+    leaves = jax.tree.leaves((bad.params, bad.losses, bad.info, bad.data, bad.bounds, bad.residual_x))
+    assert all(bool(jnp.all(jnp.isfinite(a))) for a in leaves if jnp.issubdtype(a.dtype, jnp.floating))
+    # the failed row carries no information about f, and is never the incumbent
     np.testing.assert_allclose(float(algo.info(bad)["interaction_information"]), float(before), rtol=1e-5)
+    post = algo.surrogate(bad, bad.data.u[:4])
+    np.testing.assert_allclose(post.incumbent, jnp.min(bad.data.standardized()[0][:3]), rtol=1e-6)
     x = jax.jit(algo.ask)(bad, jax.random.key(2))
-    assert bool(jnp.all((x >= lo) & (x <= hi)))
+    assert bool(jnp.all(jnp.isfinite(x))) and bool(jnp.all((x >= lo) & (x <= hi)))
+    # a point with a NaN coordinate is not recorded at all
+    same = tell(bad, jnp.array([jnp.nan, 2.0]), 1.0)
+    assert int(same.data.count) == 4
+    np.testing.assert_array_equal(same.info.k_uu, bad.info.k_uu)
 
 
 def test_retraining_schedule_and_resampled_residual_points():
@@ -169,6 +224,10 @@ def test_retraining_schedule_and_resampled_residual_points():
     assert float(jnp.max(jnp.abs(flat(s3) - flat(state)))) > 0
     assert float(jnp.max(jnp.abs(s3.residual_x - state.residual_x))) > 0
     assert bool(jnp.all((s3.residual_x >= lo) & (s3.residual_x <= hi)))
+    # a batch that reaches the third observation retrains once, like the single tells
+    s_batch = tell(state, xs[2:5], ys[2:5])
+    assert int(s_batch.data.count) == 5
+    np.testing.assert_allclose(flat(s_batch), flat(s3), rtol=1e-5, atol=1e-7)
 
 
 def test_run_bo_vmapped_records_interaction_information():
@@ -177,7 +236,8 @@ def test_run_bo_vmapped_records_interaction_information():
     keys = jax.random.split(jax.random.key(0), 3)
     hist = jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, 3, 4)))(keys)
     assert hist.x.shape == (3, 7, 2)
-    assert set(hist.info) == {"interaction_information", "information_gain", "data_loss", "residual_loss"}
+    assert set(hist.info) == {"interaction_information", "information_gain", "data_loss", "residual_loss",
+                              "n_observed", "n_failed"}
     gain = np.asarray(hist.info["information_gain"])
     inter = np.asarray(hist.info["interaction_information"])
     assert gain.shape == inter.shape == (3, 5)
@@ -187,6 +247,21 @@ def test_run_bo_vmapped_records_interaction_information():
     assert np.all((np.asarray(hist.x) >= lo) & (np.asarray(hist.x) <= hi))
     saved = nbo.analysis.history_to_numpy(jax.tree.map(lambda a: a[0], hist))
     np.testing.assert_array_equal(saved["info.interaction_information"], inter[0])
+
+
+@pytest.mark.parametrize("acquisition,rule", [(None, "independent"), ("greedy", "fantasy")])
+def test_q_points_per_ask_under_run_bo(acquisition, rule):
+    """q = 2: n_init + n_iter * q rows, all in the box, the 2 points of each ask distinct
+    (without the PDE term, which the batch rules do not touch, to keep the compile short)."""
+    problem = nbo.benchmarks.get("drop_wave_pde")
+    algo = pinn_bo(None, acquisition=acquisition, q=2, **TINY)
+    assert (algo.q, algo.batch_rule) == (2, rule)
+    hist = nbo.run_bo(jax.random.key(0), algo, problem, 3, 2)
+    assert hist.x.shape == (3 + 2 * 2, 2)
+    assert bool(np.all(problem.bounds.contains(hist.x)))
+    pairs = np.asarray(hist.x[3:]).reshape(2, 2, 2)
+    assert np.all(np.any(pairs[:, 0] != pairs[:, 1], axis=-1))
+    np.testing.assert_array_equal(hist.info["n_observed"], [3, 5, 7])
 
 
 def test_beats_neural_bo_on_a_heat_problem():

@@ -70,8 +70,18 @@ from ..acquisition import SurrogatePosterior, thompson
 from ..features import gradient_features, predict
 from ..networks import ACTIVATIONS, Network, ntk_mlp
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
-from ..types import BOAlgorithm, Dataset
-from ._common import check_initial, check_int, check_positive
+from ..types import BOAlgorithm, Bounds, Dataset
+from ._common import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_scale,
+    initial_data,
+    make_algorithm,
+    records_config,
+    resolve_preset,
+    told_rows,
+)
 
 Array = jax.Array
 
@@ -116,8 +126,10 @@ class PINNBOState(NamedTuple):
         data: :class:`~nbo_jax.types.Dataset` (unit-cube inputs).
         params: current weights ``theta_t``.
         residual_x: ``(N_r, d)`` residual (collocation) points in box coordinates.
-        lower, upper: ``(d,)`` box; key: PRNG key of ``init`` (residual draws, shuffles).
-        n_initial: ``()`` int32, number of initial points.
+        bounds: the box (:class:`~nbo_jax.types.Bounds`, ``(d,)`` arrays).
+        key: PRNG key of ``init`` (residual draws, shuffles).
+        n_initial: ``()`` int32, number of initial points recorded (the retraining
+            schedule counts from it).
         losses: ``(2,)`` mean squared data error and mean squared residual of the last
             training step (standardized units; the residual is 0 without a PDE).
         residual_scale: ``()`` the residual is divided by this (``0``: by the targets'
@@ -128,8 +140,7 @@ class PINNBOState(NamedTuple):
     data: Dataset
     params: Any
     residual_x: Array
-    lower: Array
-    upper: Array
+    bounds: Bounds
     key: Array
     n_initial: Array
     losses: Array
@@ -137,6 +148,16 @@ class PINNBOState(NamedTuple):
     info: Optional[PINNInfoState]
 
 
+
+def _written_index(count: Array, x: Array, capacity: int) -> Array:
+    """``(n,)`` the rows of a dataset holding ``count`` rows that the points ``x (n, d)`` are
+    written to by :meth:`~nbo_jax.types.Dataset.add_batch` (points with a NaN/inf
+    coordinate are not written: index ``capacity``, dropped by ``mode="drop"`` scatters)."""
+    ok = jnp.all(jnp.isfinite(x), axis=1)
+    return jnp.where(ok, count + jnp.cumsum(ok) - 1, capacity)
+
+
+@records_config
 def pinn_bo(
     operator: Optional[Callable] = None,
     source: Any = 0.0,
@@ -163,6 +184,7 @@ def pinn_bo(
     info_points: int = 256,
     lambda1: float = 1.0,
     lambda2: float = 1.0,
+    q: int = 1,
     preset: str = "default",
 ) -> BOAlgorithm:
     """Build PINN-BO (Phan-Trong 2024, PhD thesis, Ch. 5, Algorithm 4).
@@ -177,14 +199,15 @@ def pinn_bo(
         n_residual: ``N_r``, the number of residual points, uniform in the box (paper 40,000;
             default 1024).
         width, depth: hidden width ``m`` and number of weight layers ``L`` (>= 2).
-        nu: the scale ``nu`` of eq. 5.1 (> 0; paper 1).
+        nu: the scale ``nu`` of eq. 5.1 (> 0; paper 1; a float or a scalar array).
         activation: a smooth activation (paper ``"tanh"``; ``"relu"`` has zero second
             derivatives and is refused when an operator is given).
         learning_rate, lr_decay: Adam with ``lr * lr_decay^k`` at step ``k`` of a training
             round (paper 0.01 / 0.95; default 0.01 / 0.99).
         epochs, init_epochs: training steps per round and on the initial design (one step =
             all data + a residual batch; paper 100 / 100; default 100 / 300).
-        retrain_every: retrain after every ``k``-th observation (paper 10; default 1).
+        retrain_every: retrain after every ``k``-th observation (paper 10; default 1); a
+            batch of ``n`` observations retrains once if it reaches a multiple of ``k``.
         residual_points: ``"fixed"`` (drawn once at ``init``) or ``"resample"`` (a fresh
             uniform set at every retraining).
         warm_start: each retraining starts from the current weights (True) or from a fresh
@@ -218,39 +241,52 @@ def pinn_bo(
             sigma_t^2(x))`` of Lemma 5.3.4, whose variance
             :func:`nbo_jax.pinn.posterior_variance` computes from the features at
             ``theta_0``. ``None``: the preset's choice.
-        standardize: standardize the targets (mean 0, std 1 over the valid observations).
+        standardize: standardize the targets (mean 0, std 1 over the trained rows).
         info: record the interaction information (module doc) in ``History.info``.
         info_points: residual rows of the NTK-PINN kernel used for it (>= 1).
-        lambda1, lambda2: the regularizers of Lemma 5.3.6 (> 0; default 1 and 1).
+        lambda1, lambda2: the regularizers of Lemma 5.3.6 (> 0; default 1 and 1; floats or
+            scalar arrays).
+        q: points per ask (BoTorch's ``q``). With the default preset's Thompson sampling the
+            ``q`` points are independent draws (``batch_rule = "independent"``; Kandasamy et
+            al. 2018); with the greedy step or an acquisition function given as
+            ``acquisition`` each point is chosen after telling the previous ones with a
+            constant-liar value (``batch_rule = "fantasy"``; Ginsbourger, Le Riche & Carraro
+            2010), see :mod:`nbo_jax.batch`.
         preset: ``"default"`` or ``"paper"``; fills every argument left ``None``.
 
     Returns:
-        ``BOAlgorithm(init, ask, tell, name="pinn-bo", surrogate, info)``:
-        ``init(key, x0, y0, *, bounds, capacity)`` trains on the initial design;
-        ``ask(state, key) -> x (d,)``; ``tell(state, x, y)`` appends and retrains when due;
-        ``surrogate(state, u (N, d))``: mean ``nu h`` in standardized units and the NTK-PINN
-        posterior standard deviation (0 for the greedy acquisition without ``info``);
-        ``info(state)``: a dict of scalars (``interaction_information``,
-        ``information_gain`` [nats], ``data_loss``, ``residual_loss``).
+        :class:`~nbo_jax.types.BOAlgorithm` named ``"pinn-bo"``:
+        ``init(key, x0 (n0, d), y0 (n0,), c0=None, *, bounds, capacity)`` trains on the
+        initial design (``c0`` is ignored); ``ask(state, key) -> x (d,)`` (``(q, d)`` for
+        ``q > 1``); ``tell(state, x (d,) | (n, d), y () | (n,), c=None)`` appends and
+        retrains when due; ``surrogate(state, u (N, d))``: mean ``nu h`` in standardized
+        units and the NTK-PINN posterior standard deviation (0 for the greedy acquisition
+        without ``info``); ``info(state)``: a dict of scalars (``interaction_information``,
+        ``information_gain`` [nats] over the finite observations, ``data_loss``,
+        ``residual_loss``).
+
+    Failed evaluations (NaN/inf ``y``) are trained on at the worst value observed (the
+    :class:`~nbo_jax.types.Dataset` rule) and shrink the posterior variance there; they are
+    never the incumbent and carry no information about ``f`` in ``info``.
 
     Raises:
-        TypeError / ValueError: an argument of the wrong type or out of range (the message names it);
-        ``acq_optimizer.steps > 0`` with the default preset's Thompson sampling (its draws are
-        independent per raw sample: no gradient to climb); ``init`` raises ValueError naming
-        ``operator``/``source`` when they cannot be applied to a function of ``d`` inputs or
-        their shapes disagree.
+        TypeError: an argument of the wrong type (e.g. ``width=2.7``, ``nu="1"``,
+            ``info=1``), the message names it.
+        ValueError: an argument out of range, NaN or unknown (the message names it);
+            ``acq_optimizer.steps > 0`` with the default preset's Thompson sampling (its draws
+            are independent per raw sample: no gradient to climb); ``init`` raises ValueError
+            naming ``operator``/``source`` when they cannot be applied to a function of ``d``
+            inputs or their shapes disagree.
     """
-    if preset not in PRESETS:
-        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
     if operator is not None and not callable(operator):
         raise TypeError(f"operator must be a callable u -> N[u] (see nbo_jax.pde), got {type(operator).__name__}")
-    if not (callable(source) or isinstance(source, (int, float)) or hasattr(source, "shape")):
+    if isinstance(source, (str, bool)) or not (callable(source) or isinstance(source, (int, float))
+                                               or hasattr(source, "shape")):
         raise TypeError(f"source must be a function g(x) or a number, got {type(source).__name__}")
-    chosen = dict(PRESETS[preset])
-    given = dict(n_residual=n_residual, width=width, depth=depth, learning_rate=learning_rate, lr_decay=lr_decay,
-                 epochs=epochs, init_epochs=init_epochs, retrain_every=retrain_every, residual_batch=residual_batch,
-                 residual_weight=residual_weight)
-    chosen.update({k: v for k, v in given.items() if v is not None})
+    chosen = resolve_preset(PRESETS, preset, n_residual=n_residual, width=width, depth=depth,
+                            learning_rate=learning_rate, lr_decay=lr_decay, epochs=epochs, init_epochs=init_epochs,
+                            retrain_every=retrain_every, residual_batch=residual_batch,
+                            residual_weight=residual_weight)
     width = check_int("width", chosen["width"], 1)
     depth = check_int("depth", chosen["depth"], 2)
     n_res = check_int("n_residual", chosen["n_residual"], 1)
@@ -260,29 +296,31 @@ def pinn_bo(
     batch = chosen["residual_batch"]
     batch = n_res if batch is None else min(check_int("residual_batch", batch, 1), n_res)
     info_points = check_int("info_points", info_points, 1)
-    nu = check_positive("nu", nu)
-    lr = check_positive("learning_rate", chosen["learning_rate"])
-    decay = check_positive("lr_decay", chosen["lr_decay"])
+    q = check_int("q", q, 1)
+    nu = check_scale("nu", nu, allow_zero=False)
+    lr = check_scale("learning_rate", chosen["learning_rate"], allow_zero=False, allow_array=False)
+    decay = check_scale("lr_decay", chosen["lr_decay"], allow_zero=False, allow_array=False)
     if decay > 1:
         raise ValueError(f"lr_decay must be in (0, 1], got {decay}")
-    lambda1 = check_positive("lambda1", lambda1)
-    lambda2 = check_positive("lambda2", lambda2)
+    lambda1 = check_scale("lambda1", lambda1, allow_zero=False)
+    lambda2 = check_scale("lambda2", lambda2, allow_zero=False)
     weight = chosen["residual_weight"]
     if isinstance(weight, str):
-        if weight != "sum":
-            raise ValueError(f"residual_weight must be 'sum' or a float >= 0, got {weight!r}")
+        check_choice("residual_weight", weight, ("sum",))
     else:
-        weight = check_positive("residual_weight", weight, allow_zero=True)
-    if activation not in ACTIVATIONS:
-        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+        weight = check_scale("residual_weight", weight, allow_zero=True)
+    check_choice("activation", activation, sorted(ACTIVATIONS))
     if operator is not None and activation == "relu":
         raise ValueError("activation: 'relu' has zero second derivatives; use a smooth one ('tanh') with a PDE")
-    if not (isinstance(residual_scale, str) and residual_scale in ("auto", "std")):
-        residual_scale = check_positive("residual_scale", residual_scale)
-    if residual_points not in RESIDUAL_POINTS:
-        raise ValueError(f"residual_points must be one of {RESIDUAL_POINTS}, got {residual_points!r}")
+    if isinstance(residual_scale, str):
+        check_choice("residual_scale", residual_scale, ("auto", "std"))
+    else:
+        residual_scale = check_scale("residual_scale", residual_scale, allow_zero=False)
+    check_choice("residual_points", residual_points, RESIDUAL_POINTS)
+    warm_start = check_bool("warm_start", warm_start)
+    standardize = check_bool("standardize", standardize)
     use_pde = operator is not None
-    use_info = bool(info) and use_pde
+    use_info = check_bool("info", info) and use_pde
     preset_acquisition = acquisition is None
     if acquisition is None:
         acquisition = chosen["acquisition"]
@@ -294,11 +332,12 @@ def pinn_bo(
     elif not callable(acquisition):
         raise TypeError(f"acquisition must be 'greedy' or a function (posterior, key) -> utility, "
                         f"got {type(acquisition).__name__}")
+    thompson_default = acquisition is not None and preset_acquisition
     base = chosen["acq_optimizer"]
     if acquisition is not None:  # a posterior acquisition is scored on the raw samples by default
         base = base._replace(steps=0)
     no_gradient = None
-    if acquisition is not None and preset_acquisition:
+    if thompson_default:
         no_gradient = ("the default Thompson sampling draws independently per raw sample, with no gradient; "
                        "use acquisition='greedy' or a differentiable one such as nbo.acquisition.lcb(2.0)")
     aopt = as_acq_optimizer(acq_optimizer, default=base, no_gradient=no_gradient)
@@ -309,6 +348,9 @@ def pinn_bo(
     @functools.lru_cache(maxsize=None)
     def network(d: int, dtype) -> Network:
         return ntk_mlp(d, width, depth, gamma=1.0, activation=activation, dtype=dtype)
+
+    def network_of(state: PINNBOState) -> Network:
+        return network(state.data.u.shape[1], state.data.u.dtype)
 
     def residual_rows(d: int, dtype) -> int:
         """``k``: entries of the residual per point; checks operator and source."""
@@ -326,13 +368,13 @@ def pinn_bo(
             raise ValueError(f"operator/source: N[u](x) has shape {shape} but g(x) has shape {g_shape}")
         return int(math.prod(shape))
 
-    def uniform_box(key, n, lower, upper):
-        return lower + jax.random.uniform(key, (n, lower.shape[0]), lower.dtype) * (upper - lower)
+    def uniform_box(key: Array, n: int, box: Bounds) -> Array:
+        return box.from_unit(jax.random.uniform(key, (n, box.lower.shape[0]), box.lower.dtype))
 
     def train(state: PINNBOState, params, key: Array, steps) -> tuple[Any, Array]:
         """``steps`` Adam steps on eq. 5.1 from ``params``; returns ``(params, losses)``."""
         data = state.data
-        net = network(data.u.shape[1], data.u.dtype)
+        net = network_of(state)
         if standardize:
             y, mean, std = data.standardized()
         else:
@@ -346,7 +388,8 @@ def pinn_bo(
             data_mse = jnp.sum(jnp.where(data.mask, data_sq, 0.0)) / n
             if not use_pde:
                 return pinn_lib.pinn_loss(data_sq, data.mask, None, weight), jnp.stack([data_mse, 0.0 * data_mse])
-            f_hat = pinn_lib.box_surrogate(net.apply, p, state.lower, state.upper, offset=mean, scale=std * nu)
+            f_hat = pinn_lib.box_surrogate(net.apply, p, state.bounds.lower, state.bounds.upper, offset=mean,
+                                           scale=std * nu)
             scale = jnp.where(state.residual_scale > 0, state.residual_scale, std)
             res_sq = (pinn_lib.residual_values(operator, source, f_hat, x_res) / scale) ** 2
             loss = pinn_lib.pinn_loss(data_sq, data.mask, res_sq, weight)
@@ -370,101 +413,107 @@ def pinn_bo(
 
     def features_at(state: PINNBOState, params0, x: Array) -> Array:
         """``grad_theta h(x; theta_0)`` for box points ``x (n, d)`` -> ``(n, p)``."""
-        net = network(state.lower.shape[0], state.lower.dtype)
-        return gradient_features(net.apply, params0, pinn_lib.to_network_input(x, state.lower, state.upper))
+        box = state.bounds
+        return gradient_features(network_of(state).apply, params0,
+                                 pinn_lib.to_network_input(x, box.lower, box.upper))
 
-    def init(key: Array, x0: Array, y0: Array, *, bounds, capacity: int) -> PINNBOState:
-        x0, y0, lower, upper = check_initial(x0, y0, bounds, capacity)
-        n0, d = x0.shape
-        k_rows = residual_rows(d, x0.dtype) if use_pde else 1
-        net = network(d, x0.dtype)
+    def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> PINNBOState:
+        data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=False)
+        d, dtype = data.u.shape[1], data.u.dtype
+        x0 = jnp.reshape(jnp.asarray(x0, dtype), (-1, d))
+        k_rows = residual_rows(d, dtype) if use_pde else 1
+        net = network(d, dtype)
         k_net, k_res, k_train, k_info, k_state = jax.random.split(key, 5)
         params0 = net.init(k_net)
-        data = Dataset.empty(capacity, d, x0.dtype).add_batch((x0 - lower) / (upper - lower), y0)
-        residual_x = uniform_box(k_res, n_res, lower, upper)
-        if residual_scale == "auto" and use_pde:
+        residual_x = uniform_box(k_res, n_res, box)
+        if isinstance(residual_scale, str) and residual_scale == "auto" and use_pde:
             g = jax.vmap(pde.constant(source))(residual_x)
-            r_scale = jnp.sqrt(jnp.mean(jnp.square(g))).astype(x0.dtype)
+            r_scale = jnp.sqrt(jnp.mean(jnp.square(g))).astype(dtype)
         else:
-            r_scale = jnp.asarray(0.0 if residual_scale in ("auto", "std") else residual_scale, x0.dtype)
-        state = PINNBOState(data, params0, residual_x, lower, upper, k_state, jnp.asarray(n0, jnp.int32),
-                            jnp.zeros((2,), x0.dtype), r_scale, None)
+            r_scale = jnp.asarray(0.0 if isinstance(residual_scale, str) else residual_scale, dtype)
+        state = PINNBOState(data, params0, residual_x, box, k_state, data.count.astype(jnp.int32),
+                            jnp.zeros((2,), dtype), r_scale, None)
         params, losses = train(state, params0, k_train, init_epochs)
         state = state._replace(params=params, losses=losses)
         if use_features:
             n_pts = max(1, info_points // k_rows)
-            z_info = uniform_box(k_info, n_pts, lower, upper)
+            z_info = uniform_box(k_info, n_pts, box)
             if use_pde:
-                phi0, omega = pinn_lib.pinn_features(net.apply, params0, operator, lower, upper, x0, z_info)
+                phi0, omega = pinn_lib.pinn_features(net.apply, params0, operator, box.lower, box.upper, x0, z_info)
             else:
                 phi0 = features_at(state, params0, x0)
-                omega = jnp.zeros((1, phi0.shape[1]), x0.dtype)
+                omega = jnp.zeros((1, phi0.shape[1]), dtype)
             chol = pinn_lib.residual_factor(omega @ omega.T, lambda2)
             a = jax.scipy.linalg.solve_triangular(chol, omega, lower=True)
-            phi = jnp.zeros((capacity, phi0.shape[1]), x0.dtype).at[:n0].set(phi0)
+            rows = _written_index(jnp.zeros((), jnp.int32), x0, capacity)
+            phi = jnp.zeros((capacity, phi0.shape[1]), dtype).at[rows].set(phi0, mode="drop")
             state = state._replace(info=PINNInfoState(params0, z_info, phi, a, phi @ phi.T, a @ phi.T))
         return state
 
     def ask(state: PINNBOState, key: Array) -> Array:
-        net = network(state.lower.shape[0], state.lower.dtype)
+        net = network_of(state)
         k_c, k_a = jax.random.split(key)
         if acquisition is not None:
             utility = lambda u: acquisition(surrogate(state, u), k_a)  # noqa: E731
         else:  # greedy: argmin h
             utility = lambda u: -predict(net.apply, state.params, 2.0 * u - 1.0)  # noqa: E731
-        u = optimize_acqf(utility, k_c, state.data, aopt)
-        return state.lower + u * (state.upper - state.lower)
+        return state.bounds.from_unit(optimize_acqf(utility, k_c, state.data, aopt))
 
-    def tell(state: PINNBOState, x: Array, y: Array) -> PINNBOState:
-        x = jnp.reshape(x, (-1,))
-        idx = state.data.count
-        u = (x - state.lower) / (state.upper - state.lower)
-        state = state._replace(data=state.data.add(u, jnp.reshape(y, ())))
+    def tell(state: PINNBOState, x: Array, y: Array, c=None) -> PINNBOState:
+        u, y = told_rows(state.bounds, x, y, c, constrained=False)
+        x = jnp.reshape(jnp.asarray(x, u.dtype), u.shape)
+        before = state.data.count
+        state = state._replace(data=state.data.add_batch(u, y))
         count = state.data.count
-        retrain = (count - state.n_initial) % retrain_every == 0
+        # retrain when the observations since the initial design reach a multiple of retrain_every
+        # (one observation: (count - n_initial) % retrain_every == 0)
+        retrain = (count - state.n_initial) // retrain_every > (before - state.n_initial) // retrain_every
         key = jax.random.fold_in(state.key, count)
         k_res, k_train = jax.random.split(key)
         if residual_points == "resample":
-            fresh = uniform_box(k_res, n_res, state.lower, state.upper)
+            fresh = uniform_box(k_res, n_res, state.bounds)
             state = state._replace(residual_x=jnp.where(retrain, fresh, state.residual_x))
         if warm_start:
             start = state.params
         else:
-            fresh = network(state.lower.shape[0], state.lower.dtype).init(jax.random.fold_in(k_train, 1))
+            fresh = network_of(state).init(jax.random.fold_in(k_train, 1))
             start = jax.tree.map(lambda a, b: jnp.where(retrain, a, b), fresh, state.params)
         params, losses = train(state, start, k_train, jnp.where(retrain, epochs, 0))
         state = state._replace(params=params, losses=losses)
         if state.info is not None:
             inf = state.info
-            g = features_at(state, inf.params0, x[None, :])[0]
-            row = (inf.phi @ g).at[idx].set(g @ g, mode="drop")
-            k_uu = inf.k_uu.at[idx, :].set(row, mode="drop").at[:, idx].set(row, mode="drop")
-            inf = inf._replace(phi=inf.phi.at[idx].set(g, mode="drop"), k_uu=k_uu,
-                               w=inf.w.at[:, idx].set(inf.a @ g, mode="drop"))
-            state = state._replace(info=inf)
+            rows = _written_index(before, x, state.data.capacity)
+            g = features_at(state, inf.params0, x)
+            phi = inf.phi.at[rows].set(g, mode="drop")
+            k_new = phi @ g.T  # (cap, n): the new rows' kernel with every row, themselves included
+            k_uu = inf.k_uu.at[:, rows].set(k_new, mode="drop").at[rows, :].set(k_new.T, mode="drop")
+            state = state._replace(info=inf._replace(phi=phi, k_uu=k_uu,
+                                                     w=inf.w.at[:, rows].set(inf.a @ g.T, mode="drop")))
         return state
 
     def surrogate(state: PINNBOState, u_c: Array) -> SurrogatePosterior:
-        net = network(state.lower.shape[0], state.lower.dtype)
+        net = network_of(state)
         mean = nu * predict(net.apply, state.params, 2.0 * u_c - 1.0)
         targets = state.data.standardized()[0] if standardize else state.data.y
-        incumbent = jnp.min(jnp.where(state.data.mask, targets, jnp.inf))
+        incumbent = jnp.min(jnp.where(state.data.observed(), targets, jnp.inf))
         if state.info is None:
             return SurrogatePosterior(u_c, mean, jnp.zeros_like(mean), incumbent)
         inf = state.info
-        x_c = state.lower + u_c * (state.upper - state.lower)
-        phi_c = features_at(state, inf.params0, x_c)
+        phi_c = features_at(state, inf.params0, state.bounds.from_unit(u_c))
         var = pinn_lib.posterior_variance(phi_c, inf.a, inf.phi, inf.w, inf.k_uu, lambda1, state.data.mask)
         return SurrogatePosterior(u_c, mean, jnp.sqrt(var), incumbent)
 
     def info_fn(state: PINNBOState) -> dict:
         out = {"data_loss": state.losses[0], "residual_loss": state.losses[1]}
         if use_info:
-            gain, conditional = pinn_lib.information_terms(state.info.k_uu, state.info.w, lambda1, state.data.mask)
+            # information about f from the finite observations (a failed evaluation measures nothing)
+            gain, conditional = pinn_lib.information_terms(state.info.k_uu, state.info.w, lambda1,
+                                                           state.data.observed())
             out.update(interaction_information=gain - conditional, information_gain=gain)
         return out
 
-    return BOAlgorithm(init, ask, tell, "pinn-bo", surrogate, info=info_fn)
+    return make_algorithm(init, ask, tell, name="pinn-bo", surrogate=surrogate, info=info_fn, q=q,
+                          batch_rule="independent" if thompson_default else "fantasy")
 
 
 __all__ = ["pinn_bo", "PINNBOState", "PINNInfoState", "PRESETS"]
