@@ -1,5 +1,5 @@
-"""NeuralGreedy: SimpleSMB / PosteriorSMB (seed 002, Algorithms 1-3, Appendix F.2; SPEC.md
-section 2)."""
+"""NeuralGreedy: SimpleSMB / PosteriorSMB (Paria et al. 2022, "Be Greedy", Algorithms 1-3,
+Appendix F.2)."""
 
 import jax
 import jax.numpy as jnp
@@ -20,6 +20,7 @@ from nbo_jax.algorithms.neural_greedy import (
     smb_loss,
     zero_last_layer,
 )
+from nbo_jax.batch import batched
 from nbo_jax.features import gradient_features, predict
 
 # One small algorithm shared by several tests (jitted once: compilation dominates test time).
@@ -38,7 +39,7 @@ def _state(algo, n=6, capacity=10, seed=0, problem=None):
 
 # --------------------------------------------------------------------------- network
 def test_ntk_parameterization_by_hand(x64):
-    """f(z) = g/sqrt(m) W2 tanh(g/sqrt(d) W1 z + g b1) + g b2 (seed 002, Appendix A), N(0,1)
+    """f(z) = g/sqrt(m) W2 tanh(g/sqrt(d) W1 z + g b1) + g b2 (Paria et al. 2022, Appendix A), N(0,1)
     weights, final bias 0 at init (Appendix F.2)."""
     gamma, d, m = 1.7, 3, 2000
     net = ntk_mlp(d, m, 2, gamma=gamma)
@@ -60,7 +61,7 @@ def test_ntk_parameterization_by_hand(x64):
 @pytest.mark.parametrize("posterior", [False, True])
 def test_linearized_fit_equals_ntk_closed_form(x64, posterior):
     """The linearized network trained to convergence on the SMB loss is kernel ridge regression
-    with the empirical NTK (SPEC.md section 2, "useful exact check"; seed 002, Prop. 1-2).
+    with the empirical NTK (Paria et al. 2022, Propositions 1-2).
 
     Derivation. Let g(x) = grad_theta f(x; theta_0) (length p), G the (n, p) matrix of the
     valid rows, f_lin(x; theta) = f_0(x) + g(x).Delta with Delta = theta - theta_0, and
@@ -70,8 +71,8 @@ def test_linearized_fit_equals_ntk_closed_form(x64, posterior):
     The acquisition nu (f_lin(x; theta*) + delta(x)) is therefore
         nu f_0(x) + nu delta(x) + g(x) G^T (G G^T + sigma2 I)^{-1} r
       = nu (f_0 + delta)(x) + Theta_xX (Theta_XX + nu^2 sigma2 I)^{-1} (Y + nu eps - nu (f_0 + delta)(X))
-    with Theta = nu^2 <g, g'>: the SPEC's sigma^2 becomes nu^2 sigma2 in that scaling (it is
-    exactly the SPEC's form with Theta = <g, g'>). nu = 2 below makes a wrong factor fail.
+    with Theta = nu^2 <g, g'>: the propositions' sigma^2 becomes nu^2 sigma2 in that scaling (it is
+    exactly the propositions' form with Theta = <g, g'>). nu = 2 below makes a wrong factor fail.
     Masked rows (a NaN-like garbage target and an empty row) must not count.
     """
     nu, sigma2, d, m = 2.0, 0.5, 2, 8
@@ -178,7 +179,7 @@ def test_exploration_steps_formula():
 
 
 def test_exploration_phase_then_greedy_minimizer(x64):
-    """During the first T_e iterations ask returns the uniform point of its key (seed 002,
+    """During the first T_e iterations ask returns the uniform point of its key (Paria et al. 2022,
     Alg. 1, lines 2-5; here T = capacity - n_init = 20, d = 2: T_e = round(clip(10, 0.5, 1.5))
     = 2). Afterwards the greedy point: its acquisition value is no worse than that of any of
     4096 fresh uniform points (Alg. 1, line 8), for the network ask fitted (rebuilt here from
@@ -227,6 +228,38 @@ def test_exploration_phase_then_greedy_minimizer(x64):
     np.testing.assert_allclose(u, by_hand, rtol=1e-10, atol=1e-12)
 
 
+def test_exploration_phase_in_a_batch(x64):
+    """With q > 1 (constant liar) the fantasized points count as evaluations: a batch asked
+    with T_e = 2 evaluations of exploration left is two uniform points (those of the batch's
+    keys) and one greedy point; with T_e larger than q it is q uniform points."""
+    problem, state = _state(MID, n=4, capacity=24)
+    assert int(state.n_explore) == 2
+    ask3 = jax.jit(batched(MID, 3).ask)
+    lo, hi = problem.bounds
+    key = jax.random.key(7)
+    uniform = [lo + jax.random.uniform(jax.random.split(k)[0], (2,)) * (hi - lo) for k in jax.random.split(key, 3)]
+    X = ask3(state, key)
+    np.testing.assert_allclose(X[:2], uniform[:2], rtol=1e-12)
+    assert not np.allclose(X[2], uniform[2])
+    np.testing.assert_allclose(ask3(state._replace(n_explore=jnp.asarray(5, jnp.int32)), key), uniform, rtol=1e-12)
+
+
+def test_batches_through_run_bo():
+    """q = 3 points per ask by the constant liar: n_init + n_iter q rows in the box, the q
+    points of one ask distinct; ``info["exploring"]`` follows the evaluations (T_e = 4: the
+    first batch and the first point of the second are random)."""
+    problem = nbo.benchmarks.get("branin")
+    algo = neural_greedy(**MID_KW, exploration=4, q=3)
+    assert (algo.q, algo.batch_rule) == (3, "fantasy")
+    hist = nbo.run_bo(jax.random.key(0), algo, problem, n_init=4, n_iter=3)
+    assert hist.x.shape == (13, 2) and np.all(problem.bounds.contains(hist.x))
+    for batch in np.asarray(hist.x[4:]).reshape(3, 3, 2):
+        gaps = np.linalg.norm(batch[:, None] - batch[None], axis=-1) + np.eye(3)
+        assert np.min(gaps) > 1e-6, batch
+    np.testing.assert_array_equal(hist.info["exploring"], [True, True, False, False])
+    np.testing.assert_array_equal(hist.info["n_observed"], [4, 7, 10, 13])
+
+
 def test_exploration_argument():
     x0 = jnp.full((4, 2), 0.5)
     for exploration, want in (("auto", 2), (0, 0), (5, 5)):
@@ -236,25 +269,30 @@ def test_exploration_argument():
 
 
 # --------------------------------------------------------------------------- algorithm
-def test_nan_observation_is_masked_and_surrogate_fits_data(x64):
-    """A NaN observation is masked and never trained on; ``surrogate`` (mean/std over
-    independent fits) reproduces the standardized data and is more uncertain away from it."""
+def test_nan_observation_is_imputed_and_surrogate_fits_data(x64):
+    """A NaN observation is a failed evaluation: stored as the worst observed value (flagged
+    failed, never the incumbent), every state leaf stays finite; ``surrogate`` (mean/std over
+    independent fits) reproduces the standardized data, the imputed row included (a failure
+    away from the other points), and is more uncertain away from it."""
     problem, state = _state(MID, n=8, capacity=24)
-    state = MID_TELL(state, jnp.array([1.0, 2.0]), jnp.nan)
-    assert not bool(state.data.mask[8]) and int(state.data.count) == 9
+    state = MID_TELL(state, jnp.array([-4.5, 14.0]), jnp.nan)
+    assert bool(state.data.failed[8]) and bool(state.data.mask[8]) and int(state.data.count) == 9
+    assert float(state.data.y[8]) == float(jnp.max(state.data.y[:8]))
+    assert all(bool(jnp.all(jnp.isfinite(leaf))) for leaf in jax.tree.leaves(state)
+               if jnp.issubdtype(leaf.dtype, jnp.inexact))
     state = state._replace(n_explore=jnp.asarray(0, jnp.int32))
     x = MID_ASK(state, jax.random.key(0))
     assert np.all(np.isfinite(x)) and np.all(x >= problem.bounds.lower) and np.all(x <= problem.bounds.upper)
     far = jax.random.uniform(jax.random.key(3), (16, 2))
-    post = MID_SURROGATE(state, jnp.concatenate([state.data.u[:8], far]))
-    y_std = state.data.standardized()[0][:8]
-    assert float(jnp.max(jnp.abs(post.mean[:8] - y_std))) < 0.15, post.mean[:8] - y_std
-    assert float(jnp.mean(post.std[:8])) < float(jnp.mean(post.std[8:]))
+    post = MID_SURROGATE(state, jnp.concatenate([state.data.u[:9], far]))
+    y_std = state.data.standardized()[0][:9]
+    assert float(jnp.max(jnp.abs(post.mean[:9] - y_std))) < 0.15, post.mean[:9] - y_std
+    assert float(jnp.mean(post.std[:9])) < float(jnp.mean(post.std[9:]))
     assert float(post.incumbent) == float(jnp.min(y_std))
 
 
 def test_presets():
-    """Paper preset = seed 002, Appendix F.2 (train steps: our decision)."""
+    """Paper preset = Paria et al. 2022, Appendix F.2 (train steps: our decision)."""
     p = PRESETS["paper"]
     a = p["acq_optimizer"]
     assert (p["width"], p["gamma"], p["learning_rate"], a.num_restarts, a.steps, a.learning_rate) == (
@@ -277,6 +315,8 @@ def test_presets():
     (dict(exploration=-1), "exploration"), (dict(acq_optimizer=dict(raw_samples=0)), "raw_samples"),
     (dict(acq_optimizer=dict(steps=-1)), "steps"), (dict(acq_optimizer=dict(learning_rate=-0.1)), "learning_rate"),
     (dict(acq_optimizer=dict(local_fraction=1.0)), "local_fraction"), (dict(surrogate_samples=0), "surrogate_samples"),
+    (dict(nu=float("nan")), "nu"), (dict(gamma=float("inf")), "gamma"), (dict(sigma2=float("nan")), "sigma2"),
+    (dict(learning_rate=float("nan")), "learning_rate"), (dict(q=0), "q"), (dict(nu=jnp.zeros(2)), "nu"),
 ])
 def test_bad_arguments_raise(kwargs, name):
     with pytest.raises(ValueError, match=name):
@@ -284,10 +324,13 @@ def test_bad_arguments_raise(kwargs, name):
 
 
 def test_wrong_types_raise():
-    with pytest.raises(TypeError, match="width"):
-        neural_greedy(width=2.5)
-    with pytest.raises(TypeError, match="gamma"):
-        neural_greedy(gamma="big")
+    for kw, name in [(dict(width=2.5), "width"), (dict(gamma="big"), "gamma"), (dict(nu="1"), "nu"),
+                     (dict(sigma2=True), "sigma2"), (dict(learning_rate="0.01"), "learning_rate"),
+                     (dict(depth=2.0), "depth"), (dict(train_steps=10.0), "train_steps"),
+                     (dict(exploration=2.5), "exploration"), (dict(surrogate_samples=None), "surrogate_samples"),
+                     (dict(standardize=1), "standardize"), (dict(q=2.0), "q"), (dict(batch_size=8), "q=")]:
+        with pytest.raises(TypeError, match=name):
+            neural_greedy(**kw)
     with pytest.raises(TypeError, match="acq_optimizer"):
         neural_greedy(acq_optimizer=512)
     with pytest.raises(TypeError, match="acq_optimizer"):

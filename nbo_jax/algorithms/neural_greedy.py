@@ -19,6 +19,9 @@ its minimizer as the next query (minimization form of Paria et al. 2022, Algorit
 The first ``T_e = clip(5 d, 0.025 T, 0.075 T)`` iterations are uniform random (Alg. 1,
 lines 2-5; Appendix F.2), with ``T`` = the number of BO iterations of the run
 (``capacity - n_init``, known at ``init``). :func:`exploration_steps` gives the rounding.
+``T`` and ``T_e`` count evaluations: with ``q`` points per ask, the first ``T_e`` evaluated
+points after the initial design are random and the rest greedy (a batch that straddles the
+end of the phase mixes both).
 
 **Network** (Paria et al. 2022, Appendix A; :func:`ntk_mlp`): NTK parameterization,
 ``a^(l+1) = phi(sigma_W / sqrt(d_l) W^(l) a^(l) + sigma_b b^(l))``,
@@ -58,6 +61,12 @@ vs 0.55; Ackley-2 (40) 4.2 / 3.3 vs 13.4; Hartmann-6 (40) 0.71 / 0.38 vs 1.45; L
 1.27 / 1.43 vs 6.7 (``gamma = 3`` was worse on Levy-5: 7.9). Cost on a 2-core CPU at
 t = 100 observations: about 0.015 s per ``ask`` (d = 2 and d = 10) for the defaults, about
 0.7 s for the paper preset (width 5000), after compilation (3-7 s).
+
+**Batches** (``q > 1``): the greedy point is deterministic given the state and ``ask``'s
+key, so ``q`` points come from the constant liar (``batch_rule="fantasy"``; Ginsbourger et
+al. 2010, :mod:`nbo_jax.batch`): each chosen point is told to a copy of the state with the
+mean observed value before the next network is fitted. During the exploration phase the
+fantasized points count as evaluations, so a batch holds ``T_e`` random points in all.
 """
 
 from __future__ import annotations
@@ -75,9 +84,20 @@ from ..features import predict
 from ..networks import ACTIVATIONS, Network, last_layer_name, ntk_mlp  # ntk_mlp, last_layer_name: re-exported
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..training import TrainConfig, make_optimizer, train_regression
-from ..types import BOAlgorithm, Dataset
-from ._common import check_initial, check_positive
-from ._common import check_int as _check_int
+from ..types import BOAlgorithm, Bounds, Dataset
+from ._common import (
+    BATCH_SIZE_RENAMED,
+    check_bool,
+    check_choice,
+    check_int,
+    check_scale,
+    initial_data,
+    make_algorithm,
+    records_config,
+    refuse_renamed,
+    resolve_preset,
+    told_rows,
+)
 
 Array = jax.Array
 Params = Any
@@ -179,23 +199,22 @@ class NeuralGreedyState(NamedTuple):
 
     Attributes:
         data: :class:`~nbo_jax.types.Dataset` (unit-cube inputs).
-        lower, upper: ``(d,)`` box.
+        bounds: :class:`~nbo_jax.types.Bounds`, the box (``(d,)`` arrays).
         n_initial: ``()`` int32, number of initial points (``n_init``).
-        n_explore: ``()`` int32, ``T_e``: BO iterations answered by uniform random points.
+        n_explore: ``()`` int32, ``T_e``: evaluations after the initial points answered by
+            uniform random points.
         key: PRNG key of ``init``; only :attr:`BOAlgorithm.surrogate` uses it (``ask`` uses
             its own key).
     """
 
     data: Dataset
-    lower: Array
-    upper: Array
+    bounds: Bounds
     n_initial: Array
     n_explore: Array
     key: Array
 
 
-
-
+@records_config
 def neural_greedy(
     variant: str = "simple",
     *,
@@ -212,6 +231,8 @@ def neural_greedy(
     standardize: bool = True,
     surrogate_samples: int = 8,
     preset: str = "default",
+    q: int = 1,
+    **kwargs,
 ) -> BOAlgorithm:
     """Build NeuralGreedy (Paria et al. 2022, Algorithm 1) with SimpleSMB (Algorithm 2,
     ``variant="simple"``) or PosteriorSMB (Algorithm 3, ``variant="posterior"``).
@@ -222,10 +243,10 @@ def neural_greedy(
             (>= 2; paper 2 = one hidden layer).
         gamma: ``sigma_W = sigma_b`` of the NTK parameterization (> 0; paper tunes it in
             [0.5, 5], its preset uses 1; library default 2).
-        nu: scale ``nu`` (> 0; paper 1).
+        nu: scale ``nu`` (> 0; paper 1); a float or a scalar array (vmappable).
         sigma2: target-noise variance and regularization ``sigma^2`` (>= 0; paper 0 = no
             perturbation, no regularizer), in standardized units.
-        activation: paper ``"tanh"``.
+        activation: one of :data:`nbo_jax.networks.ACTIVATIONS` (paper ``"tanh"``).
         learning_rate, train_steps: full-batch Adam fit from ``theta_0`` (paper 1e-3 /
             1000 [our choice]; default 1e-2 / 300).
         exploration: ``"auto"`` (``T_e`` of :func:`exploration_steps` with ``T = capacity -
@@ -243,12 +264,15 @@ def neural_greedy(
         standardize: standardize the targets (mean 0, std 1 over the valid observations).
         surrogate_samples: number of independent fits averaged by ``surrogate``.
         preset: ``"default"`` or ``"paper"``; fills every argument left ``None`` (module doc).
+        q: points per ask (int >= 1), by the constant liar (``batch_rule="fantasy"``).
 
     Returns:
         ``BOAlgorithm(init, ask, tell, name="neural-greedy" | "neural-greedy-posterior",
-        surrogate)``. ``init(key, x0, y0, *, bounds, capacity)``; ``ask(state, key) -> (d,)``
-        (draws ``theta_0`` [and ``theta~_0``, ``eps``] from ``key`` and fits there);
-        ``tell(state, x, y)`` appends. ``surrogate(state, u (N, d))`` refits
+        surrogate, info)``. ``init(key, x0, y0, c0=None, *, bounds, capacity)``;
+        ``ask(state, key) -> (d,)`` (``(q, d)`` for ``q > 1``; draws ``theta_0`` [and
+        ``theta~_0``, ``eps``] from ``key`` and fits there); ``tell(state, x, y, c=None)``
+        appends (``c`` ignored); ``info``: ``exploring`` (True while the next point asked is
+        a uniform random one). ``surrogate(state, u (N, d))`` refits
         ``surrogate_samples`` networks (keys from ``fold_in(state.key, count)``, so it is
         deterministic per state) and returns their mean and standard deviation in
         standardized units: the sample spread of the acquisition functions ``nu f~``, i.e.
@@ -256,47 +280,43 @@ def neural_greedy(
         ``surrogate_samples`` fits, so it is meant for plots and diagnostics.
 
     Raises:
-        ValueError / TypeError: any argument out of range, of the wrong type or unknown
-        (the message names it), e.g. ``acq_optimizer`` not an ``AcqOptimizer``/dict or one
-        of its fields out of range (:func:`nbo_jax.optimize.acq_optimizer`).
+        TypeError: an argument of the wrong type (e.g. ``width=2.5``, ``nu="1"``,
+        ``standardize=1``), ``acq_optimizer`` not an ``AcqOptimizer``/dict, ``batch_size=``
+        (``q`` is the number of points per ask; the fit is full-batch) or any other unknown
+        keyword.
+        ValueError: any argument out of range, NaN or unknown (the message names it), e.g.
+        one of ``acq_optimizer``'s fields (:func:`nbo_jax.optimize.acq_optimizer`).
     """
-    if preset not in PRESETS:
-        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-    chosen = dict(PRESETS[preset])
-    given = dict(width=width, gamma=gamma, learning_rate=learning_rate, train_steps=train_steps)
-    chosen.update({k: v for k, v in given.items() if v is not None})
-    width = _check_int("width", chosen["width"], 1)
-    depth = _check_int("depth", depth, 2)
-    train_steps = _check_int("train_steps", chosen["train_steps"], 1)
+    refuse_renamed(kwargs, BATCH_SIZE_RENAMED, "neural_greedy")
+    chosen = resolve_preset(PRESETS, preset, width=width, gamma=gamma, learning_rate=learning_rate,
+                            train_steps=train_steps)
+    posterior = check_choice("variant", variant, VARIANTS) == "posterior"
+    width = check_int("width", chosen["width"], 1)
+    depth = check_int("depth", depth, 2)
+    train_steps = check_int("train_steps", chosen["train_steps"], 1)
     aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"])
-    surrogate_samples = _check_int("surrogate_samples", surrogate_samples, 1)
-    gamma = check_positive("gamma", chosen["gamma"])
-    nu = check_positive("nu", nu)
-    sigma2 = check_positive("sigma2", sigma2, allow_zero=True)
-    lr = check_positive("learning_rate", chosen["learning_rate"])
-    if activation not in ACTIVATIONS:
-        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+    surrogate_samples = check_int("surrogate_samples", surrogate_samples, 1)
+    gamma = check_scale("gamma", chosen["gamma"], allow_zero=False, allow_array=False)
+    nu = check_scale("nu", nu, allow_zero=False)
+    sigma2 = check_scale("sigma2", sigma2, allow_array=False)
+    lr = check_scale("learning_rate", chosen["learning_rate"], allow_zero=False, allow_array=False)
+    activation = check_choice("activation", activation, ACTIVATIONS)
+    standardize = check_bool("standardize", standardize)
     if isinstance(exploration, str):
-        if exploration != "auto":
-            raise ValueError(f"exploration must be 'auto' or an int >= 0, got {exploration!r}")
+        check_choice("exploration", exploration, ("auto",))
     else:
-        exploration = _check_int("exploration", exploration, 0)
+        exploration = check_int("exploration", exploration, 0)
     optimizer = make_optimizer("adam", lr)
-    posterior = variant == "posterior"
 
     @functools.lru_cache(maxsize=None)
     def network(d: int, dtype) -> Network:
         return ntk_mlp(d, width, depth, gamma=gamma, activation=activation, dtype=dtype)
 
-    def init(key: Array, x0: Array, y0: Array, *, bounds, capacity: int) -> NeuralGreedyState:
-        x0, y0, lower, upper = check_initial(x0, y0, bounds, capacity)
-        n0, d = x0.shape
+    def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> NeuralGreedyState:
+        data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=False)
+        n0, d = jnp.shape(x0)[0], data.u.shape[1]
         t_e = exploration_steps(d, capacity - n0) if exploration == "auto" else exploration
-        data = Dataset.empty(capacity, d, x0.dtype).add_batch((x0 - lower) / (upper - lower), y0)
-        return NeuralGreedyState(data, lower, upper, jnp.asarray(n0, jnp.int32),
-                                 jnp.asarray(t_e, jnp.int32), key)
+        return NeuralGreedyState(data, box, jnp.asarray(n0, jnp.int32), jnp.asarray(t_e, jnp.int32), key)
 
     def fit(state: NeuralGreedyState, key: Array):
         """One surrogate draw: ``(acquisition z -> (), params, params0, params_tilde)``."""
@@ -329,28 +349,33 @@ def neural_greedy(
         acq = jax.vmap(fit(state, k_fit))
         return optimize_acqf(lambda u: -acq(2.0 * u - 1.0), k_cand, state.data, aopt)
 
+    def exploring(state: NeuralGreedyState) -> Array:
+        """``()`` bool: the next point is a uniform random one (Paria et al. 2022, Algorithm 1,
+        lines 2-5); counts the evaluations after the initial design, fantasized ones included."""
+        return state.data.count - state.n_initial < state.n_explore
+
     def ask(state: NeuralGreedyState, key: Array) -> Array:
         k_rand, k_greedy = jax.random.split(key)
-        d = state.lower.shape[0]
-        step = state.data.count - state.n_initial
+        d = state.data.u.shape[1]
         u = jax.lax.cond(
-            step < state.n_explore,
+            exploring(state),
             lambda: jax.random.uniform(k_rand, (d,), state.data.u.dtype),
             lambda: greedy_point(state, k_greedy),
         )
-        return state.lower + u * (state.upper - state.lower)
+        return state.bounds.from_unit(u)
 
-    def tell(state: NeuralGreedyState, x: Array, y: Array) -> NeuralGreedyState:
-        u = (jnp.reshape(x, (-1,)) - state.lower) / (state.upper - state.lower)
-        return state._replace(data=state.data.add(u, jnp.reshape(y, ())))
+    def tell(state: NeuralGreedyState, x: Array, y: Array, c=None) -> NeuralGreedyState:
+        u, y = told_rows(state.bounds, x, y, c, constrained=False)
+        return state._replace(data=state.data.add_batch(u, y))
 
     def surrogate(state: NeuralGreedyState, u_c: Array) -> SurrogatePosterior:
         keys = jax.random.split(jax.random.fold_in(state.key, state.data.count), surrogate_samples)
         z_c = 2.0 * u_c - 1.0
         samples = jax.vmap(lambda k: jax.vmap(fit(state, k))(z_c))(keys)
         targets = state.data.standardized()[0] if standardize else state.data.y
-        incumbent = jnp.min(jnp.where(state.data.mask, targets, jnp.inf))
+        incumbent = jnp.min(jnp.where(state.data.observed(), targets, jnp.inf))
         return SurrogatePosterior(u_c, jnp.mean(samples, 0), jnp.std(samples, 0), incumbent)
 
     name = "neural-greedy-posterior" if posterior else "neural-greedy"
-    return BOAlgorithm(init, ask, tell, name, surrogate)
+    return make_algorithm(init, ask, tell, name=name, surrogate=surrogate,
+                          info=lambda state: {"exploring": exploring(state)}, q=q, batch_rule="fantasy")
