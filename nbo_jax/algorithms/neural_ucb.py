@@ -30,11 +30,14 @@ from __future__ import annotations
 import functools
 from typing import Callable
 
+from typing import Optional
+
 from ..acquisition import lcb, thompson
 from ..batch import batched
+from ..optimize import as_acq_optimizer
 from ..types import BOAlgorithm, FactoryCall
-from ._common import BATCH_SIZE_RENAMED, check_scale, records_config, refuse_renamed
-from .neural_bo import neural_bo
+from ._common import BATCH_SIZE_RENAMED, check_scale, records_config, refuse_renamed, resolve_preset
+from .neural_bo import PRESETS, neural_bo
 
 _FIXED = ("acquisition", "feature_params")
 
@@ -57,15 +60,22 @@ def _records_forwarded_config(factory: Callable) -> Callable:
     return build
 
 
-def _neural_bo_as(who: str, nu, posterior: str, acquisition, q: int, kwargs: dict) -> BOAlgorithm:
+def _neural_bo_as(who: str, nu, posterior: str, acquisition, q: int, kwargs: dict,
+                  no_gradient: Optional[str] = None) -> BOAlgorithm:
     """:func:`neural_bo` with the bandit papers' settings (``kwargs`` checked for the fixed
-    and renamed arguments first)."""
+    and renamed arguments first). ``no_gradient``: why the acquisition cannot be climbed;
+    then ``acq_optimizer`` is laid over the preset's with ``steps = 0`` and ``steps > 0`` is
+    refused (:func:`nbo_jax.optimize.as_acq_optimizer`)."""
     refuse_renamed({k: kwargs[k] for k in BATCH_SIZE_RENAMED if k in kwargs}, BATCH_SIZE_RENAMED, who)
     for fixed in _FIXED:
         if fixed in kwargs:
             raise ValueError(f"{fixed} is fixed by {who}; use neural_bo(...) to change it")
     kwargs = dict(kwargs)
     kwargs.setdefault("scales", "fixed")
+    if no_gradient is not None:
+        preset = resolve_preset(PRESETS, kwargs.get("preset", "default"))
+        kwargs["acq_optimizer"] = as_acq_optimizer(kwargs.get("acq_optimizer"), default=preset["acq_optimizer"],
+                                                   no_gradient=no_gradient)
     return neural_bo(posterior=posterior, feature_params="current", acquisition=acquisition(check_scale("nu", nu)),
                      q=q, **kwargs)
 
@@ -108,11 +118,12 @@ def neural_ts(nu: float = 1.0, *, posterior: str = "auto", q: int = 1, **kwargs)
         ``BOAlgorithm`` named ``"neural-ts"`` with :func:`neural_bo`'s signatures.
 
     Raises:
-        TypeError / ValueError: as :func:`neural_ucb`.
+        TypeError / ValueError: as :func:`neural_ucb`; ValueError also for
+        ``acq_optimizer`` with ``steps > 0`` (the draws are independent per point: nothing
+        to climb; a dict ``acq_optimizer`` is laid over the preset's with ``steps = 0``).
     """
-    kwargs = dict(kwargs)
-    kwargs.setdefault("acq_optimizer", dict(steps=0))  # independent draws: nothing to climb
     # built with q = 1 (neural_bo takes a user acquisition for a deterministic rule), then
     # batched as the Thompson sampler it is
-    algo = _neural_bo_as("neural_ts", nu, posterior, thompson, 1, kwargs)
+    algo = _neural_bo_as("neural_ts", nu, posterior, thompson, 1, kwargs,
+                         no_gradient="NeuralTS draws independently per point; there is no gradient to climb")
     return batched(algo._replace(name="neural-ts", batch_rule="independent"), q)
