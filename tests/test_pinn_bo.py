@@ -62,6 +62,8 @@ def test_factory_rejects_bad_arguments(kwargs, match):
     (dict(residual_scale="max"), ValueError, "residual_scale"),
     (dict(residual_scale=float("nan")), ValueError, "residual_scale"),
     (dict(source=True), TypeError, "source"),
+    (dict(source=[1.0]), TypeError, "source"),
+    (dict(source=float("nan")), ValueError, "source"),
     (dict(activation="swish"), ValueError, "activation"),
     (dict(info=1), TypeError, "info"),
     (dict(warm_start="yes"), TypeError, "warm_start"),

@@ -62,6 +62,7 @@ from typing import Any, Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 
 from .. import pde
@@ -195,7 +196,8 @@ def pinn_bo(
             pde.laplacian(u)``), stated in box coordinates. ``None``: no PDE, the same
             greedy network surrogate trained on the data alone (the ablation).
         source: ``g``: a function of ``x (d,)`` or a constant (default 0); its output shape
-            must match the operator's (a scalar, or ``(k,)`` for a vector residual).
+            must match the operator's (a scalar, or ``(k,)`` for a vector residual); a
+            constant must be finite.
         n_residual: ``N_r``, the number of residual points, uniform in the box (paper 40,000;
             default 1024).
         width, depth: hidden width ``m`` and number of weight layers ``L`` (>= 2).
@@ -280,9 +282,12 @@ def pinn_bo(
     """
     if operator is not None and not callable(operator):
         raise TypeError(f"operator must be a callable u -> N[u] (see nbo_jax.pde), got {type(operator).__name__}")
-    if isinstance(source, (str, bool)) or not (callable(source) or isinstance(source, (int, float))
-                                               or hasattr(source, "shape")):
-        raise TypeError(f"source must be a function g(x) or a number, got {type(source).__name__}")
+    if not callable(source):
+        if isinstance(source, (str, bool, np.bool_)) or not isinstance(source, (int, float, np.number, np.ndarray,
+                                                                                jax.Array)):
+            raise TypeError(f"source must be a function g(x) or a number, got {type(source).__name__}")
+        if not isinstance(source, jax.core.Tracer) and not np.all(np.isfinite(np.asarray(source, np.float64))):
+            raise ValueError(f"source must be finite, got {source!r}")
     chosen = resolve_preset(PRESETS, preset, n_residual=n_residual, width=width, depth=depth,
                             learning_rate=learning_rate, lr_decay=lr_decay, epochs=epochs, init_epochs=init_epochs,
                             retrain_every=retrain_every, residual_batch=residual_batch,
