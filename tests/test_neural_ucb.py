@@ -75,7 +75,7 @@ def test_nan_observations_leave_the_state_finite():
     problem = nbo.benchmarks.get("branin")
     x0 = nbo.initial_design(jax.random.key(0), problem.bounds, 5)
     y0 = jax.vmap(problem.objective)(x0).at[2].set(jnp.nan)
-    state = algo.init(jax.random.key(1), x0, y0, bounds=problem.bounds, capacity=8)
+    state = jax.jit(lambda k, x, y: algo.init(k, x, y, bounds=problem.bounds, capacity=8))(jax.random.key(1), x0, y0)
     ask, tell = jax.jit(algo.ask), jax.jit(algo.tell)
     state = tell(state, ask(state, jax.random.key(2)), jnp.nan)
     assert int(state.data.count) == 6 and state.data.failed[:6].tolist() == [False, False, True, False, False, True]

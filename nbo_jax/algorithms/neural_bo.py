@@ -267,11 +267,12 @@ def neural_bo(
 
     def absorb(state: NeuralBOState, start: Array, n: int) -> NeuralBOState:
         """Train and update the posterior after ``n`` rows were added to ``state.data`` at
-        ``start`` (rows past ``data.count``, i.e. points not recorded, leave it unchanged)."""
+        ``start`` (rows past ``data.count`` or the capacity, i.e. points not recorded, leave
+        it unchanged)."""
         net = net_of(state)
         data = state.data
         rows = start + jnp.arange(n)
-        written = rows < data.count
+        written = (rows < data.count) & (rows < data.capacity)
         u_new = jnp.take(data.u, rows, axis=0, mode="clip")
         mask_new = written & jnp.take(data.mask, rows, mode="clip")
         key, k_train = jax.random.split(state.key)

@@ -86,7 +86,6 @@ from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..training import TrainConfig, make_optimizer, train_regression
 from ..types import BOAlgorithm, Bounds, Dataset
 from ._common import (
-    BATCH_SIZE_RENAMED,
     check_bool,
     check_choice,
     check_int,
@@ -112,6 +111,10 @@ PRESETS = {
                     acq_optimizer=AcqOptimizer(raw_samples=512, num_restarts=10, steps=50, learning_rate=0.02,
                                                local_fraction=0.25, local_std=0.05, n_best=5)),
 }
+
+
+_RENAMED = {"batch_size": "the number of points per ask is q=... (BoTorch's q); NeuralGreedy fits full-batch "
+                          "(no SGD mini-batch)"}
 
 
 def zero_last_layer(params: Params, depth: int) -> Params:
@@ -200,7 +203,8 @@ class NeuralGreedyState(NamedTuple):
     Attributes:
         data: :class:`~nbo_jax.types.Dataset` (unit-cube inputs).
         bounds: :class:`~nbo_jax.types.Bounds`, the box (``(d,)`` arrays).
-        n_initial: ``()`` int32, number of initial points (``n_init``).
+        n_initial: ``()`` int32, number of initial points recorded (``n_init`` when all are
+            finite).
         n_explore: ``()`` int32, ``T_e``: evaluations after the initial points answered by
             uniform random points.
         key: PRNG key of ``init``; only :attr:`BOAlgorithm.surrogate` uses it (``ask`` uses
@@ -287,7 +291,7 @@ def neural_greedy(
         ValueError: any argument out of range, NaN or unknown (the message names it), e.g.
         one of ``acq_optimizer``'s fields (:func:`nbo_jax.optimize.acq_optimizer`).
     """
-    refuse_renamed(kwargs, BATCH_SIZE_RENAMED, "neural_greedy")
+    refuse_renamed(kwargs, _RENAMED, "neural_greedy")
     chosen = resolve_preset(PRESETS, preset, width=width, gamma=gamma, learning_rate=learning_rate,
                             train_steps=train_steps)
     posterior = check_choice("variant", variant, VARIANTS) == "posterior"
@@ -314,9 +318,10 @@ def neural_greedy(
 
     def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> NeuralGreedyState:
         data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=False)
-        n0, d = jnp.shape(x0)[0], data.u.shape[1]
-        t_e = exploration_steps(d, capacity - n0) if exploration == "auto" else exploration
-        return NeuralGreedyState(data, box, jnp.asarray(n0, jnp.int32), jnp.asarray(t_e, jnp.int32), key)
+        d = data.u.shape[1]
+        t_e = exploration_steps(d, capacity - jnp.shape(x0)[0]) if exploration == "auto" else exploration
+        # n_initial: the rows recorded (an initial point with a NaN coordinate is not)
+        return NeuralGreedyState(data, box, data.count, jnp.asarray(t_e, jnp.int32), key)
 
     def fit(state: NeuralGreedyState, key: Array):
         """One surrogate draw: ``(acquisition z -> (), params, params0, params_tilde)``."""
