@@ -224,7 +224,7 @@ def run_bo(
         algorithm: a :class:`BOAlgorithm` (``nbo.neural_bo(...)``, ``nbo.random_search()``).
         problem: a :class:`Problem` (``nbo.benchmarks.get(...)``); minimized.
         n_init: number of initial points (>= 1), uniform in the box unless ``x0`` is given.
-        n_iter: number of BO iterations (>= 0); each evaluates ``algorithm.batch_size``
+        n_iter: number of BO iterations (>= 0); each evaluates ``algorithm.q``
             points.
         x0: optional ``(n_init, d)`` initial design in box coordinates.
         progress: ``True`` shows a tqdm bar (host callback per iteration); a callable
@@ -232,7 +232,7 @@ def run_bo(
             callable to avoid recompiling).
 
     Returns:
-        :class:`History` with ``n = n_init + n_iter * batch_size`` rows: ``x (n, d)``, ``y (n,)``,
+        :class:`History` with ``n = n_init + n_iter * q`` rows: ``x (n, d)``, ``y (n,)``,
         ``f (n,)``, ``best_f (n,)``, ``valid (n,)``; for a constrained problem also
         ``c (n, K)`` (observed), ``c_true (n, K)``, ``feasible (n,)`` and
         ``best_feasible_f (n,)``; for an algorithm with per-step diagnostics

@@ -40,9 +40,9 @@ def candidate_set(
     if n_local == 0:
         return uniform
     n_best = min(n_best, data.capacity)
-    score = jnp.where(data.mask, data.y, jnp.inf)
+    score = jnp.where(data.observed(), data.y, jnp.inf)
     _, best_idx = jax.lax.top_k(-score, n_best)
-    n_valid = jnp.minimum(jnp.sum(data.mask), n_best)
+    n_valid = jnp.minimum(jnp.sum(data.observed()), n_best)
     which = jnp.arange(n_local) % jnp.maximum(n_valid, 1)
     centers = data.u[best_idx[which]]
     local = jnp.clip(centers + local_std * jax.random.normal(k_eps, (n_local, d), dtype), 0.0, 1.0)

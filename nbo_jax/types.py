@@ -278,6 +278,7 @@ class Dataset(NamedTuple):
         u = jnp.reshape(u, (-1, self.u.shape[1])).astype(self.u.dtype)
         y = jnp.reshape(y, (u.shape[0],) + self.y.shape[1:]).astype(self.y.dtype)
         row_ok = jnp.all(jnp.isfinite(u), axis=1)
+        idx = self.write_index(u)
         finite = jnp.isfinite(y)
         worst = jnp.maximum(
             jnp.max(jnp.where(self.mask & ~self._failed_entries(), self.y, -jnp.inf), axis=0),
@@ -286,7 +287,6 @@ class Dataset(NamedTuple):
         y_store = jnp.where(finite, y, jnp.where(has_worst, worst, 0.0))
         m_store = finite | has_worst
         failed_row = jnp.any(~finite, axis=tuple(range(1, y.ndim)))
-        idx = jnp.where(row_ok, self.count + jnp.cumsum(row_ok) - 1, self.capacity)
         return Dataset(
             self.u.at[idx].set(u, mode="drop"),
             self.y.at[idx].set(y_store, mode="drop"),
@@ -294,6 +294,13 @@ class Dataset(NamedTuple):
             self.count + jnp.sum(row_ok).astype(self.count.dtype),
             self.failed.at[idx].set(failed_row, mode="drop"),
         )
+
+    def write_index(self, u: Array) -> Array:
+        """``(n,)`` int: the rows :meth:`add_batch` writes the points ``u (n, d)`` to (a point
+        with a NaN/inf coordinate is not written: index ``capacity``, which ``mode="drop"``
+        scatters drop). For states that keep per-row arrays beside the dataset."""
+        ok = jnp.all(jnp.isfinite(jnp.reshape(u, (-1, self.u.shape[1]))), axis=1)
+        return jnp.where(ok, self.count + jnp.cumsum(ok) - 1, self.capacity)
 
     @staticmethod
     def _rows(row_ok: Array, like: Array) -> Array:

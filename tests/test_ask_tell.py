@@ -32,6 +32,16 @@ def _opt(algo=None, capacity=20, bounds=([-2.0, -2.0], [2.0, 2.0]), **kwargs):
     return AskTell(algo, bounds, capacity, jax.random.key(0), X0, [_f(x) for x in X0], **kwargs)
 
 
+def _numpy(state):
+    """The state's leaves as numpy arrays (PRNG keys by their key data)."""
+    def conv(x):
+        if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+            return np.asarray(jax.random.key_data(x))
+        return np.asarray(x)
+
+    return jax.tree.map(conv, state)
+
+
 def _finite_leaves(state) -> bool:
     leaves = [x for x in jax.tree.leaves(state)
               if hasattr(x, "dtype") and jnp.issubdtype(x.dtype, jnp.inexact)]
@@ -41,7 +51,7 @@ def _finite_leaves(state) -> bool:
 # ---------------------------------------------------------------- reproduction 1
 def test_nan_coordinate_is_refused_and_nothing_is_recorded():
     opt = _opt()
-    before = jax.tree.map(np.asarray, opt.state)
+    before = _numpy(opt.state)
     with pytest.raises(ValueError, match=r"x has NaN/inf coordinates in row\(s\) \[0\].*nothing was recorded"):
         opt.tell(np.array([np.nan, 0.0]), 1.0)
     with pytest.raises(ValueError, match="outside the bounds: coordinate 0 is 2.5"):
@@ -51,7 +61,7 @@ def test_nan_coordinate_is_refused_and_nothing_is_recorded():
     with pytest.raises(ValueError, match="y must hold one value per point: 2 value"):
         opt.tell(np.array([0.0, 0.0]), [1.0, 2.0])
     assert len(opt.y) == 4
-    jax.tree.map(np.testing.assert_array_equal, before, jax.tree.map(np.asarray, opt.state))
+    jax.tree.map(np.testing.assert_array_equal, before, _numpy(opt.state))
     # the surrogate is still finite and the next ask is a real point, not a NaN/random one
     post = opt.algorithm.surrogate(opt.state, jnp.full((3, 2), 0.5))
     assert np.all(np.isfinite(post.mean)) and np.all(np.isfinite(post.std))

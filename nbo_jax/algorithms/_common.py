@@ -168,6 +168,9 @@ def told_rows(bounds: Bounds, x, y, c, *, constrained: bool) -> tuple[Array, Arr
         ValueError: ``c`` missing for a constrained algorithm, or shapes disagree."""
     d = np.shape(bounds.lower)[0]
     x = jnp.asarray(x)
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        x = x.astype(jnp.asarray(bounds.lower).dtype if jnp.issubdtype(jnp.asarray(bounds.lower).dtype, jnp.floating)
+                     else jnp.zeros(()).dtype)
     if x.shape[-1] != d or x.ndim > 2:
         raise ValueError(f"x must be (d,) or (n, d) with d = {d}, got shape {x.shape}")
     x = jnp.reshape(x, (-1, d))

@@ -150,14 +150,6 @@ class PINNBOState(NamedTuple):
 
 
 
-def _written_index(count: Array, x: Array, capacity: int) -> Array:
-    """``(n,)`` the rows of a dataset holding ``count`` rows that the points ``x (n, d)`` are
-    written to by :meth:`~nbo_jax.types.Dataset.add_batch` (points with a NaN/inf
-    coordinate are not written: index ``capacity``, dropped by ``mode="drop"`` scatters)."""
-    ok = jnp.all(jnp.isfinite(x), axis=1)
-    return jnp.where(ok, count + jnp.cumsum(ok) - 1, capacity)
-
-
 @records_config
 def pinn_bo(
     operator: Optional[Callable] = None,
@@ -450,7 +442,7 @@ def pinn_bo(
                 omega = jnp.zeros((1, phi0.shape[1]), dtype)
             chol = pinn_lib.residual_factor(omega @ omega.T, lambda2)
             a = jax.scipy.linalg.solve_triangular(chol, omega, lower=True)
-            rows = _written_index(jnp.zeros((), jnp.int32), x0, capacity)
+            rows = Dataset.empty(capacity, x0.shape[1], x0.dtype).write_index(x0)
             phi = jnp.zeros((capacity, phi0.shape[1]), dtype).at[rows].set(phi0, mode="drop")
             state = state._replace(info=PINNInfoState(params0, z_info, phi, a, phi @ phi.T, a @ phi.T))
         return state
@@ -468,6 +460,7 @@ def pinn_bo(
         u, y = told_rows(state.bounds, x, y, c, constrained=False)
         x = jnp.reshape(jnp.asarray(x, u.dtype), u.shape)
         before = state.data.count
+        rows = state.data.write_index(u)
         state = state._replace(data=state.data.add_batch(u, y))
         count = state.data.count
         # retrain when the observations since the initial design reach a multiple of retrain_every
@@ -487,7 +480,6 @@ def pinn_bo(
         state = state._replace(params=params, losses=losses)
         if state.info is not None:
             inf = state.info
-            rows = _written_index(before, x, state.data.capacity)
             g = features_at(state, inf.params0, x)
             phi = inf.phi.at[rows].set(g, mode="drop")
             k_new = phi @ g.T  # (cap, n): the new rows' kernel with every row, themselves included
