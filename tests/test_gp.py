@@ -13,7 +13,7 @@ from scipy.stats import lognorm, multivariate_normal
 import nbo_jax as nbo
 from nbo_jax import gp_model as gpm
 from nbo_jax.acquisition import expected_improvement
-from nbo_jax.algorithms.gp import gp_bo
+from nbo_jax.algorithms.gp import ACQUISITIONS, gp_bo
 from nbo_jax.optimize import candidate_set
 
 RNG = np.random.default_rng(1234)
@@ -291,24 +291,34 @@ def test_state_surrogate_and_refinement(ei_setup):
 
 def test_refit_every_keeps_hyperparameters_between_refits(ei_setup):
     """refit_every=3: hyperparameters are refitted only when the count is a multiple of 3;
-    a NaN observation at a refit is masked and the fit is the fit of the valid rows."""
+    a NaN observation at a refit is a failed evaluation: stored as the worst value observed so
+    far (the Dataset's imputation), and the fit is the fit of the data with that value told."""
     _, problem, state = ei_setup                              # 8 observations
     tell = jax.jit(gp_bo(acquisition="ei", refit_every=3, **FAST).tell)
     x9 = jnp.array([3.0, 2.0])
     s9 = tell(state, x9, problem.objective(x9))               # count 9: refit
     assert not np.allclose(s9.params.log_lengthscale, state.params.log_lengthscale)
-    n9 = tell(state, x9, jnp.nan)                             # count 9: refit, with a masked NaN row
-    assert not bool(n9.data.mask[8]) and int(n9.data.count) == 9
-    leaves = jax.tree.leaves((n9.params, n9.posterior, n9.lml))
-    assert all(bool(jnp.all(jnp.isfinite(leaf))) for leaf in leaves)
-    # the NaN row is invisible: wherever it was asked, the fit is the fit of the same 8 valid rows
-    n9b = tell(state, jnp.array([-4.0, 14.0]), jnp.nan)
-    for a, b in zip(jax.tree.leaves(n9.params), jax.tree.leaves(n9b.params)):
+    n9 = tell(state, x9, jnp.nan)                             # count 9: refit, with a failed row
+    worst = float(jnp.max(state.data.y[:8]))
+    assert bool(n9.data.mask[8]) and bool(n9.data.failed[8]) and int(n9.data.count) == 9
+    assert float(n9.data.y[8]) == worst
+    leaves = jax.tree.leaves((n9.params, n9.posterior, n9.lml, n9.data))
+    assert all(bool(jnp.all(jnp.isfinite(leaf))) for leaf in leaves if jnp.issubdtype(leaf.dtype, jnp.floating))
+    # the failed row is the worst value told at that x: the same fit as telling it
+    w9 = tell(state, x9, worst)
+    for a, b in zip(jax.tree.leaves(n9.params), jax.tree.leaves(w9.params)):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9)
     assert not np.allclose(n9.params.log_lengthscale, s9.params.log_lengthscale)  # the 9th row counts in s9
-    y_std = n9.data.standardized()[0]  # LML of the 8 valid rows
-    lml_valid = gpm.log_marginal_likelihood("rbf", n9.params, n9.data.u[:8], y_std[:8], jnp.ones(8, bool), 1e-6)
-    assert float(n9.lml) == pytest.approx(float(lml_valid), rel=1e-5)
+    y_std = n9.data.standardized()[0]  # LML of the 9 rows, the imputed one included
+    lml_all = gpm.log_marginal_likelihood("rbf", n9.params, n9.data.u[:9], y_std[:9], jnp.ones(9, bool), 1e-6)
+    assert float(n9.lml) == pytest.approx(float(lml_all), rel=1e-5)
+    # the incumbent stays the best finite observation (the imputed value is no measurement),
+    # and the next ask is finite and in the box
+    algo = ei_setup[0]
+    assert float(algo.surrogate(n9, n9.data.u[:1]).incumbent) == float(jnp.min(y_std[:8]))
+    x_next = jax.jit(algo.ask)(n9, jax.random.key(4))
+    assert np.all(np.isfinite(np.asarray(x_next))) and problem.bounds.contains(x_next)
+    assert int(tell(state, jnp.array([jnp.nan, 2.0]), 1.0).data.count) == 8  # a NaN x is not recorded
     x = jnp.array([0.0, 5.0])
     s10 = tell(s9, x, problem.objective(x))                  # count 10: no refit
     for a, b in zip(jax.tree.leaves(s9.params), jax.tree.leaves(s10.params)):
@@ -379,6 +389,51 @@ def test_bad_arguments_are_named():
                 jnp.ones(2, bool), optimizer="newton")
 
 
+def test_every_argument_is_checked_at_the_factory():
+    """Types, ranges and NaN of every argument give an error that names it, before any run."""
+    nan = float("nan")
+    type_errors = [("beta", "2"), ("beta", True), ("n_restarts", 2.0), ("refit_every", True), ("fit_steps", "20"),
+                   ("fit_learning_rate", "0.05"), ("noise_floor", "1e-4"), ("jitter", "0"),
+                   ("learn_outputscale", 1), ("standardize", "yes"), ("lengthscale_bounds", ("a", 1.0)),
+                   ("outputscale_bounds", 1.0), ("q", 2.0), ("q", True)]
+    for name, value in type_errors:
+        with pytest.raises(TypeError, match=name):
+            gp_bo(**{name: value})
+    value_errors = [("beta", nan), ("beta", float("inf")), ("fit_learning_rate", nan), ("noise_floor", nan),
+                    ("noise_floor", 1.0), ("jitter", -1.0), ("jitter", nan), ("lengthscale_bounds", (nan, 1.0)),
+                    ("outputscale_bounds", (0.0, 1.0)), ("q", 0), ("kernel", 3), ("prior", 1),
+                    ("fit_optimizer", "LBFGS"), ("preset", None)]
+    for name, value in value_errors:
+        with pytest.raises(ValueError, match=name):
+            gp_bo(**{name: value})
+    with pytest.raises(ValueError, match="beta_c"):
+        gp_bo(acquisition="lcb-c", beta_c=nan)
+    with pytest.raises(TypeError, match="beta_c"):
+        gp_bo(acquisition="lcb-c", beta_c=["1"])
+    with pytest.raises(TypeError, match=r"batch_size.*\bq="):  # the points per ask are q
+        gp_bo(batch_size=4)
+    assert gp_bo(beta=jnp.asarray(3.0)).name == "gp-ei"  # beta may be a (vmappable) JAX scalar
+    algo = gp_bo(acquisition="ucb", q=3)
+    assert (algo.q, algo.batch_rule, algo.constrained) == (3, "fantasy", False)
+    assert algo.config.build().q == 3  # the factory call is recorded
+    assert [gp_bo(acquisition=a).batch_rule for a in ACQUISITIONS] == [
+        "fantasy", "fantasy", "independent", "fantasy", "fantasy"]
+
+
+def test_q_points_per_ask_under_run_bo():
+    """q = 3: run_bo evaluates n_init + n_iter q points, all in the box, and the q points of
+    one ask differ (TS: independent joint draws; the constant-liar rule of EI/UCB/cEI/LCB-C
+    runs under run_bo in test_gp_constrained)."""
+    problem = nbo.benchmarks.get("branin")
+    algo = gp_bo(acquisition="ts", q=3, n_restarts=1, fit_steps=5,
+                 acq_optimizer=dict(raw_samples=64, steps=0))
+    hist = nbo.run_bo(jax.random.key(7), algo, problem, n_init=4, n_iter=2)
+    assert hist.x.shape == (4 + 2 * 3, 2) and hist.info["n_observed"].tolist() == [4, 7, 10]
+    assert np.all(problem.bounds.contains(hist.x))
+    for batch in np.asarray(hist.x[4:]).reshape(2, 3, 2):
+        assert len({tuple(row) for row in batch}) == 3
+
+
 def test_ucb_is_mean_minus_sqrt_beta_sigma(ei_setup):
     """gp_bo(acquisition="ucb", beta) minimizes mean - sqrt(beta) std (Srinivas et al. 2010;
     BoTorch's UpperConfidenceBound(beta)) over the raw samples when steps = 0."""
@@ -389,8 +444,7 @@ def test_ucb_is_mean_minus_sqrt_beta_sigma(ei_setup):
         u_c = candidate_set(jax.random.split(key)[0], state.data, 64)  # what ask scores
         post = algo.surrogate(state, u_c)
         j = int(np.argmin(np.asarray(post.mean) - math.sqrt(beta) * np.asarray(post.std)))
-        lo, hi = state.lower, state.upper
-        np.testing.assert_allclose(jax.jit(algo.ask)(state, key), lo + u_c[j] * (hi - lo), rtol=1e-6)
+        np.testing.assert_allclose(jax.jit(algo.ask)(state, key), state.bounds.from_unit(u_c[j]), rtol=1e-6)
 
 
 def test_presets_pick_the_documented_models(ei_setup):

@@ -10,9 +10,9 @@ from scipy.stats import norm
 import nbo_jax as nbo
 from nbo_jax import gp_model as gpm
 from nbo_jax.acquisition import cei
+from nbo_jax.algorithms._common import observed_feasible
 from nbo_jax.algorithms.gp import gp_bo
 from nbo_jax.optimize import candidate_set
-from nbo_jax.types import Dataset
 
 # small settings; local_fraction=0 and steps=0 so an ask scores plain uniform raw samples
 # that the tests can rebuild from the key
@@ -56,7 +56,7 @@ def _init(algo, x0, y0, c0):
 def _candidates(state, key, n):
     """The uniform candidates an ask with ``key`` scores (local_fraction = 0)."""
     k_c, _ = jax.random.split(key)
-    return candidate_set(k_c, Dataset(state.u, state.Y[:, 0], state.M[:, 0], state.count), n, 0)
+    return candidate_set(k_c, state.data.column(0), n, 0)
 
 
 def _row_of(x, u_c):
@@ -137,14 +137,17 @@ def test_each_function_has_its_own_gp(x64):
     valid rows alone (objective standardized, constraints divided by their RMS), with the
     hyperparameters of a separate gp_model.fit on that function from the same starts (the
     default preset: MAP with BoTorch's priors by L-BFGS from the prior mode, twice on the
-    first fit: warm start = prior mode)."""
+    first fit: warm start = prior mode). A failed constraint value is stored as the worst
+    value of its column (the Dataset's imputation) and every GP fits it."""
     algo = gp_bo(acquisition="cei", **FAST)
     x0, y0, c0 = _data(seed=3)
-    c0 = c0.at[2, 1].set(jnp.nan)  # one masked constraint value
+    c0 = c0.at[2, 1].set(jnp.nan)  # one failed constraint value
     state = jax.jit(lambda k, x, y, c: algo.init(k, x, y, bounds=PROBLEM.bounds, capacity=14, c0=c))(
         jax.random.key(1), x0, y0, c0)
     Y = np.concatenate([np.asarray(y0)[:, None], np.asarray(c0)], axis=1)
+    Y = np.where(np.isfinite(Y), Y, np.nanmax(Y, axis=0))  # imputed: the column's worst value
     M = np.isfinite(Y)
+    assert M.all() and bool(state.data.failed[2]) and float(state.data.y[2, 2]) == Y[2, 2]
     T = np.zeros((14, 3))
     T[:10, 0] = (Y[:, 0] - Y[:, 0].mean()) / Y[:, 0].std()
     for k in (1, 2):
@@ -162,7 +165,7 @@ def test_each_function_has_its_own_gp(x64):
     fit_alone = jax.jit(lambda starts, u, t, m: gpm.fit("rbf", starts, u, t, m, steps=30, bounds=pb, prior=prior,
                                                          optimizer="adam"))
     for j in range(3):
-        u, t, m = state.u, jnp.asarray(T[:, j]), jnp.asarray(mask[:, j])
+        u, t, m = state.data.u, jnp.asarray(T[:, j]), jnp.asarray(mask[:, j])
         mode = gpm.prior_mode(2, prior, pb, jnp.float64)
         starts = jax.tree.map(lambda a: jnp.stack([a, a]), mode)
         p_alone, map_alone = fit_alone(starts, u, t, m)
@@ -178,31 +181,45 @@ def test_each_function_has_its_own_gp(x64):
         lengthscales.append(np.asarray(p_j.lengthscale))
     assert not np.allclose(lengthscales[0], lengthscales[1])  # separate hyperparameters
     # the constraint surrogate is in RMS units: near an observed point its mean is c / rms
-    obs = algo.surrogate(state, state.u[:10])
+    obs = algo.surrogate(state, state.data.u[:10])
     np.testing.assert_allclose(obs.constraint_mean[:, 0], T[:10, 1], atol=0.1)
 
 
-def test_nan_constraint_value_is_masked_for_that_function_only(cei_setup):
+def test_failed_constraint_value_is_imputed_and_never_feasible(cei_setup):
+    """A NaN constraint value is a failed evaluation: stored as the worst value of its column
+    (every GP fits it, so the region looks bad), the other values of the row kept, the row
+    never an observed feasible point; every state leaf stays finite and the next ask is
+    finite and in the box."""
     algo, _, _, _, state = cei_setup
     tell = _jitted(algo, "tell")
     x = jnp.array([3.0, 2.0])
     s1 = tell(state, x, PROBLEM.objective(x), jnp.array([jnp.nan, -1.0]))
-    np.testing.assert_array_equal(np.asarray(s1.M[10]), [True, False, True])
-    assert int(s1.count) == 11 and float(s1.Y[10, 0]) == pytest.approx(float(PROBLEM.objective(x)))
-    np.testing.assert_array_equal(np.asarray(s1.posterior.mask[:, 10]), [True, False, True])
-    np.testing.assert_array_equal(np.asarray(s1.M[:10]), np.asarray(state.M[:10]))
-    np.testing.assert_array_equal(np.asarray(s1.Y[:10]), np.asarray(state.Y[:10]))
-    assert float(s1.posterior.alpha[0, 10]) != 0.0 and float(s1.posterior.alpha[1, 10]) == 0.0
-    leaves = jax.tree.leaves((s1.params, s1.posterior, s1.lml))
-    assert all(bool(jnp.all(jnp.isfinite(leaf))) for leaf in leaves)
-    # the objective GP uses the new row: its posterior mean there follows the observation
-    post = algo.surrogate(s1, ((x - LO) / (HI - LO))[None, :])
+    d0, d1 = state.data, s1.data
+    worst = float(jnp.max(d0.y[:10, 1]))
+    np.testing.assert_array_equal(np.asarray(d1.mask[10]), [True, True, True])
+    assert int(d1.count) == 11 and bool(d1.failed[10])
+    assert float(d1.y[10, 0]) == pytest.approx(float(PROBLEM.objective(x)))
+    assert float(d1.y[10, 1]) == worst and float(d1.y[10, 2]) == -1.0
+    np.testing.assert_array_equal(np.asarray(s1.posterior.mask[:, 10]), [True, True, True])
+    np.testing.assert_array_equal(np.asarray(d1.mask[:10]), np.asarray(d0.mask[:10]))
+    np.testing.assert_array_equal(np.asarray(d1.y[:10]), np.asarray(d0.y[:10]))
+    assert float(s1.posterior.alpha[0, 10]) != 0.0 and float(s1.posterior.alpha[1, 10]) != 0.0
+    assert not bool(observed_feasible(d1)[10])
+    leaves = jax.tree.leaves((s1.params, s1.posterior, s1.lml, s1.shift, s1.scale, d1.y))
+    assert all(bool(jnp.all(jnp.isfinite(leaf))) for leaf in leaves if jnp.issubdtype(leaf.dtype, jnp.floating))
+    # the objective GP uses the new row: its posterior mean there follows the observation;
+    # the first constraint's GP follows the imputed worst value
+    post = algo.surrogate(s1, PROBLEM.bounds.to_unit(x)[None, :])
     y_new = (float(PROBLEM.objective(x)) - float(s1.shift[0])) / float(s1.scale[0])
     assert abs(float(post.mean[0]) - y_new) < 0.1
-    # a NaN objective keeps the constraint values of that row
+    assert float(post.constraint_mean[0, 0]) > 0.5 * worst / float(s1.scale[1]) > 0
+    # a NaN objective keeps the constraint values of that row; the objective is imputed with
+    # the worst finite objective value (failed rows excluded)
     s2 = tell(s1, jnp.array([0.0, 0.0]), jnp.nan, jnp.array([2.0, 3.0]))
-    np.testing.assert_array_equal(np.asarray(s2.M[11]), [False, True, True])
-    np.testing.assert_allclose(np.asarray(s2.Y[11]), [0.0, 2.0, 3.0])
+    np.testing.assert_array_equal(np.asarray(s2.data.mask[11]), [True, True, True])
+    np.testing.assert_allclose(np.asarray(s2.data.y[11]), [float(jnp.max(d0.y[:10, 0])), 2.0, 3.0])
+    x_next = _jitted(algo, "ask")(s2, jax.random.key(3))
+    assert np.all(np.isfinite(np.asarray(x_next))) and PROBLEM.bounds.contains(x_next)
 
 
 def test_lcb_c_rule():
@@ -236,7 +253,7 @@ def test_lcb_c_rule():
     assert viol.max() > 1.2 * viol.min()
 
 
-def test_factory_and_init_errors():
+def test_factory_and_init_errors(cei_setup):
     with pytest.raises(ValueError, match="acquisition"):
         gp_bo(acquisition="cEI")
     with pytest.raises(ValueError, match="beta_c"):
@@ -267,6 +284,23 @@ def test_factory_and_init_errors():
             jax.random.key(0), x0, y0, bounds=PROBLEM.bounds, capacity=6, c0=c0)
     with pytest.raises(ValueError, match="constraints"):  # constrained algorithm, plain problem
         nbo.run_bo(jax.random.key(0), gp_bo(acquisition="cei", **FAST), nbo.benchmarks.get("branin"), 3, 2)
+    algo, _, _, _, state = cei_setup
+    with pytest.raises(ValueError, match="c: "):  # tell without the constraint values
+        algo.tell(state, x0[0], y0[0])
+    for acq in ("cei", "lcb-c"):
+        built = gp_bo(acquisition=acq, q=2)
+        assert (built.q, built.batch_rule, built.constrained) == (2, "fantasy", True)
+
+
+def test_q_points_per_ask_under_run_bo():
+    """q = 2 (constant liar): n_init + n_iter q points with their constraint values, in the
+    box, the two points of one ask distinct."""
+    algo = gp_bo(acquisition="cei", q=2, n_restarts=1, fit_steps=5, acq_optimizer=dict(raw_samples=64, steps=0))
+    hist = nbo.run_bo(jax.random.key(3), algo, PROBLEM, n_init=4, n_iter=2)
+    assert hist.x.shape == (8, 2) and hist.c.shape == (8, 1)
+    assert np.all(PROBLEM.bounds.contains(hist.x))
+    for batch in np.asarray(hist.x[4:]).reshape(2, 2, 2):
+        assert not np.array_equal(batch[0], batch[1])
 
 
 KEYS = jax.random.split(jax.random.key(2025), 6)

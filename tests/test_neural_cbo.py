@@ -1,4 +1,5 @@
-"""Neural-CBO (thesis Ch. 4, Algorithm 4): network, posterior, acquisition, loop."""
+"""Neural-CBO (Phan-Trong 2024, PhD thesis, Chapter 4, Algorithm 4): network, posterior,
+acquisition, loop."""
 
 import dataclasses
 
@@ -83,10 +84,11 @@ def _init_state(algo, n=12, seed=0, nan_row=None):
 
 @pytest.mark.parametrize("lam", [1.0, 0.05])
 def test_sigma_matches_direct_feature_space_computation(x64, lam):
-    """sigma(x)^2 = lam g^T U^{-1} g with U = lam I + sum_t g_t g_t^T (eqs. 4.3-4.4 at lam = 1), g at theta_0,
-    the NaN-constraint row excluded from the constraint's U but not from the objective's."""
+    """sigma(x)^2 = lam g^T U^{-1} g with U = lam I + sum_t g_t g_t^T (eqs. 4.3-4.4 at lam = 1), g at theta_0;
+    the row with a failed (NaN) constraint value is imputed (the column's worst value), so it is in
+    both networks' U."""
     algo = neural_cbo(width=8, lam=lam, acq_optimizer=dict(raw_samples=16))
-    problem, state, x0, _, _ = _init_state(algo, nan_row=3)
+    problem, state, x0, _, c0 = _init_state(algo, nan_row=3)
     net = zero_init_mlp(2, 8, 2, use_bias=True)
     u_c = jax.random.uniform(jax.random.key(9), (6, 2))
     post = algo.surrogate(state, u_c)
@@ -96,14 +98,13 @@ def test_sigma_matches_direct_feature_space_computation(x64, lam):
         flat, unravel = ravel_pytree(p0)
         jac = jax.vmap(jax.grad(lambda f, z: net.apply(unravel(f), state.q[j], z)), in_axes=(None, 0))
         G = jac(flat, z_obs)
-        if j == 1:
-            G = G.at[3].set(0.0)  # masked observation
         U = lam * jnp.eye(flat.size) + G.T @ G
         Gc = jac(flat, 2.0 * u_c - 1.0)
         direct = jnp.sqrt(lam * jnp.sum(Gc * jnp.linalg.solve(U, Gc.T).T, axis=1))
         got = post.std if j == 0 else post.constraint_std[:, 0]
         np.testing.assert_allclose(got, direct, rtol=1e-8)
-    assert bool(state.M[3, 0]) and not bool(state.M[3, 1])
+    assert bool(state.data.failed[3]) and bool(jnp.all(state.data.mask[:12]))
+    assert float(state.data.y[3, 1]) == float(jnp.nanmax(c0[:, 0]))
 
 
 def test_mean_is_trained_network_and_constraints_keep_zero_threshold(x64):
@@ -189,10 +190,21 @@ def test_ask_picks_minimum_violation_when_nothing_is_lcb_feasible(x64):
     np.testing.assert_allclose(x, expected, rtol=1e-12)
 
 
+def _assert_sgd_step(state, new, net, z, targets, lr=1e-3):
+    """Eq. 4.2 per network j: W <- W + lr (target_j - a(z; W)) grad_W a(z; W)."""
+    for j in range(len(targets)):
+        pj = jax.tree.map(lambda a: a[j], state.params)
+        a, g = jax.value_and_grad(lambda p: net.apply(p, state.q[j], z))(pj)
+        expect = jax.tree.map(lambda w, gw: w + lr * (targets[j] - a) * gw, pj, g)
+        got = jax.tree.map(lambda a: a[j], new.params)
+        np.testing.assert_allclose(ravel_pytree(got)[0], ravel_pytree(expect)[0], rtol=1e-12)
+
+
 def test_paper_preset_is_one_sgd_step_per_observation(x64):
-    """Eq. 4.2: W <- W + alpha (y - a(x; W)) grad_W a(x; W), per network, per new point."""
+    """Eq. 4.2: W <- W + alpha (y - a(x; W)) grad_W a(x; W), per network, per new point; a
+    failed constraint value is imputed first (the column's worst value)."""
     algo = neural_cbo(preset="paper", acq_optimizer=dict(raw_samples=16))
-    problem, state, _, _, _ = _init_state(algo, n=6)
+    problem, state, _, _, c0 = _init_state(algo, n=6)
     assert state.q.shape == (2, 10)  # m = T = capacity (9) rounded up to even
     x = jnp.array([1.0, 2.0])
     y, c = problem.objective(x), problem.constraints(x)
@@ -200,14 +212,15 @@ def test_paper_preset_is_one_sgd_step_per_observation(x64):
     net = zero_init_mlp(2, 10, 2, use_bias=False)
     z = 2.0 * problem.bounds.to_unit(x) - 1.0
     targets = (jnp.concatenate([y[None], c]) - state.shift) / state.scale
-    for j in range(2):
-        pj = jax.tree.map(lambda a: a[j], state.params)
-        a, g = jax.value_and_grad(lambda p: net.apply(p, state.q[j], z))(pj)
-        expect = jax.tree.map(lambda w, gw: w + 1e-3 * (targets[j] - a) * gw, pj, g)
-        got = jax.tree.map(lambda a: a[j], new.params)
-        np.testing.assert_allclose(ravel_pytree(got)[0], ravel_pytree(expect)[0], rtol=1e-12)
+    _assert_sgd_step(state, new, net, z, targets)
     # the transform is frozen after init in the one-pass mode
     np.testing.assert_array_equal(new.shift, state.shift)
+    # a failed (NaN) constraint value is imputed with the column's worst value (the
+    # Dataset's rule) and the constraint's network steps toward it like any observation
+    failed = algo.tell(state, x, y, jnp.array([jnp.nan]))
+    worst = float(jnp.max(c0[:, 0]))
+    assert bool(failed.data.failed[6]) and float(failed.data.y[6, 1]) == worst
+    _assert_sgd_step(state, failed, net, z, (jnp.array([y, worst]) - state.shift) / state.scale)
 
 
 # ------------------------------------------------------------------ loop
@@ -258,6 +271,47 @@ def test_errors():
         algo.init(jax.random.key(0), x0, np.zeros(2), bounds=problem.bounds, capacity=4)
 
 
+def test_every_argument_is_checked_at_the_factory():
+    """Types, ranges and NaN of every argument give an error that names it, before any run;
+    the SGD mini-batch is minibatch_size (batch_size= is refused, naming the new names)."""
+    nan = float("nan")
+    for name, value in [("width", 8.0), ("depth", 2.5), ("beta", "1"), ("beta", ["1"]), ("nu", "1"), ("nu", True),
+                        ("lam", "0.01"), ("learning_rate", True), ("train_steps", 1.5), ("init_steps", "5"),
+                        ("minibatch_size", 32.0), ("approx_error", "0"), ("use_bias", 1), ("q", 2.0),
+                        ("acquisition", 3)]:
+        with pytest.raises(TypeError, match=name):
+            neural_cbo(**{name: value})
+    for name, value in [("nu", nan), ("nu", 0.0), ("lam", nan), ("lam", -1.0), ("learning_rate", nan),
+                        ("approx_error", nan), ("approx_error", -1.0), ("beta", nan), ("beta", [1.0, nan]),
+                        ("beta", []), ("depth", 0), ("width", 0), ("train_steps", 0), ("minibatch_size", 0),
+                        ("q", 0), ("optimizer", "rmsprop"), ("training", 1), ("preset", None)]:
+        with pytest.raises(ValueError, match=name):
+            neural_cbo(**{name: value})
+    with pytest.raises(TypeError, match="minibatch_size"):
+        neural_cbo(batch_size=16)
+    assert neural_cbo(nu=jnp.asarray(0.7)).name == "neural-cbo"  # nu may be a (vmappable) JAX scalar
+    algo = neural_cbo(width=8, q=2)
+    assert (algo.q, algo.batch_rule, algo.constrained) == (2, "fantasy", True)
+    assert algo.config.build().q == 2  # the factory call is recorded
+
+
+def test_q_points_per_ask_with_failed_constraint_values_under_run_bo():
+    """q = 2 (constant liar) on constrained Branin whose constraint fails (NaN) for x_0 > 6:
+    n_init + n_iter q points, all finite and in the box, the two points of one ask distinct,
+    the failures counted in History.info."""
+    problem = dataclasses.replace(_branin_constrained(),
+                                  constraints=lambda x: jnp.where(x[0] > 6.0, jnp.nan, BRANIN_C(x)))
+    algo = neural_cbo(width=8, depth=1, train_steps=2, init_steps=10, acq_optimizer=dict(raw_samples=32), q=2)
+    with pytest.warns(RuntimeWarning, match="NaN"):
+        hist = nbo.run_bo(jax.random.key(2), algo, problem, n_init=6, n_iter=2)
+    assert hist.x.shape == (10, 2) and hist.c.shape == (10, 1)
+    assert np.all(np.isfinite(np.asarray(hist.x))) and np.all(problem.bounds.contains(hist.x))
+    for batch in np.asarray(hist.x[6:]).reshape(2, 2, 2):
+        assert not np.array_equal(batch[0], batch[1])
+    n_failed = int(np.sum(~np.asarray(hist.valid)))
+    assert n_failed > 0 and int(hist.info["n_failed"][-1]) == n_failed
+
+
 def test_ask_tell_driver_with_constraints():
     problem = _branin_constrained()
     x0 = np.asarray(nbo.initial_design(jax.random.key(0), problem.bounds, 4))
@@ -265,9 +319,16 @@ def test_ask_tell_driver_with_constraints():
     c0 = np.asarray(jax.vmap(problem.constraints)(x0))
     opt = nbo.AskTell(neural_cbo(width=8, acq_optimizer=dict(raw_samples=32)), problem.bounds, capacity=7,
                       key=jax.random.key(1), x0=x0, y0=y0, c0=c0)
-    for _ in range(3):
-        x = opt.ask()
-        opt.tell(x, float(problem.objective(x)), np.asarray(problem.constraints(x)))
+    for i in range(3):
+        x = opt.ask()  # the ask after a failed evaluation is finite and in the box
+        assert np.all(np.isfinite(x)) and problem.bounds.contains(x)
+        if i == 1:  # a failed evaluation leaves every state leaf finite
+            with pytest.warns(RuntimeWarning, match="failed"):
+                opt.tell(x, float(problem.objective(x)), [np.nan])
+            assert all(bool(jnp.all(jnp.isfinite(leaf))) for leaf in jax.tree.leaves(opt.state)
+                       if jnp.issubdtype(leaf.dtype, jnp.floating))
+        else:
+            opt.tell(x, float(problem.objective(x)), np.asarray(problem.constraints(x)))
     xb, yb = opt.best()
     feasible = [bool(np.all(c <= 0)) for c in opt.c]
     ys = np.where(feasible, opt.y, np.inf)
@@ -279,11 +340,14 @@ def test_ask_tell_driver_with_constraints():
 
 
 def test_paper_preset_masks_a_nan_observation(x64):
-    """One-pass SGD must skip a NaN constraint value (not multiply it by a zero step: 0 * NaN
-    is NaN) and still take the objective's step for the same point. Run without jit: XLA may
-    fold ``0 * g`` to 0 in a compiled graph and hide the NaN, which other backends need not."""
+    """While a constraint has no finite value yet, a failed (NaN) value of it stays masked
+    (the Dataset's rule) and one-pass SGD must skip it (not multiply it by a zero step: 0 * NaN
+    is NaN), while still taking the objective's step for the same point. Run without jit: XLA
+    may fold ``0 * g`` to 0 in a compiled graph and hide the NaN, which other backends need
+    not."""
     algo = neural_cbo(preset="paper", acq_optimizer=dict(raw_samples=16))
-    problem, state, _, _, _ = _init_state(algo, n=6)
+    problem, state, _, _, _ = _init_state(algo, n=6, nan_row=slice(None))  # no finite constraint value
+    assert not bool(jnp.any(state.data.mask[:, 1]))
     x = jnp.array([8.0, 3.0])  # a point where the constraint network's gradient is not zero
     net = zero_init_mlp(2, 10, 2, use_bias=False)
     g = jax.grad(lambda p: net.apply(p, state.q[1], 2.0 * problem.bounds.to_unit(x) - 1.0))(
@@ -291,6 +355,7 @@ def test_paper_preset_masks_a_nan_observation(x64):
     assert float(jnp.sum(jnp.abs(ravel_pytree(g)[0]))) > 0.1
     with jax.disable_jit():
         new = algo.tell(state, x, problem.objective(x), jnp.array([jnp.nan]))
+    assert not bool(new.data.mask[6, 1]) and bool(new.data.mask[6, 0])
     flat_new = ravel_pytree(new.params)[0]
     assert np.all(np.isfinite(np.asarray(flat_new)))
     p_old = [ravel_pytree(jax.tree.map(lambda a: a[j], state.params))[0] for j in range(2)]
