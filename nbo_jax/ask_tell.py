@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import pathlib
 import warnings
-from typing import Any, Optional
+from typing import Optional
 
 import jax
 import jax.numpy as jnp

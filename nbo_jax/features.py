@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 import jax
-import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
 Array = jax.Array

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Callable, Optional, Union
+from typing import Callable, Optional, Union
 
 import jax
 import jax.numpy as jnp

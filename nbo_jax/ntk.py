@@ -15,7 +15,6 @@ import math
 from typing import Any, Callable, Optional
 
 import jax
-import jax.numpy as jnp
 
 from .features import gradient_features
 

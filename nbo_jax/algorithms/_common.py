@@ -5,13 +5,13 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..types import BATCH_RULES, BOAlgorithm, Bounds, Dataset, FactoryCall, as_bounds, make_bounds
+from ..types import BATCH_RULES, BOAlgorithm, Bounds, Dataset, FactoryCall, as_bounds
 
 Array = jax.Array
 
@@ -99,12 +99,15 @@ def records_config(factory: Callable) -> Callable:
     """Decorator for algorithm factories: the returned :class:`BOAlgorithm` carries the
     :class:`~nbo_jax.types.FactoryCall` that built it (for save/resume and pickling)."""
     signature = inspect.signature(factory)
+    var_keyword = [p.name for p in signature.parameters.values() if p.kind is p.VAR_KEYWORD]
 
     @functools.wraps(factory)
     def build(*args, **kwargs):
         algorithm = factory(*args, **kwargs)
-        bound = signature.bind(*args, **kwargs)
-        call = FactoryCall(f"{factory.__module__}:{factory.__qualname__}", bound.arguments)
+        recorded = dict(signature.bind(*args, **kwargs).arguments)
+        for name in var_keyword:  # forwarded keywords are recorded as the keywords they are
+            recorded.update(recorded.pop(name, {}))
+        call = FactoryCall(f"{factory.__module__}:{factory.__qualname__}", recorded)
         return algorithm._replace(config=call)
 
     return build
@@ -214,6 +217,8 @@ def check_positive(name: str, value, *, allow_zero: bool = False) -> float:
     Raises:
         TypeError: not a number. ValueError: out of range; both messages name the argument.
     """
+    if isinstance(value, (str, bytes, bool, np.bool_)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -286,7 +291,7 @@ def observation_rows(y: Array, c: Array) -> Array:
 
 def constrained_transform(Y: Array, M: Array) -> tuple[Array, Array]:
     """Target transform ``(v - shift) / scale`` per function, ``(J,)`` each: the objective
-    standardized over its valid rows (SPEC.md section 0), each constraint divided by its
+    standardized over its valid rows, each constraint divided by its
     root mean square and *not* centred, so that 0 stays the feasibility threshold. A
     spread below ``1e-12`` (fewer than two distinct values) gives scale 1."""
     n = jnp.maximum(jnp.sum(M, axis=0), 1)

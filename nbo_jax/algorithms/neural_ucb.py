@@ -27,37 +27,17 @@ All other arguments are those of :func:`nbo_jax.algorithms.neural_bo.neural_bo`.
 
 from __future__ import annotations
 
-import functools
-from typing import Callable
 
 from typing import Optional
 
 from ..acquisition import lcb, thompson
 from ..batch import batched
 from ..optimize import as_acq_optimizer
-from ..types import BOAlgorithm, FactoryCall
+from ..types import BOAlgorithm
 from ._common import BATCH_SIZE_RENAMED, check_scale, records_config, refuse_renamed, resolve_preset
 from .neural_bo import PRESETS, neural_bo
 
 _FIXED = ("acquisition", "feature_params")
-
-
-def _records_forwarded_config(factory: Callable) -> Callable:
-    """:func:`~nbo_jax.algorithms._common.records_config` for a factory that forwards
-    ``**kwargs``: the recorded keyword arguments are flattened (``records_config`` records
-    them as one ``kwargs`` entry, which ``FactoryCall.build`` would pass as a keyword named
-    ``kwargs``)."""
-    recorded = records_config(factory)
-
-    @functools.wraps(factory)
-    def build(*args, **kwargs):
-        algorithm = recorded(*args, **kwargs)
-        call = algorithm.config
-        flat = {k: v for k, v in call.kwargs.items() if k != "kwargs"}
-        flat.update(call.kwargs.get("kwargs", {}))
-        return algorithm._replace(config=FactoryCall(call.factory, flat, call.name))
-
-    return build
 
 
 def _neural_bo_as(who: str, nu, posterior: str, acquisition, q: int, kwargs: dict,
@@ -80,7 +60,7 @@ def _neural_bo_as(who: str, nu, posterior: str, acquisition, q: int, kwargs: dic
                      q=q, **kwargs)
 
 
-@_records_forwarded_config
+@records_config
 def neural_ucb(nu: float = 1.0, *, posterior: str = "auto", q: int = 1, **kwargs) -> BOAlgorithm:
     """NeuralUCB in minimization form (Zhou et al. 2020, Algorithm 1): ``x_t = argmin_x
     h(x; theta_{t-1}) - nu sigma_t(x)`` over the candidate set; ``sigma_t`` from features at
@@ -105,7 +85,7 @@ def neural_ucb(nu: float = 1.0, *, posterior: str = "auto", q: int = 1, **kwargs
     return algo._replace(name="neural-ucb")
 
 
-@_records_forwarded_config
+@records_config
 def neural_ts(nu: float = 1.0, *, posterior: str = "auto", q: int = 1, **kwargs) -> BOAlgorithm:
     """NeuralTS (Zhang et al. 2021, Algorithm 1): Thompson sampling with ``N(h(x), nu^2
     sigma^2(x))`` per candidate, features at the current weights, exact ``U`` by default.
