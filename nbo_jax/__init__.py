@@ -1,6 +1,9 @@
 """nbo_jax: JAX-native black-box optimization with neural-network surrogates.
 
-Public API::
+Public API (everything else lives in the subpackages: ``nbo_jax.posterior``,
+``nbo_jax.gp_model``, ``nbo_jax.features``, ``nbo_jax.ntk``, ``nbo_jax.networks``,
+``nbo_jax.training``, ``nbo_jax.pde``, ``nbo_jax.pinn``, ``nbo_jax.optimize``,
+``nbo_jax.analysis``, ``nbo_jax.comparison``)::
 
     import jax, nbo_jax as nbo
     problem = nbo.benchmarks.get("ackley", dim=10, noise_std="paper")
@@ -8,10 +11,11 @@ Public API::
     hist = nbo.run_bo(jax.random.key(0), algo, problem, n_init=10, n_iter=200)
 """
 
-from . import (
+from . import (  # noqa: F401 - the subpackages, importable as attributes
     acquisition,
     algorithms,
     analysis,
+    batch,
     benchmarks,
     comparison,
     features,
@@ -36,41 +40,38 @@ from .algorithms import (
     random_search,
 )
 from .ask_tell import AskTell
+from .batch import batched
 from .loop import initial_design, run_bo
-from .types import BOAlgorithm, Bounds, Dataset, History, Problem, make_bounds
+from .types import BOAlgorithm, Bounds, Dataset, History, Problem, as_bounds, make_bounds
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "acquisition",
-    "algorithms",
-    "analysis",
-    "comparison",
-    "benchmarks",
-    "features",
-    "networks",
-    "ntk",
-    "optimize",
-    "pde",
-    "pinn",
-    "pinn_bo",
-    "posterior",
-    "training",
-    "neural_bo",
-    "neural_cbo",
-    "neural_greedy",
-    "adaptive_basis",
-    "gp_bo",
-    "neural_ucb",
-    "neural_ts",
-    "random_search",
+    # running BO
     "run_bo",
     "AskTell",
     "initial_design",
+    "batched",
+    # the types
     "BOAlgorithm",
     "Bounds",
     "Dataset",
     "History",
     "Problem",
+    "as_bounds",
     "make_bounds",
+    # the algorithm factories
+    "neural_bo",
+    "neural_ucb",
+    "neural_ts",
+    "neural_greedy",
+    "adaptive_basis",
+    "gp_bo",
+    "neural_cbo",
+    "pinn_bo",
+    "random_search",
+    "algorithms",
+    # acquisition functions and test problems
+    "acquisition",
+    "benchmarks",
 ]
