@@ -1,7 +1,7 @@
 """Per-example parameter gradients (Jacobians) as feature matrices.
 
 ``g(z) = grad_theta h(z; theta)`` flattened to length ``p`` is the gradient feature of
-Neural-BO (seed 000, Algorithm 1, line 3) and NeuralUCB/TS. A feature matrix stacks them:
+Neural-BO (Phan-Trong et al. 2023, Algorithm 1, line 3) and NeuralUCB/TS. A feature matrix stacks them:
 ``G[i] = g(z_i)``, shape ``(n, p)``.
 """
 

@@ -1,13 +1,14 @@
 """Multilayer perceptrons as pure ``init``/``apply`` pairs (flax underneath).
 
-The Neural-BO network (seed 000, Section 4, eq. for ``h``; SPEC.md section 1):
+The Neural-BO network (Phan-Trong et al. 2023, Section 4, eq. for ``h``):
 
     h(z; theta) = output_scale * W_L phi(W_{L-1} ... phi(W_1 z)),
 
 with ``output_scale = sqrt(m)`` and every weight drawn from ``N(0, weight_var / m)``
-(paper preset ``weight_var = 1``: seed 000, Section 7). ``depth`` is the paper's ``L``, the
-number of weight matrices (``L = 2`` is one hidden layer). Inputs are ``z = 2u - 1`` in
-``[-1, 1]^d`` (SPEC.md section 0).
+(paper preset ``weight_var = 1``: Phan-Trong et al. 2023, Section 7). ``depth`` is the paper's
+``L``, the number of weight matrices (``L = 2`` is one hidden layer). Inputs are ``z = 2u - 1``
+in ``[-1, 1]^d`` (the library's input map for every network, as in the authors' Neural-BO
+code).
 
 For ReLU this network *is* the NTK-parameterized network ``(1/sqrt(m)) w_L phi(...)`` with
 standard-normal weights ``V = sqrt(m) W``, written in the parameters ``W``: the function is the
@@ -87,7 +88,7 @@ def mlp(
     output_scale: float | None = None,
     dtype=None,
 ) -> Network:
-    """The Neural-BO MLP (seed 000, Section 4; SPEC.md section 1).
+    """The Neural-BO MLP (Phan-Trong et al. 2023, Section 4).
 
     Args:
         input_dim: ``d`` (int >= 1).
@@ -192,7 +193,8 @@ def ntk_mlp(
     activation: str = "tanh",
     dtype=None,
 ) -> Network:
-    """The NTK-parameterized MLP of seed 002, Appendix A (``sigma_W = sigma_b = gamma``).
+    """The NTK-parameterized MLP of Paria et al. 2022 ("Be Greedy"), Appendix A
+    (``sigma_W = sigma_b = gamma``).
 
     ``f(z) = gamma/sqrt(d_L) W^(L) a^(L) + gamma b^(L)``,
     ``a^(l+1) = phi(gamma/sqrt(d_l) W^(l) a^(l) + gamma b^(l))``, ``a^(0) = z``; all weights
@@ -259,7 +261,7 @@ class ZeroInitNetwork:
 
 def zero_init_mlp(input_dim: int, width: int = 256, depth: int = 2, *, use_bias: bool = False,
                   dtype=None) -> ZeroInitNetwork:
-    """Neural-CBO's ReLU network (thesis eq. 4.1; SPEC.md section 4), zero at initialization.
+    """Neural-CBO's ReLU network (Phan-Trong 2024, PhD thesis, eq. 4.1), zero at initialization.
 
     ``a(z; W) = q^T h_L``, ``h_l = relu(W_l h_{l-1} + b_l) / sqrt(m)``, ``h_0 = z``, with
     ``W_1 (m, d)``, ``W_l (m, m)`` for ``2 <= l <= L``, biases ``b_l (m,)`` only when

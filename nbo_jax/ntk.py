@@ -1,7 +1,7 @@
 """Neural tangent kernels: empirical (from gradient features) and analytic (neural-tangents).
 
 Empirical NTK: ``Theta(z, z') = <g(z), g(z')>``, ``g`` the parameter gradient
-(:mod:`nbo_jax.features`). Neural-BO uses ``Theta / m`` (seed 000, Algorithm 1, line 3).
+(:mod:`nbo_jax.features`). Neural-BO uses ``Theta / m`` (Phan-Trong et al. 2023, Algorithm 1, line 3).
 
 Analytic NTK: the infinite-width limit of ``Theta / m`` for the Neural-BO ReLU network of
 :func:`nbo_jax.networks.mlp` (no biases, ``weight_var = 1``), computed by neural-tangents'

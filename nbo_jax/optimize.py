@@ -5,7 +5,8 @@ what the algorithms call. Its pieces:
 
 - :func:`candidate_set`: ``n_uniform`` uniform points plus ``n_local`` Gaussian
   perturbations (std ``local_std``, clipped to the cube) of the ``n_best`` best observed
-  points. The authors' Neural-BO code scores one uniform set (SPEC.md section 1); the local
+  points. The authors' Neural-BO code scores one uniform set (the paper leaves the argmax over
+  a continuous domain unspecified); the local
   points are a library addition (as in BoTorch's raw samples around incumbents).
 - :func:`projected_gradient_ascent`: refine points of a differentiable utility by gradient
   steps projected onto ``[0, 1]^d`` (raw candidates -> top-k -> gradient steps).

@@ -1,5 +1,5 @@
-"""Differentiable PDE residual operators on scalar functions ``u: R^d -> R`` (thesis Ch. 5;
-SPEC.md section 5).
+"""Differentiable PDE residual operators on scalar functions ``u: R^d -> R`` (PINN-BO:
+Phan-Trong 2024, PhD thesis, Ch. 5).
 
 Every operator takes a function of ONE point ``x (d,)`` and returns another function of one
 point, built from JAX transformations only, so the result is jit-, vmap- and

@@ -1,7 +1,7 @@
 """Physics-informed surrogates: the PINN loss, the NTK-PINN kernel blocks and the interaction
-information (thesis Ch. 5, eq. 5.1, Definition 5.3.1, Lemma 5.3.6; SPEC.md section 5).
+information (Phan-Trong 2024, PhD thesis, Ch. 5, eq. 5.1, Definition 5.3.1, Lemma 5.3.6).
 
-A network ``h(z; theta)`` sees ``z = 2 (x - lower) / (upper - lower) - 1`` (SPEC.md section 0);
+A network ``h(z; theta)`` sees ``z = 2 (x - lower) / (upper - lower) - 1`` (the library's input map);
 the PDE ``N[f](x) = g(x)`` is stated in box coordinates ``x``. :func:`box_surrogate` is the
 function of ``x`` that the PDE operator is applied to, so the chain rule of the input map is
 handled by autodiff and the user writes the operator exactly as the physics states it.
@@ -50,9 +50,10 @@ def box_surrogate(apply: Callable[[Params, Array], Array], params: Params, lower
     """``x (d,) -> offset + scale * h(2 (x - lower) / (upper - lower) - 1; params)``: the
     network as a function of box coordinates (the function a PDE operator acts on).
 
-    ``offset``/``scale`` map standardized outputs back to the objective's units (SPEC.md
-    section 0): with ``offset = mean(y)``, ``scale = std(y) * nu`` the PDE ``N[f] = g`` is
-    stated for this function exactly as for ``f``, whatever the operator (linear or not).
+    ``offset``/``scale`` map standardized outputs back to the objective's units (targets are
+    standardized to mean 0, std 1 before training): with ``offset = mean(y)``,
+    ``scale = std(y) * nu`` the PDE ``N[f] = g`` is stated for this function exactly as for
+    ``f``, whatever the operator (linear or not).
     """
 
     def f(x: Array) -> Array:
@@ -62,7 +63,7 @@ def box_surrogate(apply: Callable[[Params, Array], Array], params: Params, lower
 
 
 def to_network_input(x: Array, lower: Array, upper: Array) -> Array:
-    """``z = 2 (x - lower) / (upper - lower) - 1`` (SPEC.md section 0), any leading shape."""
+    """``z = 2 (x - lower) / (upper - lower) - 1`` (networks see ``[-1, 1]^d``), any leading shape."""
     return 2.0 * (x - lower) / (upper - lower) - 1.0
 
 

@@ -1,4 +1,5 @@
-"""Linear-Gaussian posterior in gradient-feature space (seed 000, Algorithm 1, lines 1, 3, 7).
+"""Linear-Gaussian posterior in gradient-feature space (Phan-Trong et al. 2023, Algorithm 1,
+lines 1, 3, 7).
 
 With features ``g`` (length ``p``), regularization ``lam`` and scale ``m``:
 
@@ -89,7 +90,7 @@ def choose_mode(num_params: int, capacity: int, *, max_full_bytes: float = 2e9) 
 
 
 def init(mode: str, num_params: int, capacity: int, lam: float, dtype=None) -> PosteriorState:
-    """Prior state ``U_0 = lam I`` (seed 000, Algorithm 1, line 1).
+    """Prior state ``U_0 = lam I`` (Phan-Trong et al. 2023, Algorithm 1, line 1).
 
     Raises:
         ValueError: unknown ``mode`` or ``lam <= 0``.
@@ -110,7 +111,7 @@ def init(mode: str, num_params: int, capacity: int, lam: float, dtype=None) -> P
 
 
 def update(state: PosteriorState, g: Array, index: Array, valid: Array, lam, m) -> PosteriorState:
-    """``U <- U + g g^T / m`` (seed 000, Algorithm 1, line 7) for one feature ``g (p,)``.
+    """``U <- U + g g^T / m`` (Phan-Trong et al. 2023, Algorithm 1, line 7) for one feature ``g (p,)``.
 
     ``index`` is the row of the observation (used by ``dual``); ``valid=False`` leaves the
     posterior unchanged. Traced-friendly (no Python branching on values).

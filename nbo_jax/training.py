@@ -1,6 +1,6 @@
 """Training a network on masked, fixed-capacity data, inside ``lax`` loops (optax).
 
-Neural-BO's TrainNN (seed 000, Algorithm 2, line 1) minimizes
+Neural-BO's TrainNN (Phan-Trong et al. 2023, Algorithm 2, line 1) minimizes
 
     L(theta) = 1/2 sum_i (h(x_i; theta) - y_i)^2 + 1/2 m lam ||theta - theta_0||^2 .
 

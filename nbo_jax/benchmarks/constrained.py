@@ -6,8 +6,8 @@ promoted to the default float dtype), so they work in float32 and float64 and ar
 jit/vmap/grad compatible. Where a textbook formula divides by zero or takes ``sqrt`` at 0
 inside the box, a guarded form with the same value is used (documented per function).
 
-**Sign convention.** ``c_k(x) <= 0`` means feasible (SPEC.md section 0, the thesis
-convention). BoTorch (``botorch.test_functions.synthetic``) uses the opposite sign: its
+**Sign convention.** ``c_k(x) <= 0`` means feasible (the convention of Phan-Trong
+2024, PhD thesis, Ch. 4). BoTorch (``botorch.test_functions.synthetic``) uses the opposite sign: its
 ``evaluate_slack_true`` returns a slack ``s_k(x) >= 0`` for feasible points. For every problem
 ported from BoTorch here, ``c = -slack``.
 
@@ -88,8 +88,9 @@ def branin_constraints(x):
     Objective: :func:`nbo_jax.benchmarks.synthetic.branin` on ``[-5, 10] x [0, 15]``.
     Of Branin's three global minimizers only ``(pi, 2.275)`` is feasible (``c = -22.29``);
     ``(-pi, 12.275)`` (``c = 4.63``) and ``(3 pi, 2.475)`` (``c = 23.20``) are not, so
-    ``f* = 10 / (8 pi) = 0.397887...`` at ``(pi, 2.275)``. Source: SPEC.md section 6 (authors'
-    code of the Neural-CBO thesis). Returns shape ``(1,)``.
+    ``f* = 10 / (8 pi) = 0.397887...`` at ``(pi, 2.275)``. Source: the authors' Neural-CBO
+    code (Phan-Trong 2024, PhD thesis, Section 4.3.2, which does not print the constraint).
+    Returns shape ``(1,)``.
     """
     x = _as_float(x)
     return jnp.reshape((x[0] - 2.5) ** 2 + (x[1] - 7.5) ** 2 - 50.0, (1,))
@@ -103,7 +104,7 @@ def simionescu(x):
     functions for optimization") is inconsistent with that point: ``0.1 * 0.84852813^2 =
     0.072`` exactly, and ``f = 0.05 (1 + 0.2 cos 8 theta)^2 sin 2 theta`` on the constraint
     boundary is maximal in magnitude at ``theta = 3 pi / 4``, where it equals ``-0.072``.
-    Source: Simionescu & Beale (2002); SPEC.md section 6.
+    Source: Simionescu & Beale (2002); Phan-Trong 2024, PhD thesis, Section 4.3.2.
     """
     x = _as_float(x)
     return 0.1 * x[0] * x[1]
@@ -130,7 +131,8 @@ def ackley_constraints(x):
     ``c_2 = ||x||_inf^2 - 9``. The origin is feasible (``c = (-9.653, -9)``), so the Ackley
     optimum ``f* = 0`` at ``x = 0`` stands. Objective: :func:`~nbo_jax.benchmarks.synthetic.
     ackley`. The norm uses a gradient-safe square root (finite gradient at ``x = 1``).
-    Source: SPEC.md section 6 (authors' code of the Neural-CBO thesis).
+    Source: the authors' Neural-CBO code (Phan-Trong 2024, PhD thesis, Section 4.3.2, which
+    does not print the constraints).
     """
     x = _as_float(x)
     c1 = 1.0 - (_safe_norm(x - 1.0) - 5.5) ** 2
@@ -209,7 +211,7 @@ def speed_reducer_constraints(x):
     ``5 - x1/x2``, ``x1/x2 - 12``): each is a positive multiple of ours. ``16.9e6`` in c5
     follows BoTorch (and Kumar et al. 2020); the thesis prints ``16.91e6`` (with it the
     optimum would be ``2996.4313``). The thesis prints c9 as ``-x1/x2 - 12 <= 0``, which is
-    always satisfied (a misprint); SPEC.md and BoTorch use ``x1/x2 - 12 <= 0``, as here.
+    always satisfied (a misprint); BoTorch uses ``x1/x2 - 12 <= 0``, as here.
     """
     x = _as_float(x)
     x1, x2, x3, x4, x5, x6, x7 = (x[i] for i in range(7))
@@ -390,7 +392,7 @@ _REGISTRY: dict[str, _Spec] = {
         branin, branin_constraints, (-5.0, 0.0), (10.0, 15.0),
         10.0 / (8 * math.pi), ((math.pi, 2.275),),
         ("(x1 - 2.5)^2 + (x2 - 7.5)^2 - 50 <= 0 (disk)",),
-        "Neural-CBO thesis / authors' code (SPEC.md section 6); Branin: "
+        "Neural-CBO thesis (Phan-Trong 2024, Section 4.3.2) / authors' code; Branin: "
         "https://www.sfu.ca/~ssurjano/branin.html",
         _OURS_SIGN,
         "Branin's minimizers (-pi, 12.275) and (3 pi, 2.475) are infeasible.",
@@ -400,8 +402,8 @@ _REGISTRY: dict[str, _Spec] = {
         simionescu, simionescu_constraints, (-1.25, -1.25), (1.25, 1.25),
         -0.072, ((_SIM_A, -_SIM_A), (-_SIM_A, _SIM_A)),
         ("x1^2 + x2^2 - (1 + 0.2 cos(8 atan(x1/x2)))^2 <= 0 (flower)",),
-        "P. A. Simionescu & D. G. Beale (2002), ASME DETC; Neural-CBO thesis (SPEC.md "
-        "section 6)",
+        "P. A. Simionescu & D. G. Beale (2002), ASME DETC; Neural-CBO thesis (Phan-Trong "
+        "2024, Section 4.3.2)",
         _OURS_SIGN,
         "f* = -0.072 exactly at (+-1.2/sqrt 2, -+1.2/sqrt 2); the commonly quoted -0.072625 "
         "is inconsistent with that point.",
@@ -410,7 +412,7 @@ _REGISTRY: dict[str, _Spec] = {
         ackley, ackley_constraints, (-5.0,) * 5, (3.0,) * 5,
         0.0, ((0.0,) * 5,),
         ("1 - (||x - 1||_2 - 5.5)^2 <= 0 (outside a shell)", "||x||_inf^2 - 9 <= 0 (box)"),
-        "Neural-CBO thesis / authors' code (SPEC.md section 6); Ackley: "
+        "Neural-CBO thesis (Phan-Trong 2024, Section 4.3.2) / authors' code; Ackley: "
         "https://www.sfu.ca/~ssurjano/ackley.html",
         _OURS_SIGN,
     ),

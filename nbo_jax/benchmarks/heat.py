@@ -1,4 +1,4 @@
-"""Steady-state heat benchmarks (PINN-BO, thesis Section 5.4.3.1; SPEC.md section 5).
+"""Steady-state heat benchmarks (PINN-BO: Phan-Trong 2024, PhD thesis, Section 5.4.3.1).
 
 The temperature ``T`` solves Laplace's equation ``T_xx + T_yy = 0`` on ``[0, 2 pi]^2`` with
 one of three sets of Dirichlet boundary conditions; the task is to find the hottest point,
@@ -26,7 +26,8 @@ of ``y``; ``"x+"`` is ``x = 2 pi``; ``"y-"`` is ``y = 0``, a function of ``x``; 
 
 Decisions (documented, tested in ``tests/test_heat.py``):
 
-- **BC1's printed labels are transposed** (SPEC.md section 5): the thesis prints the two
+- **BC1's printed labels are transposed** (a value on the side ``y = 0`` cannot depend on
+  ``y``, nor one on ``x = 0`` on ``x``): the thesis prints the two
   functions of ``y`` as ``T(x, 0)``/``T(x, 2 pi)`` and the two functions of ``x`` as
   ``T(0, y)``/``T(2 pi, y)``; here the functions of ``y`` are on ``x = 0`` and ``x = 2 pi``
   and the functions of ``x`` on ``y = 0`` and ``y = 2 pi`` (in the printed order). BC2 and
@@ -380,7 +381,7 @@ def interpolant(solution: HeatSolution) -> Callable[[jax.Array], jax.Array]:
 def get(boundary_conditions: int = 1, resolution: int = DEFAULT_RESOLUTION, noise_std: float | str = 0.0,
         dim: Optional[int] = None) -> Problem:
     """The steady-state heat problem ``heat_bc{k}``: minimize ``f(x) = -T(x)`` on ``[0, 2 pi]^2``
-    (thesis Section 5.4.3.1; SPEC.md section 5).
+    (Phan-Trong 2024, PhD thesis, Section 5.4.3.1).
 
     Args:
         boundary_conditions: 1, 2 or 3.
@@ -433,7 +434,7 @@ def _build(k: int, n: int, noise, directory: str) -> Problem:
     if noise == "paper":
         noise = math.sqrt(0.01 * (t_max - t_min))  # f = -T: f_max - f_min = T_max - T_min
     metadata = {
-        "source": "thesis Section 5.4.3.1; SPEC.md section 5",
+        "source": "Phan-Trong 2024, PhD thesis, Section 5.4.3.1",
         "boundary_conditions": k,
         "resolution": n,
         "pde": "Laplace",

@@ -1,5 +1,6 @@
-"""Benchmark problems with a known PDE ``N[f](x) = g(x)`` (thesis Ch. 5, App. C.1.1; SPEC.md
-section 5, with its corrections).
+"""Benchmark problems with a known PDE ``N[f](x) = g(x)`` (PINN-BO:
+Phan-Trong 2024, PhD thesis, Ch. 5 and App. C.1.1, corrected where the printed PDE does not
+hold for the function).
 
 ``Problem.operator`` maps a function ``u`` of one point to the field ``N[u]`` (built from
 :mod:`nbo_jax.pde`), ``Problem.source`` is ``g``; the PDE holds for the objective (tested
@@ -9,14 +10,19 @@ papers' dimensions, minimized, plus the Euler-Bernoulli beam of thesis Section 5
 - ``drop_wave_pde`` (d = 2): ``x1 df/dx2 - x2 df/dx1 = 0`` (rotation invariance).
 - ``styblinski_tang_pde`` (d = 10): ``sum_i df/dx_i = sum_i (2 x_i^3 - 16 x_i + 5/2)``.
 - ``rastrigin_pde`` (d = 20): ``1/2 x . grad f - f = 10 sum_i [cos(2 pi x_i) + pi x_i
-  sin(2 pi x_i) - 1]`` (SPEC **Decision**: the printed form without 1/2 does not hold).
+  sin(2 pi x_i) - 1]``. The thesis (App. C.1.1) prints ``x . grad f - f``; for this ``f``
+  ``x . grad f = sum_i (2 x_i^2 + 20 pi x_i sin(2 pi x_i))``, so only the 1/2 form gives the
+  printed right-hand side.
 - ``michalewicz_pde`` (d = 30, m = 10): ``h . grad f - f = 0`` with ``h_i = [cot(x_i) +
-  (4 m i x_i / pi) / tan(i x_i^2 / pi)]^{-1}`` (SPEC **Decision**). ``h`` is singular where
+  (4 m i x_i / pi) / tan(i x_i^2 / pi)]^{-1}``, so that ``h_i df/dx_i`` is the ``i``-th term of
+  ``f``. The thesis (App. C.1.1) prints ``h_i = [cot(x_i) + 2 x_i (2m - 1) / tan(i x_i^2 /
+  pi)]^{-1}``, for which the PDE does not hold. ``h`` is singular where
   ``tan`` vanishes (e.g. at the box's ends), so the box is [0, pi] but the PDE is stated
   for the interior points where ``h`` is finite.
 - ``cosine_mixture_pde`` (d = 50): for ``f = -0.1 sum cos(5 pi x_i) + sum x_i^2`` (the
   minimization form used here) the per-coordinate residual is ``df/dx_i - 2 x_i - 0.5 pi
-  sin(5 pi x_i) = 0`` (SPEC prints the ``+0.1`` form, for which the sine's sign flips).
+  sin(5 pi x_i) = 0`` (the thesis, App. C.1.1, prints the ``+0.1`` form, for which the sine's
+  sign flips).
 - ``beam`` (d = 1, [0, 1]): ``(EI(x) w'')'' = q(x)`` with ``EI = e^x / rho``, ``q = e^x``,
   ``rho = w0''`` for the closed form ``w0(x) = e^{2x} sin(20 x) + sin(4 pi e^{2x}) +
   0.4 x^3 + 0.2 x^2 + 6`` (the authors' ground truth); minimize ``w``. ``rho`` has zeros in
@@ -26,7 +32,8 @@ papers' dimensions, minimized, plus the Euler-Bernoulli beam of thesis Section 5
       g    = rho^3
 
   which is finite everywhere and equals ``rho^3 e^{-x} ((EI u'')'' - q)`` + ``g`` where
-  ``rho != 0`` (documented choice, SPEC.md section 5).
+  ``rho != 0`` (chosen because ``EI = e^x / rho`` is infinite at the zeros of ``rho``, where the
+  printed form cannot be evaluated).
 - ``heat_bc1``, ``heat_bc2``, ``heat_bc3`` (d = 2, [0, 2 pi]^2): steady-state heat, Laplace
   ``T_xx + T_yy = 0`` with one of three hidden Dirichlet boundary-condition sets, minimize
   ``-T`` (thesis Section 5.4.3.1); built by :mod:`nbo_jax.benchmarks.heat` (py-pde ground
@@ -71,7 +78,7 @@ def beam_w(x):
 
 
 def beam_rho(x):
-    """``rho(x) = w0''(x)``, written out as in SPEC.md section 5."""
+    """``rho(x) = w0''(x)``, written out as printed in the thesis, Section 5.4.3.2."""
     t = x[0]
     e2 = jnp.exp(2 * t)
     return (2.4 * t - 64 * jnp.pi**2 * jnp.exp(4 * t) * jnp.sin(4 * jnp.pi * e2) - 396 * e2 * jnp.sin(20 * t)
@@ -187,11 +194,12 @@ def _build(key: str, noise, x64: bool) -> Problem:
         return Problem(name="beam", dim=1, bounds=make_bounds(0.0, 1.0, 1), objective=beam_w, noise_std=noise,
                        optimal_value=fstar, optimizer=xstar, operator=beam_operator,
                        source=lambda x: beam_rho(x) ** 3,
-                       metadata={"source": "thesis Section 5.4.3.2; SPEC.md section 5",
+                       metadata={"source": "Phan-Trong 2024, PhD thesis, Section 5.4.3.2",
                                  "pde": "(EI w'')'' = q, EI = e^x / rho, q = e^x (division-free form)"})
     base_name, dim, operator, source = _SPECS[key]
     base = synthetic.get(base_name, dim=dim, noise_std=noise)
-    meta = dict(base.metadata, pde_source="thesis App. C.1.1 as corrected in SPEC.md section 5")
+    meta = dict(base.metadata, pde_source="Phan-Trong 2024, PhD thesis, App. C.1.1, "
+                "corrected where the printed PDE does not hold (see nbo_jax.benchmarks.pde_problems)")
     return dataclasses.replace(base, name=key, operator=operator,
                                source=source if callable(source) else pde.constant(source), metadata=meta)
 

@@ -146,7 +146,7 @@ def cosine_mixture(x):
     """Cosine Mixture (minimization form): ``-0.1 sum_i cos(5 pi x_i) + sum_i x_i^2``.
 
     Domain ``[-1, 1]^d``, any ``d >= 1``. Global minimum ``f* = -0.1 d`` at ``x = 0``.
-    Sign note: the PINN-BO paper (SPEC.md section 5) writes the variant
+    Sign note: PINN-BO (Phan-Trong 2024, PhD thesis, App. C.1.1) writes the variant
     ``+0.1 sum cos(5 pi x_i) + sum x_i^2``; this is the standard form
     (Ali, Khompatraporn & Zabinsky 2005, "CosineMixture" in infinity77.net's test suite),
     stated for minimization.
@@ -338,8 +338,8 @@ def get(name: str, dim: Optional[int] = None, noise_std: float | str = 0.0, **kw
         dim: input dimension. Required for any-dimension problems; optional (must match)
             for fixed-dimension ones (``branin``/``drop_wave``: 2, ``hartmann6``: 6).
         noise_std: observation-noise standard deviation, a float ``>= 0``, or ``"paper"``:
-            ``sqrt(0.01 * (f_max - f_min))`` (noise variance = 1% of the range, SPEC.md
-            section 0), the range estimated on ``10,000`` points
+            ``sqrt(0.01 * (f_max - f_min))`` (noise variance = 1% of the function range,
+            as in Phan-Trong et al. 2023, Section 7), the range estimated on ``10,000`` points
             ``lower + np.random.default_rng(0).random((10000, d)) * (upper - lower)``,
             with ``f_min = min(estimate, optimal_value)`` when the optimum is known.
         **kwargs: function parameters (``ackley``: ``a``, ``b``, ``c``;
