@@ -86,6 +86,10 @@ def _stub_experimental() -> None:
     stub.__doc__ = "Stub installed by nbo_jax._compat: needs TensorFlow, not installed."
 
     def __getattr__(attr: str):
+        if attr.startswith("__") and attr.endswith("__"):
+            # module introspection (__file__, __path__, ...; e.g. hypothesis scanning
+            # sys.modules) must see an ordinary module without that attribute
+            raise AttributeError(attr)
         raise ImportError(
             f"neural_tangents.experimental.{attr} needs TensorFlow, which nbo_jax does not "
             "install (see nbo_jax/_compat.py)."
