@@ -78,7 +78,8 @@ def _init_state(algo, n=12, seed=0, nan_row=None):
     c0 = jax.vmap(problem.constraints)(x0)
     if nan_row is not None:
         c0 = c0.at[nan_row, 0].set(jnp.nan)
-    state = algo.init(jax.random.key(seed + 1), x0, y0, bounds=problem.bounds, capacity=n + 3, c0=c0)
+    init = jax.jit(lambda k, x, y, c: algo.init(k, x, y, c, bounds=problem.bounds, capacity=n + 3))
+    state = init(jax.random.key(seed + 1), x0, y0, c0)
     return problem, state, x0, y0, c0
 
 
