@@ -373,20 +373,6 @@ def test_factory_errors():
         adaptive_basis(acq_optimizer=dict(local_fraction=1.0))
 
 
-def test_q2_under_run_bo_and_vmap():
-    problem = nbo.benchmarks.get("branin", noise_std=0.5)
-    algo = adaptive_basis("ols", **SMALL, q=2, preset="paper")
-    keys = jax.random.split(jax.random.key(0), 3)
-    hist = jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=4, n_iter=5))(keys)
-    assert hist.x.shape == (3, 4 + 5 * 2, 2)
-    assert np.all(hist.x >= problem.bounds.lower) and np.all(hist.x <= problem.bounds.upper)
-    pairs = np.asarray(hist.x[:, 4:]).reshape(3, 5, 2, 2)
-    assert np.all(np.any(pairs[:, :, 0] != pairs[:, :, 1], axis=-1))  # 2 distinct points per ask
-    np.testing.assert_allclose(hist.f, jax.vmap(jax.vmap(problem.objective))(hist.x), rtol=1e-5)
-    assert set(hist.info) == {"n_observed", "n_failed"}
-    np.testing.assert_array_equal(hist.info["n_observed"], np.broadcast_to(4 + 2 * np.arange(6), (3, 6)))
-
-
 def _final_regret(algo, problem, seeds=16, n_init=5, n_iter=25):
     keys = jax.random.split(jax.random.key(2024), seeds)
     hists = jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=n_init, n_iter=n_iter))(keys)

@@ -179,24 +179,6 @@ def test_batch_rules_and_vmappable_scales():
     assert (algo.q, algo.config.kwargs["q"]) == (3, 3)
 
 
-def test_batches_through_run_bo():
-    """q = 3 independent pathwise Thompson draws per ask: n_init + n_iter q rows in the box,
-    the q points of one ask distinct; the fitted scales are reported per step. (Independent
-    draws coincide only when several climb to the same vertex of the box, which happens with
-    a surrogate that extrapolates its minimum to a corner, e.g. on Branin; the bowl below has
-    its minimum inside.)"""
-    problem = nbo.Problem("bowl", 2, ([-1.0, -1.0], [2.0, 2.0]), lambda x: jnp.sum((x - 0.3) ** 2))
-    algo = nbo.neural_bo(width=16, epochs=2, acq_optimizer=dict(raw_samples=32, num_restarts=2, steps=2), q=3)
-    hist = nbo.run_bo(jax.random.key(0), algo, problem, n_init=4, n_iter=2)
-    assert hist.x.shape == (10, 2)
-    assert np.all(problem.bounds.contains(hist.x))
-    for batch in np.asarray(hist.x[4:]).reshape(2, 3, 2):
-        gaps = np.linalg.norm(batch[:, None] - batch[None], axis=-1) + np.eye(3)
-        assert np.min(gaps) > 1e-6, batch
-    np.testing.assert_array_equal(hist.info["n_observed"], [4, 7, 10])
-    assert hist.info["post_lam"].shape == hist.info["post_scale"].shape == (3,)
-
-
 def test_nan_observations_are_imputed_and_the_state_stays_finite():
     """A failed evaluation (initial or told) is stored as the worst observed value (flagged
     failed, never the incumbent); every state leaf stays finite (the fitted scales too) and

@@ -244,22 +244,6 @@ def test_exploration_phase_in_a_batch(x64):
     np.testing.assert_allclose(ask3(state._replace(n_explore=jnp.asarray(5, jnp.int32)), key), uniform, rtol=1e-12)
 
 
-def test_batches_through_run_bo():
-    """q = 3 points per ask by the constant liar: n_init + n_iter q rows in the box, the q
-    points of one ask distinct; ``info["exploring"]`` follows the evaluations (T_e = 4: the
-    first batch and the first point of the second are random)."""
-    problem = nbo.benchmarks.get("branin")
-    algo = neural_greedy(**MID_KW, exploration=4, q=3)
-    assert (algo.q, algo.batch_rule) == (3, "fantasy")
-    hist = nbo.run_bo(jax.random.key(0), algo, problem, n_init=4, n_iter=3)
-    assert hist.x.shape == (13, 2) and np.all(problem.bounds.contains(hist.x))
-    for batch in np.asarray(hist.x[4:]).reshape(3, 3, 2):
-        gaps = np.linalg.norm(batch[:, None] - batch[None], axis=-1) + np.eye(3)
-        assert np.min(gaps) > 1e-6, batch
-    np.testing.assert_array_equal(hist.info["exploring"], [True, True, False, False])
-    np.testing.assert_array_equal(hist.info["n_observed"], [4, 7, 10, 13])
-
-
 def test_exploration_argument():
     x0 = jnp.full((4, 2), 0.5)
     for exploration, want in (("auto", 2), (0, 0), (5, 5)):

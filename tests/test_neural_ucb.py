@@ -6,7 +6,6 @@ import sys
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import pytest
 
 import nbo_jax as nbo
@@ -52,20 +51,6 @@ def test_recorded_call_rebuilds_the_algorithm(factory):
     again = algo.config.build()
     assert again.config.kwargs == algo.config.kwargs
     assert (again.name, again.q, again.batch_rule) == (algo.name, algo.q, algo.batch_rule)
-
-
-@pytest.mark.parametrize("factory", [nbo.neural_ucb, nbo.neural_ts])
-def test_batches_through_run_bo(factory):
-    """q = 2 points per ask: n_init + n_iter q rows in the box, the points of one ask distinct.
-    (The constant liar needs a network that learns the lie: with 2 epochs at lr 1e-3 the
-    mean barely moves and NeuralUCB repeated a vertex of the box in 3 of 24 batches, with
-    20 epochs at lr 1e-2 in none.)"""
-    algo = factory(q=2, **{**TINY, "epochs": 20, "learning_rate": 1e-2})
-    hist = nbo.run_bo(jax.random.key(0), algo, BOWL, n_init=4, n_iter=2)
-    assert hist.x.shape == (8, 2) and np.all(BOWL.bounds.contains(hist.x))
-    for batch in np.asarray(hist.x[4:]).reshape(2, 2, 2):
-        assert np.linalg.norm(batch[0] - batch[1]) > 1e-6, batch
-    np.testing.assert_array_equal(hist.info["n_observed"], [4, 6, 8])
 
 
 def test_nan_observations_leave_the_state_finite():

@@ -251,21 +251,6 @@ def test_run_bo_vmapped_records_interaction_information():
     np.testing.assert_array_equal(saved["info.interaction_information"], inter[0])
 
 
-@pytest.mark.parametrize("acquisition,rule", [(None, "independent"), ("greedy", "fantasy")])
-def test_q_points_per_ask_under_run_bo(acquisition, rule):
-    """q = 2: n_init + n_iter * q rows, all in the box, the 2 points of each ask distinct
-    (without the PDE term, which the batch rules do not touch, to keep the compile short)."""
-    problem = nbo.benchmarks.get("drop_wave_pde")
-    algo = pinn_bo(None, acquisition=acquisition, q=2, **TINY)
-    assert (algo.q, algo.batch_rule) == (2, rule)
-    hist = nbo.run_bo(jax.random.key(0), algo, problem, 3, 2)
-    assert hist.x.shape == (3 + 2 * 2, 2)
-    assert bool(np.all(problem.bounds.contains(hist.x)))
-    pairs = np.asarray(hist.x[3:]).reshape(2, 2, 2)
-    assert np.all(np.any(pairs[:, 0] != pairs[:, 1], axis=-1))
-    np.testing.assert_array_equal(hist.info["n_observed"], [3, 5, 7])
-
-
 def test_beats_neural_bo_on_a_heat_problem():
     """Heat with boundary conditions 2 (Laplace known, boundary hidden), paper noise, 6 seeds,
     5 initial points + 20 iterations: PINN-BO's median final simple regret is below
