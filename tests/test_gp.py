@@ -420,20 +420,6 @@ def test_every_argument_is_checked_at_the_factory():
         "fantasy", "fantasy", "independent", "fantasy", "fantasy"]
 
 
-def test_q_points_per_ask_under_run_bo():
-    """q = 3: run_bo evaluates n_init + n_iter q points, all in the box, and the q points of
-    one ask differ (TS: independent joint draws; the constant-liar rule of EI/UCB/cEI/LCB-C
-    runs under run_bo in test_gp_constrained)."""
-    problem = nbo.benchmarks.get("branin")
-    algo = gp_bo(acquisition="ts", q=3, n_restarts=1, fit_steps=5,
-                 acq_optimizer=dict(raw_samples=64, steps=0))
-    hist = nbo.run_bo(jax.random.key(7), algo, problem, n_init=4, n_iter=2)
-    assert hist.x.shape == (4 + 2 * 3, 2) and hist.info["n_observed"].tolist() == [4, 7, 10]
-    assert np.all(problem.bounds.contains(hist.x))
-    for batch in np.asarray(hist.x[4:]).reshape(2, 3, 2):
-        assert len({tuple(row) for row in batch}) == 3
-
-
 def test_ucb_is_mean_minus_sqrt_beta_sigma(ei_setup):
     """gp_bo(acquisition="ucb", beta) minimizes mean - sqrt(beta) std (Srinivas et al. 2010;
     BoTorch's UpperConfidenceBound(beta)) over the raw samples when steps = 0."""

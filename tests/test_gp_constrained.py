@@ -292,17 +292,6 @@ def test_factory_and_init_errors(cei_setup):
         assert (built.q, built.batch_rule, built.constrained) == (2, "fantasy", True)
 
 
-def test_q_points_per_ask_under_run_bo():
-    """q = 2 (constant liar): n_init + n_iter q points with their constraint values, in the
-    box, the two points of one ask distinct."""
-    algo = gp_bo(acquisition="cei", q=2, n_restarts=1, fit_steps=5, acq_optimizer=dict(raw_samples=64, steps=0))
-    hist = nbo.run_bo(jax.random.key(3), algo, PROBLEM, n_init=4, n_iter=2)
-    assert hist.x.shape == (8, 2) and hist.c.shape == (8, 1)
-    assert np.all(PROBLEM.bounds.contains(hist.x))
-    for batch in np.asarray(hist.x[4:]).reshape(2, 2, 2):
-        assert not np.array_equal(batch[0], batch[1])
-
-
 KEYS = jax.random.split(jax.random.key(2025), 6)
 
 

@@ -296,23 +296,6 @@ def test_every_argument_is_checked_at_the_factory():
     assert algo.config.build().q == 2  # the factory call is recorded
 
 
-def test_q_points_per_ask_with_failed_constraint_values_under_run_bo():
-    """q = 2 (constant liar) on constrained Branin whose constraint fails (NaN) for x_0 > 6:
-    n_init + n_iter q points, all finite and in the box, the two points of one ask distinct,
-    the failures counted in History.info."""
-    problem = dataclasses.replace(_branin_constrained(),
-                                  constraints=lambda x: jnp.where(x[0] > 6.0, jnp.nan, BRANIN_C(x)))
-    algo = neural_cbo(width=8, depth=1, train_steps=2, init_steps=10, acq_optimizer=dict(raw_samples=32), q=2)
-    with pytest.warns(RuntimeWarning, match="NaN"):
-        hist = nbo.run_bo(jax.random.key(2), algo, problem, n_init=6, n_iter=2)
-    assert hist.x.shape == (10, 2) and hist.c.shape == (10, 1)
-    assert np.all(np.isfinite(np.asarray(hist.x))) and np.all(problem.bounds.contains(hist.x))
-    for batch in np.asarray(hist.x[6:]).reshape(2, 2, 2):
-        assert not np.array_equal(batch[0], batch[1])
-    n_failed = int(np.sum(~np.asarray(hist.valid)))
-    assert n_failed > 0 and int(hist.info["n_failed"][-1]) == n_failed
-
-
 def test_ask_tell_driver_with_constraints():
     problem = _branin_constrained()
     x0 = np.asarray(nbo.initial_design(jax.random.key(0), problem.bounds, 4))
