@@ -93,6 +93,39 @@ BATCH_SIZE_RENAMED = {
     "batch_size": "the SGD mini-batch is now minibatch_size=..., and the number of points per "
                   "ask is q=... (BoTorch's q); pass the one you mean",
 }
+# for algorithms without an SGD mini-batch (GP baselines, NeuralGreedy's full-batch fit)
+BATCH_SIZE_IS_Q = {
+    "batch_size": "the number of points per ask is q=... (BoTorch's q); this algorithm fits full-batch "
+                  "on all observations (no SGD mini-batch)",
+}
+
+
+def check_betas(name: str, value):
+    """A confidence parameter per constraint: one ``beta >= 0`` (a float or a scalar JAX
+    array, :func:`check_scale`) or a sequence of them, one per constraint (returned as a
+    ``(K,)`` float64 numpy array; its length is checked against ``K`` at ``init`` by
+    :func:`check_beta_count`).
+
+    Raises:
+        TypeError: a string, bool or other non-number. ValueError: a negative/NaN/inf value,
+        an empty sequence or more than one dimension. Both name ``name``."""
+    if isinstance(value, (list, tuple)) or (isinstance(value, (np.ndarray, jax.Array)) and np.ndim(value) > 0):
+        if isinstance(value, jax.core.Tracer) or np.ndim(value) != 1 or len(value) == 0:
+            raise ValueError(f"{name} must be a float >= 0 or a non-empty sequence of them (one per "
+                             f"constraint), got {value!r}")
+        return np.asarray([check_scale(f"{name}[{i}]", v, allow_array=False) for i, v in enumerate(list(value))])
+    return check_scale(name, value)
+
+
+def check_beta_count(name: str, betas, n_constraints: int) -> None:
+    """At ``init``: a ``betas`` sequence (:func:`check_betas`) must hold one value per
+    constraint.
+
+    Raises:
+        ValueError: ``len(betas) != n_constraints`` (names ``name``)."""
+    if np.ndim(betas) == 1 and np.shape(betas)[0] != n_constraints:
+        raise ValueError(f"{name} has {np.shape(betas)[0]} values but the problem has K = {n_constraints} "
+                         "constraints")
 
 
 def records_config(factory: Callable) -> Callable:

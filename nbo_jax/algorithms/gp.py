@@ -101,13 +101,15 @@ from typing import Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from .. import gp_model as gpm
 from ..acquisition import SurrogatePosterior, lcb, lcb_feasible, log_cei, log_ei
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..types import BOAlgorithm, Bounds, Dataset
 from ._common import (
+    BATCH_SIZE_IS_Q,
+    check_beta_count,
+    check_betas,
     check_bool,
     check_choice,
     check_int,
@@ -148,9 +150,6 @@ PRESETS = {
     ),
 }
 """Per preset: the GP model, its fit and the acquisition optimizer per acquisition (module doc)."""
-
-_RENAMED = {"batch_size": "the number of points per ask is q=... (BoTorch's q); the GP baselines have no "
-                          "SGD mini-batch"}
 
 
 class GPState(NamedTuple):
@@ -219,34 +218,6 @@ def _check_pair(name: str, value) -> tuple:
     if low > high:
         raise ValueError(f"{name} must satisfy low <= high, got {tuple(value)!r}")
     return low, high
-
-
-def check_betas(name: str, value):
-    """A confidence parameter per constraint: one ``beta >= 0`` (a float or a scalar JAX
-    array, :func:`~nbo_jax.algorithms._common.check_scale`) or a sequence of them, one per
-    constraint (returned as a ``(K,)`` float64 numpy array; its length is checked against
-    ``K`` at ``init``).
-
-    Raises:
-        TypeError: a string, bool or other non-number. ValueError: a negative/NaN/inf value,
-        an empty sequence or more than one dimension. Both name ``name``."""
-    if isinstance(value, (list, tuple)) or (isinstance(value, (np.ndarray, jax.Array)) and np.ndim(value) > 0):
-        if isinstance(value, jax.core.Tracer) or np.ndim(value) != 1 or len(value) == 0:
-            raise ValueError(f"{name} must be a float >= 0 or a non-empty sequence of them (one per "
-                             f"constraint), got {value!r}")
-        return np.asarray([check_scale(f"{name}[{i}]", v, allow_array=False) for i, v in enumerate(list(value))])
-    return check_scale(name, value)
-
-
-def check_beta_count(name: str, betas, n_constraints: int) -> None:
-    """At ``init``: a ``betas`` sequence (:func:`check_betas`) must hold one value per
-    constraint.
-
-    Raises:
-        ValueError: ``len(betas) != n_constraints`` (names ``name``)."""
-    if np.ndim(betas) == 1 and np.shape(betas)[0] != n_constraints:
-        raise ValueError(f"{name} has {np.shape(betas)[0]} values but the problem has K = {n_constraints} "
-                         "constraints")
 
 
 class _Fitter(NamedTuple):
@@ -414,7 +385,7 @@ def gp_bo(
             a count, ...; the message names it); ``batch_size=`` (the points per ask are
             ``q``).
     """
-    refuse_renamed(kwargs, _RENAMED, "gp_bo")
+    refuse_renamed(kwargs, BATCH_SIZE_IS_Q, "gp_bo")
     chosen = resolve_preset(
         PRESETS, preset, kernel=kernel, prior=prior, learn_outputscale=learn_outputscale, fit_optimizer=fit_optimizer,
         n_restarts=n_restarts, fit_steps=fit_steps, noise_floor=noise_floor, lengthscale_bounds=lengthscale_bounds)
@@ -613,5 +584,4 @@ def _constrained_gp_bo(acquisition: str, *, beta, beta_c, fitter: _Fitter, aopt:
     return init, ask, tell, surrogate_posterior
 
 
-__all__ = ["gp_bo", "GPState", "GPConstrainedState", "ACQUISITIONS", "CONSTRAINED_ACQUISITIONS", "PRESETS", "PRIORS",
-           "check_betas", "check_beta_count"]
+__all__ = ["gp_bo", "GPState", "GPConstrainedState", "ACQUISITIONS", "CONSTRAINED_ACQUISITIONS", "PRESETS", "PRIORS"]

@@ -85,6 +85,8 @@ from ..training import TrainConfig, make_optimizer, train_regression
 from ..types import BOAlgorithm, Bounds, Dataset
 from ._common import (
     BATCH_SIZE_RENAMED,
+    check_beta_count,
+    check_betas,
     check_bool,
     check_choice,
     check_int,
@@ -99,7 +101,6 @@ from ._common import (
     resolve_preset,
     told_rows,
 )
-from .gp import check_beta_count, check_betas
 
 Array = jax.Array
 

@@ -86,6 +86,7 @@ from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..training import TrainConfig, make_optimizer, train_regression
 from ..types import BOAlgorithm, Bounds, Dataset
 from ._common import (
+    BATCH_SIZE_IS_Q,
     check_bool,
     check_choice,
     check_int,
@@ -111,10 +112,6 @@ PRESETS = {
                     acq_optimizer=AcqOptimizer(raw_samples=512, num_restarts=10, steps=50, learning_rate=0.02,
                                                local_fraction=0.25, local_std=0.05, n_best=5)),
 }
-
-
-_RENAMED = {"batch_size": "the number of points per ask is q=... (BoTorch's q); NeuralGreedy fits full-batch "
-                          "(no SGD mini-batch)"}
 
 
 def zero_last_layer(params: Params, depth: int) -> Params:
@@ -291,7 +288,7 @@ def neural_greedy(
         ValueError: any argument out of range, NaN or unknown (the message names it), e.g.
         one of ``acq_optimizer``'s fields (:func:`nbo_jax.optimize.acq_optimizer`).
     """
-    refuse_renamed(kwargs, _RENAMED, "neural_greedy")
+    refuse_renamed(kwargs, BATCH_SIZE_IS_Q, "neural_greedy")
     chosen = resolve_preset(PRESETS, preset, width=width, gamma=gamma, learning_rate=learning_rate,
                             train_steps=train_steps)
     posterior = check_choice("variant", variant, VARIANTS) == "posterior"
