@@ -235,24 +235,25 @@ class AskTell:
                     raise ValueError(f"{cn} must hold {K} constraint value(s) per point, got shape {c.shape}; "
                                      "nothing was recorded")
                 c = c.reshape(n, K)
-        failed = int(np.sum(~np.isfinite(y)) + (0 if c is None else np.sum(~np.all(np.isfinite(c), axis=1))))
+        ok = np.isfinite(y) if c is None else np.isfinite(y) & np.all(np.isfinite(c), axis=1)
+        failed = int(np.sum(~ok))  # rows, each counted once
         if failed:
             warnings.warn(f"AskTell: {failed} failed evaluation(s) (NaN/inf) recorded: they are kept as failures "
                           "(the model treats the point as bad; AskTell.valid flags it)", RuntimeWarning,
                           stacklevel=3)
         return x, y, c
 
-    def _room(self, extra: int) -> None:
+    def _room(self, extra: int, refusal: str) -> None:
+        """Make sure ``extra`` more rows fit beside the told and pending points: grow with
+        ``auto_grow``, else raise ``ValueError(refusal)`` (prefixed with the counts)."""
         need = len(self._y) + len(self._pending) + extra
         if need <= self.capacity:
             return
         if self.auto_grow:
             self.grow(max(2 * self.capacity, need))
             return
-        raise ValueError(
-            f"capacity ({self.capacity}) reached: {len(self._y)} told + {len(self._pending)} pending + {extra} "
-            f"new point(s) would not fit, so the result could not be told. Call opt.grow(capacity) first (or "
-            f"create AskTell with auto_grow=True); nothing was asked")
+        raise ValueError(f"capacity ({self.capacity}) reached: {len(self._y)} told + {len(self._pending)} pending + "
+                         f"{extra} {refusal}")
 
     # ------------------------------------------------------------------ the loop
     def ask(self) -> np.ndarray:
@@ -266,14 +267,16 @@ class AskTell:
             ValueError: the capacity cannot hold the told, pending and new points (nothing
             is asked; see :meth:`grow`)."""
         q = self.algorithm.q
-        self._room(q)
+        self._room(q, "new point(s) would not fit, so the result could not be told. Call opt.grow(capacity) "
+                      "first (or create AskTell with auto_grow=True); nothing was asked")
         state = self.state
         if len(self._pending):
             state = self._fantasize(state, self._jnp(self._pending))
         self._key, k = jax.random.split(self._key)
         x = np.asarray(self._ask(state, k), dtype=np.float64).reshape(q, -1)
+        # clipped in float64, then cast: rounding is monotone, so the cast stays inside the
+        # bounds as the user's dtype holds them
         x = np.clip(x, self.bounds.lower, self.bounds.upper).astype(self.dtype)
-        x = np.clip(x, self.bounds.lower.astype(self.dtype), self.bounds.upper.astype(self.dtype))
         self._pending = np.concatenate([self._pending, x.astype(np.float64)], axis=0)
         return x[0] if q == 1 else x
 
@@ -289,9 +292,10 @@ class AskTell:
             outside the bounds, ``y``/``c`` of the wrong size, or no room left; in every
             case nothing is recorded."""
         x, y, c = self._check_rows(x, y, c, "x", "y", "c")
-        n = x.shape[0]
-        unmatched = self._drop_pending(x)
-        self._room_for_tell(n, unmatched)
+        matched = self._pending_rows(x)
+        self._room(x.shape[0] - len(matched), "point(s) that were not asked would not fit: call "
+                   "opt.grow(capacity) first; nothing was recorded")
+        self._pending = np.delete(self._pending, matched, axis=0)
         args = [self._jnp(x), self._jnp(y), self._jnp(c) if self.algorithm.constrained else None]
         self.state = self._tell(self.state, *args)
         self._x = np.concatenate([self._x, x], axis=0)
@@ -299,26 +303,15 @@ class AskTell:
         if self._c is not None:
             self._c = np.concatenate([self._c, c], axis=0)
 
-    def _drop_pending(self, x: np.ndarray) -> int:
-        """Remove told points from the pending list; returns how many were not pending."""
-        unmatched = 0
+    def _pending_rows(self, x: np.ndarray) -> list[int]:
+        """Indices of the pending points that the told points ``x (n, d)`` answer (each
+        pending point answers at most one told point)."""
+        free = np.ones(len(self._pending), bool)
         for row in x:
-            if len(self._pending):
-                hit = np.nonzero(np.all(np.isclose(self._pending, row, rtol=1e-6, atol=1e-9), axis=1))[0]
-                if hit.size:
-                    self._pending = np.delete(self._pending, hit[0], axis=0)
-                    continue
-            unmatched += 1
-        return unmatched
-
-    def _room_for_tell(self, n: int, unmatched: int) -> None:
-        if len(self._y) + n + len(self._pending) <= self.capacity:
-            return
-        if self.auto_grow:
-            self.grow(max(2 * self.capacity, len(self._y) + n + len(self._pending)))
-            return
-        raise ValueError(f"capacity ({self.capacity}) exceeded by {unmatched} point(s) that were not asked: call "
-                         "opt.grow(capacity) first; nothing was recorded")
+            hit = np.nonzero(free & np.all(np.isclose(self._pending, row, rtol=1e-6, atol=1e-9), axis=1))[0]
+            if hit.size:
+                free[hit[0]] = False
+        return np.nonzero(~free)[0].tolist()
 
     def grow(self, capacity: int) -> None:
         """Raise the capacity to ``capacity``. The algorithm's state is rebuilt from the
