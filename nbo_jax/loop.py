@@ -122,9 +122,8 @@ def _report_invalid(n_invalid) -> None:
 def initial_design(key: Array, bounds: Bounds, n: int, dtype=None) -> Array:
     """``n`` points uniform in the box, ``(n, d)`` (the initial design; the same for every algorithm given the same key)."""
     dtype = dtype or jnp.zeros(()).dtype
-    lo = jnp.asarray(bounds.lower, dtype)
-    hi = jnp.asarray(bounds.upper, dtype)
-    return lo + jax.random.uniform(key, (n, lo.shape[0]), dtype) * (hi - lo)
+    box = Bounds(*bounds)
+    return box.from_unit(jax.random.uniform(key, (n, np.shape(box.lower)[0]), dtype))
 
 
 def observe(problem: Problem, x: Array, key: Array, dtype=None):
