@@ -150,6 +150,51 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("dir", metavar="DIR", help="results folder written by 'nbo-jax run'")
     plot.add_argument("--linear", action="store_true", help="linear y axis instead of log/symlog")
     plot.set_defaults(subparser=plot)
+
+    coco = sub.add_parser(
+        "coco",
+        help="benchmark algorithms on COCO's BBOB suite, logged in COCO's data format (resumable)",
+        description="Run each algorithm on every (function, dimension, instance) of a COCO suite with a "
+        "budget of --budget-multiplier x d evaluations, all instances of a function vmapped in one "
+        "compiled run_bo; values come from cocoex, and each run is replayed through COCO's observer into "
+        "DIR/<algorithm>/. Rerunning with the same --out skips finished work; --batch K/N splits the "
+        "campaign across N processes. Post-process with 'nbo-jax coco-plot DIR'.",
+        formatter_class=_HelpFormatter,
+    )
+    coco.add_argument("--algorithms", default="neural-bo,gp-ei,random",
+                      help=f"comma-separated algorithms, from {sorted(algorithms.REGISTRY)} (constrained ones "
+                      "need --suite bbob-constrained; pinn-bo needs a PDE, which BBOB functions lack)")
+    coco.add_argument("--suite", default="bbob", choices=("bbob", "bbob-constrained"), help="COCO suite")
+    coco.add_argument("--functions", default=None,
+                      help="function numbers, e.g. '1-24' or '1,8,20' (default: all: 1-24, or 1-54 constrained)")
+    coco.add_argument("--dims", default="2,3,5,10", help="dimensions, from 2,3,5,10,20,40")
+    coco.add_argument("--instances", default="1-15", help="COCO instance numbers")
+    coco.add_argument("--budget-multiplier", type=float, default=20.0,
+                      help="evaluations per dimension (Phan-Trong 2024, PhD thesis, Section 3.5: 20)")
+    coco.add_argument("--n-init", type=int, default=None,
+                      help="uniform initial points per run (default 2 (d + 1), at most half the budget)")
+    coco.add_argument("--seed", type=int, default=0, help="base seed of the runs' keys")
+    coco.add_argument("--batch", default="1/1", metavar="K/N",
+                      help="run the K-th of N interleaved parts of the campaign (N processes split it)")
+    coco.add_argument("--option", action="append", default=[], metavar="ALGO.KEY=VALUE",
+                      help="an argument for one algorithm's factory, as in 'compare' (repeatable)")
+    coco.add_argument("--x64", action="store_true", help="enable float64 (jax_enable_x64) for the runs")
+    coco.add_argument("--out", required=True, help="campaign folder (created; an existing campaign is resumed)")
+    coco.add_argument("--no-progress", action="store_true", help="no progress bar")
+    coco.set_defaults(subparser=coco)
+
+    coco_plot = sub.add_parser(
+        "coco-plot",
+        help="post-process a COCO campaign with cocopp (ECDFs, aRT tables) and print solved fractions",
+        description="Run cocopp on every algorithm of the campaign in DIR (runtime ECDFs per dimension and "
+        "function group, aRT tables, against the best algorithm of BBOB-2009 that cocopp ships), write "
+        "its pages to DIR/ppdata (or --out) and print the fraction of (function, instance, target) "
+        "triples solved per algorithm and dimension.",
+        formatter_class=_HelpFormatter,
+    )
+    coco_plot.add_argument("dir", metavar="DIR", help="campaign folder written by 'nbo-jax coco'")
+    coco_plot.add_argument("--out", default=None, help="cocopp's output folder (default: DIR/ppdata)")
+    coco_plot.set_defaults(subparser=coco_plot)
     return parser
 
 
@@ -395,6 +440,36 @@ def _parse_options(entries, names, parser) -> dict:
     return out
 
 
+def _algorithm_names(text: str, parser, option: str = "--algorithms") -> list:
+    """The canonical names of a comma-separated ``--algorithms`` list (exits 2 on an unknown
+    or repeated name)."""
+    from . import algorithms
+
+    names = []
+    for raw in text.split(","):
+        try:
+            name = algorithms.canonical_name(raw)
+        except ValueError as err:
+            parser.error(f"{option}: {err}")
+        if name in names:
+            parser.error(f"{option}: {raw!r} is given twice")
+        names.append(name)
+    return names
+
+
+def _build_with_options(names, options, parser) -> dict:
+    """``{name: algorithms.get(name, **options[name])}`` (exits 2 naming ``--option``)."""
+    from . import algorithms
+
+    built = {}
+    for name in names:
+        try:
+            built[name] = algorithms.get(name, **options[name])
+        except (ValueError, TypeError) as err:
+            parser.error(f"--option for {name}: {err}")
+    return built
+
+
 def _cmd_compare(args, parser, argv) -> int:
     import jax
 
@@ -406,15 +481,7 @@ def _cmd_compare(args, parser, argv) -> int:
             parser.error(f"{option} must be >= {minimum}, got {value}")
     if not 0 < args.alpha < 1:
         parser.error(f"--alpha must be in (0, 1), got {args.alpha}")
-    names = []
-    for raw in args.algorithms.split(","):
-        try:
-            name = algorithms.canonical_name(raw)
-        except ValueError as err:
-            parser.error(f"--algorithms: {err}")
-        if name in names:
-            parser.error(f"--algorithms: {raw!r} is given twice")
-        names.append(name)
+    names = _algorithm_names(args.algorithms, parser)
     reference = names[0]
     if args.reference is not None:
         try:
@@ -424,12 +491,7 @@ def _cmd_compare(args, parser, argv) -> int:
         if reference not in names:
             parser.error(f"--reference: {reference!r} is not in --algorithms")
     options = _parse_options(args.option, names, parser)
-    built = {}
-    for name in names:
-        try:
-            built[name] = algorithms.get(name, **options[name])
-        except (ValueError, TypeError) as err:
-            parser.error(f"--option for {name}: {err}")
+    built = _build_with_options(names, options, parser)
     old_x64 = bool(jax.config.jax_enable_x64)
     try:
         problem = _problem_from_args(args, parser)
@@ -482,6 +544,65 @@ def _cmd_plot(args, parser) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- coco
+def _cmd_coco(args, parser) -> int:
+    import jax
+
+    from . import coco
+    from .benchmarks import bbob
+
+    names = _algorithm_names(args.algorithms, parser)
+    built = _build_with_options(names, _parse_options(args.option, names, parser), parser)
+    parsed = {}
+    default_functions = f"1-{bbob.n_functions(args.suite)}"
+    for option, text in (("--functions", args.functions or default_functions), ("--dims", args.dims),
+                         ("--instances", args.instances)):
+        try:
+            parsed[option] = coco.parse_range(text, option)
+        except ValueError as err:
+            parser.error(str(err))
+    k, slash, n = args.batch.partition("/")
+    if not (slash and k.strip().isdigit() and n.strip().isdigit() and 1 <= int(k) <= int(n)):
+        parser.error(f"--batch: expected K/N with 1 <= K <= N, e.g. 2/4, got {args.batch!r}")
+    out = _writable_dir(pathlib.Path(args.out), parser, "--out")
+    old_x64 = bool(jax.config.jax_enable_x64)
+    jax.config.update("jax_enable_x64", bool(args.x64))
+    try:
+        kwargs = dict(suite=args.suite, functions=parsed["--functions"], dimensions=parsed["--dims"],
+                      instances=parsed["--instances"], budget_multiplier=args.budget_multiplier,
+                      n_init=args.n_init, seed=args.seed, batch=(int(k), int(n)), progress=not args.no_progress)
+        try:
+            report = coco.run_campaign(built, out, **kwargs)
+        except (ValueError, TypeError) as err:
+            parser.error(str(err))
+    finally:
+        jax.config.update("jax_enable_x64", old_x64)
+    print(f"ran {len(report.ran)} units (algorithm, dimension, function), skipped {len(report.skipped)} already done")
+    rows = [[name, report.evaluations[name], f"{report.run_seconds[name]:.1f}", f"{report.replay_seconds[name]:.2f}",
+             report.folders.get(name, "-")] for name in built]
+    print(analysis.markdown_table(["algorithm", "evaluations", "run_bo s (with compile)", "replay s", "COCO data"],
+                                  rows))
+    print(f"\npost-process with: nbo-jax coco-plot {out}")
+    return 0
+
+
+def _cmd_coco_plot(args, parser) -> int:
+    from . import coco
+
+    directory = pathlib.Path(args.dir)
+    if not (directory / "campaign.json").is_file():
+        parser.error(f"DIR {str(directory)!r} is not a campaign folder (no campaign.json)")
+    if args.out is not None:
+        _writable_dir(pathlib.Path(args.out), parser, "--out")
+    try:
+        index = coco.postprocess(directory, args.out)
+    except FileNotFoundError as err:
+        parser.error(f"DIR: {err}")
+    print(coco.solved_fractions_table(directory))
+    print(f"\nwrote: {index}")
+    return 0
+
+
 # --------------------------------------------------------------------------- entry point
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of ``nbo-jax``; returns the exit status (errors in options raise
@@ -490,12 +611,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
-        parser.exit(2, "\nnbo-jax: error: a command is required (run, compare or plot)\n")
+        parser.exit(2, "\nnbo-jax: error: a command is required (run, compare, plot, coco or coco-plot)\n")
     sub = args.subparser  # errors are reported with the sub-command's usage line
     if args.command == "run":
         return _cmd_run(args, sub, argv)
     if args.command == "compare":
         return _cmd_compare(args, sub, argv)
+    if args.command == "coco":
+        return _cmd_coco(args, sub)
+    if args.command == "coco-plot":
+        return _cmd_coco_plot(args, sub)
     return _cmd_plot(args, sub)
 
 

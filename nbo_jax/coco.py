@@ -1,0 +1,478 @@
+"""COCO benchmarking campaigns: BO algorithms on the BBOB suites, logged in COCO's data format.
+
+COCO (Hansen, Auger, Ros, Mersmann, Tušar & Brockhoff 2021) scores an optimizer by the
+fraction of (function, target) pairs it solves within a budget of evaluations (runtime
+ECDFs). :func:`run_campaign` runs every algorithm on every (function, dimension, instance)
+of a suite with a budget of ``budget_multiplier * d`` evaluations, and :func:`postprocess`
+calls ``cocopp`` on the result (ECDFs per dimension and function group, aRT tables, against
+the best algorithm of BBOB-2009 that ``cocopp`` ships).
+
+**How the data is made exact.** For each algorithm, dimension and function, ``run_bo`` runs
+all instances at once (``jax.vmap``, one compilation per algorithm and dimension), with
+every value computed by ``cocoex`` through :func:`jax.pure_callback`
+(:mod:`nbo_jax.benchmarks.bbob`). The points of each run are then *replayed*, in the order
+they were evaluated, through a fresh ``cocoex`` problem observed by COCO's own ``Observer``:
+the logs are written by COCO's code, and every replayed value is checked to equal the value
+the algorithm saw (a mismatch raises). A replay costs one extra evaluation per point
+(about a microsecond each); the callback lets one compiled program run a whole vmapped
+batch, which a Python ask/tell loop over problems would not.
+
+**Layout of ``out``**::
+
+    out/campaign.json                   the settings (a resumed campaign must match them)
+    out/<algorithm>/<batch>[-NNN]/      COCO's data folder of one process (.info, data_f*/)
+    out/<algorithm>/nbo-jax/done-<batch>.txt    units finished: "function dimension instance"
+    out/<algorithm>/nbo-jax/f003_d02.npz        the runs' x, f (and c), for our own tables
+
+**Resuming and splitting.** A unit (algorithm, dimension, function: all its instances) is
+recorded as done after its replay; a rerun with the same ``out`` skips done units and logs
+the rest into a new data folder beside the old (COCO appends ``-001``), and ``cocopp``
+merges the folders of an algorithm. ``batch=(k, n)`` runs every n-th unit starting at the
+k-th, so n processes split a campaign (COCO's own batch mechanism does the same per problem).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import pathlib
+import time
+from typing import Callable, Optional, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .benchmarks import bbob
+from .loop import run_bo
+from .types import BOAlgorithm
+
+__all__ = [
+    "CampaignSettings",
+    "CampaignReport",
+    "ECDF_TARGETS",
+    "default_n_init",
+    "parse_range",
+    "unit_key",
+    "run_campaign",
+    "read_runs",
+    "solved_fractions",
+    "reference_solved_fractions",
+    "solved_fractions_table",
+    "postprocess",
+]
+
+ECDF_TARGETS = 10.0 ** np.linspace(2, -8, 51)
+"""COCO's default ECDF targets for ``bbob``: 51 precisions ``f - f_opt`` from 1e2 to 1e-8."""
+
+
+def default_n_init(dimension: int, budget: int) -> int:
+    """Initial design size: ``2 (d + 1)`` uniform points (BoTorch's tutorials' convention),
+    at most half the budget."""
+    return max(1, min(2 * (dimension + 1), budget // 2))
+
+
+def parse_range(text: str, name: str) -> tuple[int, ...]:
+    """``"1-5,10,12-13"`` -> ``(1, 2, 3, 4, 5, 10, 12, 13)`` (sorted, unique).
+
+    Raises:
+        ValueError: a malformed item or an empty range (the message names ``name``)."""
+    out = set()
+    for item in str(text).split(","):
+        item = item.strip()
+        low, dash, high = item.partition("-")
+        try:
+            lo = int(low)
+            hi = int(high) if dash else lo
+        except ValueError:
+            raise ValueError(f"{name}: expected integers and ranges like '1-5,10', got {text!r}") from None
+        if hi < lo:
+            raise ValueError(f"{name}: empty range {item!r} in {text!r}")
+        out.update(range(lo, hi + 1))
+    return tuple(sorted(out))
+
+
+@dataclasses.dataclass(frozen=True)
+class CampaignSettings:
+    """What a campaign's results depend on (stored as ``campaign.json``; a resumed campaign
+    must have the same). ``algorithms`` maps each name to the repr of its factory call."""
+
+    suite: str
+    instances: tuple
+    budget_multiplier: float
+    n_init: Optional[int]
+    seed: int
+    x64: bool
+    algorithms: dict
+
+    def to_json(self) -> dict:
+        return dict(dataclasses.asdict(self), instances=list(self.instances))
+
+
+@dataclasses.dataclass
+class CampaignReport:
+    """What :func:`run_campaign` did: units run and skipped (already done), seconds of
+    ``run_bo`` (compilation included) and of replay through COCO's observer, per algorithm."""
+
+    ran: list
+    skipped: list
+    run_seconds: dict
+    replay_seconds: dict
+    evaluations: dict
+    folders: dict
+
+
+def unit_key(seed: int, function: int, dimension: int, instance: int):
+    """The PRNG key of one run: the same for every algorithm (so all share the initial design
+    of a problem) and independent of how a campaign is batched or resumed."""
+    key = jax.random.key(seed)
+    for value in (function, dimension, instance):
+        key = jax.random.fold_in(key, value)
+    return key
+
+
+def _budget(multiplier: float, dimension: int) -> int:
+    return int(math.floor(multiplier * dimension + 1e-9))
+
+
+def _sizes(settings: CampaignSettings, q: int, dimension: int) -> tuple[int, int]:
+    budget = _budget(settings.budget_multiplier, dimension)
+    n_init = settings.n_init if settings.n_init is not None else default_n_init(dimension, budget)
+    if n_init > budget:
+        raise ValueError(f"n_init={n_init} exceeds the budget {settings.budget_multiplier} x {dimension} = {budget}")
+    return n_init, (budget - n_init) // q
+
+
+class _Runner:
+    """One jit-compiled, instance-vmapped ``run_bo`` per (algorithm, dimension) (per function
+    too on ``bbob-constrained``, whose constraint count depends on the function)."""
+
+    def __init__(self):
+        self._compiled: dict = {}
+
+    def __call__(self, algorithm: BOAlgorithm, suite, function, dimension, instances, n_init, n_iter, keys):
+        static_f = suite == "bbob-constrained"
+        cache_key = (id(algorithm), suite, dimension, n_init, n_iter, function if static_f else None)
+        if cache_key not in self._compiled:
+            def one(key, f, i):
+                problem = bbob.problem(function if static_f else f, dimension, i, suite)
+                return run_bo(key, algorithm, problem, n_init, n_iter)
+            self._compiled[cache_key] = (algorithm, jax.jit(jax.vmap(one)))
+        fs = jnp.full((len(instances),), function, jnp.int32)
+        return self._compiled[cache_key][1](keys, fs, jnp.asarray(instances, jnp.int32))
+
+
+def _done_units(folder: pathlib.Path) -> set:
+    done = set()
+    for path in sorted((folder / "nbo-jax").glob("done-*.txt")):
+        for line in path.read_text().splitlines():
+            parts = line.split()
+            if len(parts) == 3:
+                done.add(tuple(int(p) for p in parts))
+    return done
+
+
+def _check_settings(out: pathlib.Path, settings: CampaignSettings) -> None:
+    path = out / "campaign.json"
+    new = settings.to_json()
+    if path.exists():
+        old = json.loads(path.read_text())
+        for key in ("suite", "instances", "budget_multiplier", "n_init", "seed", "x64"):
+            if old.get(key) != new[key]:
+                raise ValueError(f"out: {str(out)!r} holds a campaign with {key}={old.get(key)!r}, not {new[key]!r}; "
+                                 "resume with the same settings or use a new folder")
+        for name, config in new["algorithms"].items():
+            if name in old.get("algorithms", {}) and old["algorithms"][name] != config:
+                raise ValueError(f"out: {str(out)!r} holds {name!r} built as {old['algorithms'][name]}, not {config}; "
+                                 "resume with the same options or use a new folder")
+        new["algorithms"] = {**old.get("algorithms", {}), **new["algorithms"]}
+    out.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(new, indent=2) + "\n")
+
+
+def _observer(cocoex, suite: str, out: pathlib.Path, name: str, batch_tag: str, info: str):
+    return cocoex.Observer(cocoex.default_observers()[suite], {"outer_folder": str(out.resolve()), "result_folder": f"{name}/{batch_tag}",
+                                    "algorithm_name": name, "algorithm_info": info})
+
+
+def _replay(cocoex, observer, suite, function, dimension, instance, x, f, c) -> None:
+    """Evaluate the points of one run, in order, through an observed ``cocoex`` problem and
+    check each value against the one the run saw (in the run's dtype)."""
+    s = cocoex.Suite(suite, f"instances: {instance}", f"dimensions: {dimension} function_indices: {function}")
+    problem = s.get_problem_by_function_dimension_instance(function, dimension, instance)
+    problem.observe_with(observer)
+    try:
+        for r in range(x.shape[0]):
+            point = np.asarray(x[r], np.float64)
+            if c is not None:
+                got_c = np.asarray(problem.constraint(point), np.float64).astype(c.dtype)
+                if not np.array_equal(got_c, c[r]):
+                    raise RuntimeError(f"replay of {problem.id}, evaluation {r + 1}: cocoex gives constraints "
+                                       f"{got_c}, the run saw {c[r]}")
+            got = np.asarray(problem(point), np.float64).astype(f.dtype)
+            if got != f[r]:
+                raise RuntimeError(f"replay of {problem.id}, evaluation {r + 1}: cocoex gives f = {got!r}, "
+                                   f"the run saw {f[r]!r}")
+    finally:
+        problem.free()
+
+
+def run_campaign(
+    algorithms: dict,
+    out,
+    *,
+    suite: str = "bbob",
+    functions: Sequence[int] = tuple(range(1, 25)),
+    dimensions: Sequence[int] = (2, 3, 5, 10),
+    instances: Sequence[int] = tuple(range(1, 16)),
+    budget_multiplier: float = 20.0,
+    n_init: Optional[int] = None,
+    seed: int = 0,
+    batch: tuple[int, int] = (1, 1),
+    progress: bool | Callable = True,
+) -> CampaignReport:
+    """Run a COCO campaign and log it in COCO's data format under ``out``.
+
+    Args:
+        algorithms: ``{name: BOAlgorithm}``; ``name`` becomes COCO's algorithm id and the
+            folder ``out/<name>``. Constrained algorithms need ``suite="bbob-constrained"``;
+            algorithms needing a known PDE (PINN-BO) cannot run on BBOB.
+        out: the campaign folder (created; a folder holding a campaign is resumed).
+        suite: ``"bbob"`` or ``"bbob-constrained"``.
+        functions: function numbers (1-24, or 1-54 on ``bbob-constrained``).
+        dimensions: from :data:`nbo_jax.benchmarks.bbob.DIMENSIONS`.
+        instances: COCO instance numbers (the thesis and COCO's 2009 protocol: 1-15).
+        budget_multiplier: evaluations per dimension: a run makes
+            ``floor(budget_multiplier * d)`` evaluations (Phan-Trong 2024, PhD thesis,
+            Section 3.5: ``20 d``), fewer when ``q`` does not divide the rest.
+        n_init: uniform initial points (default :func:`default_n_init`: ``2 (d + 1)``).
+        seed: the base seed of :func:`unit_key`.
+        batch: ``(k, n)``: this process runs units ``k-1, k-1+n, ...`` of the campaign.
+        progress: ``True`` for a tqdm bar over units; a callable ``hook(done, total, unit)``
+            instead; ``False`` for none.
+
+    Returns:
+        :class:`CampaignReport`.
+
+    Raises:
+        ValueError / TypeError: an unknown suite, out-of-range function, dimension or
+            instance, a constrained algorithm on ``bbob`` (or an unconstrained problem), an
+            algorithm that needs a PDE, a bad ``batch``, or an ``out`` holding a campaign
+            with other settings; all before anything runs.
+        RuntimeError: a replayed value differs from the one the run saw.
+    """
+    cocoex = bbob.import_cocoex()
+    suite = bbob._check_suite(suite)
+    if not isinstance(algorithms, dict) or not algorithms:
+        raise TypeError("algorithms must be a non-empty dict {name: BOAlgorithm}")
+    for name, algo in algorithms.items():
+        if not isinstance(algo, BOAlgorithm):
+            raise TypeError(f"algorithms[{name!r}] must be a BOAlgorithm, got {type(algo).__name__}")
+        if algo.constrained and suite != "bbob-constrained":
+            raise ValueError(f"algorithms[{name!r}] is a constrained algorithm: run it with suite='bbob-constrained'")
+        if getattr(algo.config, "factory", "").endswith(":pinn_bo"):
+            raise ValueError(f"algorithms[{name!r}]: PINN-BO needs the PDE an objective satisfies; BBOB functions "
+                             "have none")
+        if "/" in name or name.startswith("."):
+            raise ValueError(f"algorithms: name {name!r} must be a plain folder name")
+    functions = tuple(bbob._check_index("functions", f, 1, bbob.n_functions(suite)) for f in functions)
+    dimensions = tuple(bbob._check_dimension(d) for d in dimensions)
+    instances = tuple(bbob._check_index("instances", i, 1, None) for i in instances)
+    if not functions or not dimensions or not instances:
+        raise ValueError("functions, dimensions and instances must each be non-empty")
+    if len(set(instances)) != len(instances):
+        raise ValueError(f"instances must be distinct, got {instances}")
+    if not (isinstance(batch, tuple) and len(batch) == 2 and all(isinstance(b, int) for b in batch)
+            and 1 <= batch[0] <= batch[1]):
+        raise ValueError(f"batch must be (k, n) with 1 <= k <= n, got {batch!r}")
+    if not (isinstance(budget_multiplier, (int, float)) and math.isfinite(budget_multiplier) and budget_multiplier > 0):
+        raise ValueError(f"budget_multiplier must be a finite number > 0, got {budget_multiplier!r}")
+    if n_init is not None and (isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 1):
+        raise ValueError(f"n_init must be an int >= 1 or None, got {n_init!r}")
+    out = pathlib.Path(out)
+    settings = CampaignSettings(suite, instances, float(budget_multiplier), n_init, int(seed),
+                                bool(jax.config.jax_enable_x64),
+                                {name: repr(algo.config) if algo.config is not None else name
+                                 for name, algo in algorithms.items()})
+    for d in dimensions:
+        for algo in algorithms.values():
+            n0, n_iter = _sizes(settings, algo.q, d)
+            if n_iter < 1:
+                raise ValueError(f"budget {budget_multiplier} x {d} leaves no BO iteration after {n0} initial points")
+    _check_settings(out, settings)
+
+    units = [(name, d, f) for d in dimensions for f in functions for name in algorithms]
+    mine = units[batch[0] - 1::batch[1]]
+    done = {name: _done_units(out / name) for name in algorithms}
+    todo = [u for u in mine if not all((u[2], u[1], i) in done[u[0]] for i in instances)]
+    skipped = [u for u in mine if u not in todo]
+    batch_tag = "all" if batch == (1, 1) else f"batch-{batch[0]}-of-{batch[1]}"
+    report = CampaignReport([], skipped, {n: 0.0 for n in algorithms}, {n: 0.0 for n in algorithms},
+                            {n: 0 for n in algorithms}, {})
+    bar = None
+    if progress is True and todo:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=len(todo), desc="COCO", unit="unit")
+    runner = _Runner()
+    observers: dict = {}
+    try:
+        for count, (name, d, f) in enumerate(todo):
+            algo = algorithms[name]
+            if bar is not None:
+                bar.set_postfix_str(f"{name} f{f} d{d}")
+            n0, n_iter = _sizes(settings, algo.q, d)
+            keys = jnp.stack([unit_key(settings.seed, f, d, i) for i in instances])
+            start = time.perf_counter()
+            hist = runner(algo, suite, f, d, instances, n0, n_iter, keys)
+            x, fv = np.asarray(hist.x), np.asarray(hist.f)
+            c = np.asarray(hist.c_true) if hist.c_true is not None else None
+            report.run_seconds[name] += time.perf_counter() - start
+            start = time.perf_counter()
+            if name not in observers:
+                # COCO splits its options at spaces: the info is one word (settings: campaign.json)
+                info = f"nbo-jax:{name};n_init={n0};budget={budget_multiplier:g}*d;settings:campaign.json"
+                observers[name] = _observer(cocoex, suite, out, name, batch_tag, info)
+                report.folders[name] = observers[name].result_folder
+            folder = out / name / "nbo-jax"
+            folder.mkdir(parents=True, exist_ok=True)
+            arrays = dict(x=x, f=fv, instances=np.asarray(instances), f_opt=bbob.optimal_values(f, instances, d, suite))
+            if c is not None:
+                arrays["c"] = c
+            np.savez(folder / f"f{f:03d}_d{d:02d}.npz", **arrays)
+            for b, i in enumerate(instances):
+                if (f, d, i) in done[name]:
+                    continue
+                _replay(cocoex, observers[name], suite, f, d, i, x[b], fv[b], None if c is None else c[b])
+                with open(folder / f"done-{batch_tag}.txt", "a") as fh:
+                    fh.write(f"{f} {d} {i}\n")
+                report.evaluations[name] += x.shape[1]
+            report.replay_seconds[name] += time.perf_counter() - start
+            report.ran.append((name, d, f))
+            if bar is not None:
+                bar.update(1)
+            elif callable(progress) and progress is not True:
+                progress(count + 1, len(todo), (name, d, f))
+    finally:
+        if bar is not None:
+            bar.close()
+        observers.clear()
+    return report
+
+
+def read_runs(out) -> dict:
+    """The runs of a campaign folder, from the ``.npz`` records :func:`run_campaign` writes:
+    ``{algorithm: {(function, dimension): {"x": (I, n, d), "f": (I, n), "instances": (I,),
+    "f_opt": (I,)}}}``."""
+    out = pathlib.Path(out)
+    runs: dict = {}
+    for path in sorted(out.glob("*/nbo-jax/f*_d*.npz")):
+        name = path.parent.parent.name
+        f, d = path.stem[1:].split("_d")
+        with np.load(path) as data:
+            runs.setdefault(name, {})[(int(f), int(d))] = {k: data[k] for k in data.files}
+    return runs
+
+
+def solved_fractions(out, budgets_per_dim: Sequence[float] = (1, 2, 5, 10, 20),
+                     targets: np.ndarray = ECDF_TARGETS) -> dict:
+    """Fraction of (function, instance, target) triples solved, per algorithm and dimension,
+    after ``b * d`` evaluations for each ``b`` in ``budgets_per_dim``: the y value of COCO's
+    runtime ECDF (fixed targets ``f - f_opt <= target``, :data:`ECDF_TARGETS`) at that budget.
+
+    Returns:
+        ``{algorithm: {dimension: {b: fraction}}}``; budgets beyond the runs' length are
+        left out.
+    """
+    fractions: dict = {}
+    for name, units in read_runs(out).items():
+        per_dim: dict = {}
+        for (f, d), run in units.items():
+            best = np.minimum.accumulate(run["f"], axis=1) - run["f_opt"][:, None]
+            for b in budgets_per_dim:
+                n = max(1, int(round(b * d)))
+                if n > best.shape[1]:
+                    continue  # beyond this campaign's budget
+                solved = best[:, n - 1][:, None] <= targets[None, :]
+                per_dim.setdefault(d, {}).setdefault(b, []).append(solved)
+        fractions[name] = {d: {b: float(np.mean(np.concatenate(v))) for b, v in by_b.items()}
+                           for d, by_b in sorted(per_dim.items())}
+    return fractions
+
+
+def reference_solved_fractions(dimensions: Sequence[int], functions: Sequence[int] = tuple(range(1, 25)),
+                               budgets_per_dim: Sequence[float] = (1, 2, 5, 10, 20),
+                               targets: np.ndarray = ECDF_TARGETS) -> dict:
+    """The same fractions for the best algorithm of BBOB-2009 that ``cocopp`` ships, from its
+    average runtimes (aRT): a (function, target) pair counts as solved at budget ``b d`` when
+    its aRT is at most ``b d`` evaluations. (The artificial best-2009 algorithm has aRTs, not
+    runs: this is an approximation of its ECDF, which ``cocopp`` draws by simulated restarts.)
+
+    Returns:
+        ``{dimension: {b: fraction}}``.
+    """
+    import cocopp
+
+    cocopp.genericsettings.verbose = False
+    reference = cocopp.bestalg.load_reference_algorithm("refalgs/best2009-bbob.tar.gz", force=True)
+    out: dict = {}
+    for d in dimensions:
+        art = []
+        for f in functions:
+            entry = reference[(d, f)]
+            art.append(np.asarray(entry.detERT(list(targets)), float))
+        art = np.stack(art)
+        out[d] = {b: float(np.mean(np.where(np.isfinite(art), art, np.inf) <= b * d)) for b in budgets_per_dim}
+    return out
+
+
+def solved_fractions_table(out, budgets_per_dim: Sequence[float] = (1, 2, 5, 10, 20), reference: bool = True) -> str:
+    """A Markdown table of :func:`solved_fractions` (one row per algorithm and dimension,
+    one column per budget ``b x d``), with the best-2009 rows of
+    :func:`reference_solved_fractions` on the same functions when ``reference`` (and the
+    suite is ``bbob``)."""
+    from .analysis import markdown_table
+
+    out = pathlib.Path(out)
+    fractions = solved_fractions(out, budgets_per_dim)
+    runs = read_runs(out)
+    rows = [[name, d, *[by_b.get(b, "-") for b in budgets_per_dim]]
+            for name, per_dim in fractions.items() for d, by_b in per_dim.items()]
+    suite = json.loads((out / "campaign.json").read_text()).get("suite") if (out / "campaign.json").exists() else None
+    if reference and suite == "bbob" and runs:
+        dims = sorted({d for units in runs.values() for (_, d) in units})
+        for d in dims:
+            functions = sorted({f for units in runs.values() for (f, dd) in units if dd == d})
+            ref = reference_solved_fractions([d], functions, budgets_per_dim)[d]
+            rows.append(["best 2009 (aRT <= budget)", d, *[ref[b] for b in budgets_per_dim]])
+    rows.sort(key=lambda r: (r[1], str(r[0])))
+    header = ["algorithm", "d", *[f"{b:g} x d" for b in budgets_per_dim]]
+    return ("fraction of (function, instance, target) triples solved, 51 targets 1e2..1e-8, "
+            "after b x d evaluations:\n" + markdown_table(header, rows, floatfmt=".3f"))
+
+
+def postprocess(out, folder: Optional[str] = None) -> pathlib.Path:
+    """Run ``cocopp`` on every algorithm folder of campaign ``out`` (each ``out/<name>``
+    merges the data folders of all batches and resumes) and return the path of its
+    ``index.html``: runtime ECDFs per dimension and function group, aRT tables and scaling
+    plots, with the best algorithm of BBOB-2009 (bundled with ``cocopp``) as reference.
+
+    Args:
+        out: the campaign folder. folder: where ``cocopp`` writes (default ``out/ppdata``).
+
+    Raises:
+        FileNotFoundError: ``out`` holds no COCO data.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import cocopp
+
+    out = pathlib.Path(out)
+    algos = sorted(p.parent for p in out.glob("*/nbo-jax") if any(p.parent.glob("*/*.info")))
+    if not algos:
+        raise FileNotFoundError(f"{str(out)!r} holds no COCO data (no <algorithm>/<run>/*.info)")
+    target = pathlib.Path(folder) if folder is not None else out / "ppdata"
+    cocopp.genericsettings.verbose = False
+    cocopp.main(["-o", str(target), *[str(a) for a in algos]])
+    return target / "index.html"
