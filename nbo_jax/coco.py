@@ -22,9 +22,10 @@ batch, which a Python ask/tell loop over problems would not.
     out/campaign.json                   the settings (a resumed campaign must match them)
     out/<algorithm>/<batch>[-NNN]/      COCO's data folder of one process (.info, data_f*/)
     out/<algorithm>/nbo-jax/done-<batch>.txt    units finished: "function dimension instance"
-    out/<algorithm>/nbo-jax/f003_d02.npz        the runs' x, f (and c), for our own tables
+    out/<algorithm>/nbo-jax/f003_d02.npz        the runs' x, f (float64, as logged; and c), for our tables
 
-**Resuming and splitting.** A unit (algorithm, dimension, function: all its instances) is
+**Resuming and splitting.** A unit (algorithm, dimension, ``functions_per_run`` functions with
+all their instances) is
 recorded as done after its replay; a rerun with the same ``out`` skips done units and logs
 the rest into a new data folder beside the old (COCO appends ``-001``), and ``cocopp``
 merges the folders of an algorithm. ``batch=(k, n)`` runs every n-th unit starting at the
@@ -37,6 +38,7 @@ import dataclasses
 import json
 import math
 import pathlib
+import re
 import time
 from typing import Callable, Optional, Sequence
 
@@ -60,6 +62,9 @@ __all__ = [
     "solved_fractions",
     "reference_solved_fractions",
     "solved_fractions_table",
+    "run_fractions",
+    "paired_comparison",
+    "plot_ecdf",
     "postprocess",
 ]
 
@@ -151,16 +156,19 @@ class _Runner:
     def __init__(self):
         self._compiled: dict = {}
 
-    def __call__(self, algorithm: BOAlgorithm, suite, function, dimension, instances, n_init, n_iter, keys):
-        static_f = suite == "bbob-constrained"
-        cache_key = (id(algorithm), suite, dimension, n_init, n_iter, function if static_f else None)
+    def __call__(self, algorithm: BOAlgorithm, suite, functions, dimension, instances, n_init, n_iter, keys):
+        """Run every (function, instance) pair of ``functions x instances`` (vmapped, in
+        that order)."""
+        static_f = functions[0] if suite == "bbob-constrained" else None
+        cache_key = (id(algorithm), suite, dimension, n_init, n_iter, static_f)
         if cache_key not in self._compiled:
             def one(key, f, i):
-                problem = bbob.problem(function if static_f else f, dimension, i, suite)
+                problem = bbob.problem(static_f if static_f is not None else f, dimension, i, suite)
                 return run_bo(key, algorithm, problem, n_init, n_iter)
             self._compiled[cache_key] = (algorithm, jax.jit(jax.vmap(one)))
-        fs = jnp.full((len(instances),), function, jnp.int32)
-        return self._compiled[cache_key][1](keys, fs, jnp.asarray(instances, jnp.int32))
+        fs = jnp.repeat(jnp.asarray(functions, jnp.int32), len(instances))
+        ins = jnp.tile(jnp.asarray(instances, jnp.int32), len(functions))
+        return self._compiled[cache_key][1](keys, fs, ins)
 
 
 def _done_units(folder: pathlib.Path) -> set:
@@ -192,16 +200,22 @@ def _check_settings(out: pathlib.Path, settings: CampaignSettings) -> None:
 
 
 def _observer(cocoex, suite: str, out: pathlib.Path, name: str, batch_tag: str, info: str):
-    return cocoex.Observer(cocoex.default_observers()[suite], {"outer_folder": str(out.resolve()), "result_folder": f"{name}/{batch_tag}",
-                                    "algorithm_name": name, "algorithm_info": info})
+    # Options as COCO's own "key: value" string: cocoex 2.8's dict form drops a trailing "u"
+    # from values (an out folder "coco_cpu" became "coco_cp", an algorithm "menu" "men").
+    # Values cannot hold whitespace; run_campaign checks that before anything runs.
+    options = (f"outer_folder: {out.resolve()} result_folder: {name}/{batch_tag} algorithm_name: {name} "
+               f"algorithm_info: {info}")
+    return cocoex.Observer(cocoex.default_observers()[suite], options)
 
 
-def _replay(cocoex, observer, suite, function, dimension, instance, x, f, c) -> None:
-    """Evaluate the points of one run, in order, through an observed ``cocoex`` problem and
-    check each value against the one the run saw (in the run's dtype)."""
+def _replay(cocoex, observer, suite, function, dimension, instance, x, f, c) -> np.ndarray:
+    """Evaluate the points of one run, in order, through an observed ``cocoex`` problem, check
+    each value against the one the run saw (in the run's dtype) and return the float64
+    values COCO logged ``(n,)``."""
     s = cocoex.Suite(suite, f"instances: {instance}", f"dimensions: {dimension} function_indices: {function}")
     problem = s.get_problem_by_function_dimension_instance(function, dimension, instance)
     problem.observe_with(observer)
+    logged = np.empty(x.shape[0], np.float64)
     try:
         for r in range(x.shape[0]):
             point = np.asarray(x[r], np.float64)
@@ -210,12 +224,13 @@ def _replay(cocoex, observer, suite, function, dimension, instance, x, f, c) -> 
                 if not np.array_equal(got_c, c[r]):
                     raise RuntimeError(f"replay of {problem.id}, evaluation {r + 1}: cocoex gives constraints "
                                        f"{got_c}, the run saw {c[r]}")
-            got = np.asarray(problem(point), np.float64).astype(f.dtype)
-            if got != f[r]:
-                raise RuntimeError(f"replay of {problem.id}, evaluation {r + 1}: cocoex gives f = {got!r}, "
+            logged[r] = problem(point)
+            if logged[r].astype(f.dtype) != f[r]:
+                raise RuntimeError(f"replay of {problem.id}, evaluation {r + 1}: cocoex gives f = {logged[r]!r}, "
                                    f"the run saw {f[r]!r}")
     finally:
         problem.free()
+    return logged
 
 
 def run_campaign(
@@ -230,6 +245,7 @@ def run_campaign(
     n_init: Optional[int] = None,
     seed: int = 0,
     batch: tuple[int, int] = (1, 1),
+    functions_per_run: int = 1,
     progress: bool | Callable = True,
 ) -> CampaignReport:
     """Run a COCO campaign and log it in COCO's data format under ``out``.
@@ -249,6 +265,9 @@ def run_campaign(
         n_init: uniform initial points (default :func:`default_n_init`: ``2 (d + 1)``).
         seed: the base seed of :func:`unit_key`.
         batch: ``(k, n)``: this process runs units ``k-1, k-1+n, ...`` of the campaign.
+        functions_per_run: functions per unit: one compiled call runs ``functions_per_run x
+            len(instances)`` problems vmapped (raise it on an accelerator; 1 on a CPU, where
+            a unit is also the granularity of resuming). Always 1 on ``bbob-constrained``.
         progress: ``True`` for a tqdm bar over units; a callable ``hook(done, total, unit)``
             instead; ``False`` for none.
 
@@ -274,8 +293,9 @@ def run_campaign(
         if getattr(algo.config, "factory", "").endswith(":pinn_bo"):
             raise ValueError(f"algorithms[{name!r}]: PINN-BO needs the PDE an objective satisfies; BBOB functions "
                              "have none")
-        if "/" in name or name.startswith("."):
-            raise ValueError(f"algorithms: name {name!r} must be a plain folder name")
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", name):
+            raise ValueError(f"algorithms: name {name!r} must be a plain folder name (letters, digits, '.', '_', '+', "
+                             "'-'; COCO's options cannot hold spaces or colons)")
     functions = tuple(bbob._check_index("functions", f, 1, bbob.n_functions(suite)) for f in functions)
     dimensions = tuple(bbob._check_dimension(d) for d in dimensions)
     instances = tuple(bbob._check_index("instances", i, 1, None) for i in instances)
@@ -286,11 +306,15 @@ def run_campaign(
     if not (isinstance(batch, tuple) and len(batch) == 2 and all(isinstance(b, int) for b in batch)
             and 1 <= batch[0] <= batch[1]):
         raise ValueError(f"batch must be (k, n) with 1 <= k <= n, got {batch!r}")
+    if isinstance(functions_per_run, bool) or not isinstance(functions_per_run, int) or functions_per_run < 1:
+        raise ValueError(f"functions_per_run must be an int >= 1, got {functions_per_run!r}")
     if not (isinstance(budget_multiplier, (int, float)) and math.isfinite(budget_multiplier) and budget_multiplier > 0):
         raise ValueError(f"budget_multiplier must be a finite number > 0, got {budget_multiplier!r}")
     if n_init is not None and (isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 1):
         raise ValueError(f"n_init must be an int >= 1 or None, got {n_init!r}")
     out = pathlib.Path(out)
+    if re.search(r"[\s:]", str(out.resolve())):
+        raise ValueError(f"out: COCO's observer cannot write to a path with spaces or colons, got {str(out.resolve())!r}")
     settings = CampaignSettings(suite, instances, float(budget_multiplier), n_init, int(seed),
                                 bool(jax.config.jax_enable_x64),
                                 {name: repr(algo.config) if algo.config is not None else name
@@ -302,10 +326,12 @@ def run_campaign(
                 raise ValueError(f"budget {budget_multiplier} x {d} leaves no BO iteration after {n0} initial points")
     _check_settings(out, settings)
 
-    units = [(name, d, f) for d in dimensions for f in functions for name in algorithms]
+    per_run = 1 if suite == "bbob-constrained" else functions_per_run
+    groups = [functions[j:j + per_run] for j in range(0, len(functions), per_run)]
+    units = [(name, d, g) for d in dimensions for g in groups for name in algorithms]
     mine = units[batch[0] - 1::batch[1]]
     done = {name: _done_units(out / name) for name in algorithms}
-    todo = [u for u in mine if not all((u[2], u[1], i) in done[u[0]] for i in instances)]
+    todo = [u for u in mine if not all((f, u[1], i) in done[u[0]] for f in u[2] for i in instances)]
     skipped = [u for u in mine if u not in todo]
     batch_tag = "all" if batch == (1, 1) else f"batch-{batch[0]}-of-{batch[1]}"
     report = CampaignReport([], skipped, {n: 0.0 for n in algorithms}, {n: 0.0 for n in algorithms},
@@ -316,54 +342,66 @@ def run_campaign(
         bar = tqdm(total=len(todo), desc="COCO", unit="unit")
     runner = _Runner()
     observers: dict = {}
+    log_level = cocoex.log_level("warning")  # COCO's "INFO: results will be output to ..." lines
     try:
-        for count, (name, d, f) in enumerate(todo):
+        for count, (name, d, fs) in enumerate(todo):
             algo = algorithms[name]
             if bar is not None:
-                bar.set_postfix_str(f"{name} f{f} d{d}")
+                bar.set_postfix_str(f"{name} d{d} f{fs[0]}" + (f"-{fs[-1]}" if len(fs) > 1 else ""))
             n0, n_iter = _sizes(settings, algo.q, d)
-            keys = jnp.stack([unit_key(settings.seed, f, d, i) for i in instances])
+            keys = jnp.stack([unit_key(settings.seed, f, d, i) for f in fs for i in instances])
             start = time.perf_counter()
-            hist = runner(algo, suite, f, d, instances, n0, n_iter, keys)
-            x, fv = np.asarray(hist.x), np.asarray(hist.f)
-            c = np.asarray(hist.c_true) if hist.c_true is not None else None
+            hist = runner(algo, suite, fs, d, instances, n0, n_iter, keys)
+            n_inst = len(instances)
+            xs = np.asarray(hist.x).reshape(len(fs), n_inst, -1, d)
+            fvs = np.asarray(hist.f).reshape(len(fs), n_inst, -1)
+            cs = np.asarray(hist.c_true).reshape(len(fs), n_inst, fvs.shape[2], -1) if hist.c_true is not None else None
             report.run_seconds[name] += time.perf_counter() - start
             start = time.perf_counter()
             if name not in observers:
-                # COCO splits its options at spaces: the info is one word (settings: campaign.json)
-                info = f"nbo-jax:{name};n_init={n0};budget={budget_multiplier:g}*d;settings:campaign.json"
+                # COCO reads its options as "key: value" words: the info has no spaces or colons
+                info = f"nbo-jax_{name}_n_init_{n0}_budget_{budget_multiplier:g}xd_(settings_in_campaign.json)"
                 observers[name] = _observer(cocoex, suite, out, name, batch_tag, info)
                 report.folders[name] = observers[name].result_folder
             folder = out / name / "nbo-jax"
             folder.mkdir(parents=True, exist_ok=True)
-            arrays = dict(x=x, f=fv, instances=np.asarray(instances), f_opt=bbob.optimal_values(f, instances, d, suite))
-            if c is not None:
-                arrays["c"] = c
-            np.savez(folder / f"f{f:03d}_d{d:02d}.npz", **arrays)
-            for b, i in enumerate(instances):
-                if (f, d, i) in done[name]:
-                    continue
-                _replay(cocoex, observers[name], suite, f, d, i, x[b], fv[b], None if c is None else c[b])
-                with open(folder / f"done-{batch_tag}.txt", "a") as fh:
-                    fh.write(f"{f} {d} {i}\n")
-                report.evaluations[name] += x.shape[1]
+            for a, f in enumerate(fs):
+                x, fv, c = xs[a], fvs[a], None if cs is None else cs[a]
+                logged = np.empty(fv.shape, np.float64)
+                for b, i in enumerate(instances):
+                    if (f, d, i) in done[name]:
+                        logged[b] = bbob.evaluate(x[b], f, i, suite)
+                        continue
+                    logged[b] = _replay(cocoex, observers[name], suite, f, d, i, x[b], fv[b],
+                                        None if c is None else c[b])
+                    with open(folder / f"done-{batch_tag}.txt", "a") as fh:
+                        fh.write(f"{f} {d} {i}\n")
+                    report.evaluations[name] += x.shape[1]
+                # f: the float64 values COCO logged (a float32 run sees them rounded)
+                arrays = dict(x=x, f=logged, instances=np.asarray(instances),
+                              f_opt=bbob.optimal_values(f, instances, d, suite))
+                if c is not None:
+                    arrays["c"] = c
+                np.savez(folder / f"f{f:03d}_d{d:02d}.npz", **arrays)
             report.replay_seconds[name] += time.perf_counter() - start
-            report.ran.append((name, d, f))
+            report.ran.append((name, d, fs))
             if bar is not None:
                 bar.update(1)
             elif callable(progress) and progress is not True:
-                progress(count + 1, len(todo), (name, d, f))
+                progress(count + 1, len(todo), (name, d, fs))
     finally:
         if bar is not None:
             bar.close()
         observers.clear()
+        cocoex.log_level(log_level)
     return report
 
 
 def read_runs(out) -> dict:
     """The runs of a campaign folder, from the ``.npz`` records :func:`run_campaign` writes:
     ``{algorithm: {(function, dimension): {"x": (I, n, d), "f": (I, n), "instances": (I,),
-    "f_opt": (I,)}}}``."""
+    "f_opt": (I,)}}}`` (and ``"c": (I, n, K)`` on ``bbob-constrained``); ``f`` holds the
+    float64 values COCO logged, ``x`` the points in the run's dtype."""
     out = pathlib.Path(out)
     runs: dict = {}
     for path in sorted(out.glob("*/nbo-jax/f*_d*.npz")):
@@ -426,6 +464,63 @@ def reference_solved_fractions(dimensions: Sequence[int], functions: Sequence[in
     return out
 
 
+def run_fractions(out, budget_per_dim: Optional[float] = None, targets: np.ndarray = ECDF_TARGETS) -> dict:
+    """Per run, the fraction of the targets it solved after ``budget_per_dim x d``
+    evaluations (the whole run when ``None``).
+
+    Returns:
+        ``{algorithm: {dimension: (keys, fractions)}}`` with ``keys`` the ``(function,
+        instance)`` of each run, sorted, and ``fractions`` a float array in the same order
+        (so two algorithms' arrays are paired run by run when they ran the same problems).
+    """
+    result: dict = {}
+    for name, units in read_runs(out).items():
+        per_dim: dict = {}
+        for (f, d), run in sorted(units.items()):
+            n = run["f"].shape[1] if budget_per_dim is None else min(run["f"].shape[1], int(round(budget_per_dim * d)))
+            best = run["f"][:, :n].min(axis=1) - run["f_opt"]
+            keys, values = per_dim.setdefault(d, ([], []))
+            for i, b in zip(run["instances"], best):
+                keys.append((f, int(i)))
+                values.append(float(np.mean(b <= targets)))
+        result[name] = {d: (kv[0], np.asarray(kv[1])) for d, kv in sorted(per_dim.items())}
+    return result
+
+
+def paired_comparison(out, reference: str, budget_per_dim: Optional[float] = None) -> list:
+    """Each algorithm against ``reference``, per dimension, paired run by run (same function,
+    instance and initial design): mean fraction of targets solved per run for both, the runs
+    where the algorithm solved more / fewer targets, and the two-sided Wilcoxon signed-rank
+    p-value (``scipy.stats.wilcoxon``, ties dropped; NaN when every pair ties).
+
+    Returns:
+        rows ``[algorithm, d, mean, reference mean, wins, losses, p]``.
+
+    Raises:
+        KeyError: ``reference`` has no runs in ``out``.
+    """
+    from scipy.stats import wilcoxon
+
+    fractions = run_fractions(out, budget_per_dim)
+    if reference not in fractions:
+        raise KeyError(f"reference {reference!r} has no runs in {str(out)!r}; it has {sorted(fractions)}")
+    rows = []
+    for name, per_dim in fractions.items():
+        if name == reference:
+            continue
+        for d, (keys, values) in per_dim.items():
+            ref_keys, ref_values = fractions[reference].get(d, ([], None))
+            common = sorted(set(keys) & set(ref_keys))
+            if not common:
+                continue
+            a = np.asarray([values[keys.index(k)] for k in common])
+            b = np.asarray([ref_values[ref_keys.index(k)] for k in common])
+            diff = a - b
+            p = float(wilcoxon(a, b).pvalue) if np.any(diff != 0) else float("nan")
+            rows.append([name, d, float(a.mean()), float(b.mean()), int(np.sum(diff > 0)), int(np.sum(diff < 0)), p])
+    return rows
+
+
 def solved_fractions_table(out, budgets_per_dim: Sequence[float] = (1, 2, 5, 10, 20), reference: bool = True) -> str:
     """A Markdown table of :func:`solved_fractions` (one row per algorithm and dimension,
     one column per budget ``b x d``), with the best-2009 rows of
@@ -449,6 +544,45 @@ def solved_fractions_table(out, budgets_per_dim: Sequence[float] = (1, 2, 5, 10,
     header = ["algorithm", "d", *[f"{b:g} x d" for b in budgets_per_dim]]
     return ("fraction of (function, instance, target) triples solved, 51 targets 1e2..1e-8, "
             "after b x d evaluations:\n" + markdown_table(header, rows, floatfmt=".3f"))
+
+
+def plot_ecdf(out, path, reference: bool = True) -> pathlib.Path:
+    """Draw the runtime ECDFs of a campaign (one panel per dimension: fraction of (function,
+    instance, target) triples solved against evaluations / d, :func:`solved_fractions`), with
+    the best-2009 approximation of :func:`reference_solved_fractions` dashed, to ``path``
+    (PNG). ``cocopp``'s own figures are in :func:`postprocess`'s pages."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = read_runs(out)
+    longest = max(run["f"].shape[1] / d for units in runs.values() for (_, d), run in units.items())
+    budgets = tuple(np.unique(np.round(np.geomspace(0.5, longest, 40), 3)))
+    fractions = solved_fractions(out, budgets)
+    dims = sorted({d for per_dim in fractions.values() for d in per_dim})
+    fig, axes = plt.subplots(1, len(dims), figsize=(4.2 * len(dims), 3.6), squeeze=False)
+    for ax, d in zip(axes[0], dims):
+        for name, per_dim in fractions.items():
+            if d in per_dim:
+                b = sorted(per_dim[d])
+                ax.plot(b, [per_dim[d][v] for v in b], label=name)
+        if reference and json.loads((pathlib.Path(out) / "campaign.json").read_text()).get("suite") == "bbob":
+            functions = sorted({f for units in runs.values() for (f, dd) in units if dd == d})
+            ref = reference_solved_fractions([d], functions, budgets)[d]
+            ax.plot(budgets, [ref[b] for b in budgets], "k--", label="best 2009 (aRT)")
+        ax.set_xscale("log")
+        ax.set_ylim(0, min(1.0, 0.05 + max([max(line.get_ydata()) for line in ax.get_lines()] + [0.0])))
+        ax.set_xlabel("evaluations / dimension")
+        ax.set_title(f"d = {d}")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("fraction of (f, instance, target) solved")
+    axes[0][-1].legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    path = pathlib.Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def postprocess(out, folder: Optional[str] = None) -> pathlib.Path:

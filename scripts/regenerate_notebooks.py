@@ -40,6 +40,8 @@ SETTINGS: dict[str, dict] = {
     "quickstart.ipynb": dict(WIDTH=64, N_INIT=5, N_ITER=30, N_SEEDS=4, DIM=4, N_CANDIDATES=256, EPOCHS=20),
     "pinn_bo.ipynb": dict(RESOLUTION=128, N_INIT=5, N_ITER=20, N_SEEDS=4, WIDTH=32, N_RESIDUAL=256, EPOCHS=50,
                           N_CANDIDATES=256),
+    "coco_bbob.ipynb": dict(FUNCTIONS=[1, 8, 15, 21], INSTANCES=[1, 2, 3, 4, 5], BUDGET_MULTIPLIER=20,
+                            ALGORITHMS=["gp-ei", "neural-bo", "random"]),
 }
 CELL_TIMEOUT_S = 900
 
