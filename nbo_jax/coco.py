@@ -199,12 +199,19 @@ def _check_settings(out: pathlib.Path, settings: CampaignSettings) -> None:
     path.write_text(json.dumps(new, indent=2) + "\n")
 
 
-def _observer(cocoex, suite: str, out: pathlib.Path, name: str, batch_tag: str, info: str):
+_OBSERVER_INFO = "nbo-jax"  # COCO's algorithm_info; the settings are in campaign.json
+# cocoex 2.8.2 aborts the whole process ("COCO FATAL ERROR: coco_vstrdupf(): string is too
+# long") when outer folder + result folder + algorithm info exceed 154 characters (measured;
+# 5 go to the "-0001" COCO appends on a resume): run_campaign refuses longer ones first.
+_COCO_PATH_LIMIT = 154 - 5
+
+
+def _observer(cocoex, suite: str, out: pathlib.Path, name: str, batch_tag: str):
     # Options as COCO's own "key: value" string: cocoex 2.8's dict form drops a trailing "u"
     # from values (an out folder "coco_cpu" became "coco_cp", an algorithm "menu" "men").
     # Values cannot hold whitespace; run_campaign checks that before anything runs.
     options = (f"outer_folder: {out.resolve()} result_folder: {name}/{batch_tag} algorithm_name: {name} "
-               f"algorithm_info: {info}")
+               f"algorithm_info: {_OBSERVER_INFO}")
     return cocoex.Observer(cocoex.default_observers()[suite], options)
 
 
@@ -315,6 +322,12 @@ def run_campaign(
     out = pathlib.Path(out)
     if re.search(r"[\s:]", str(out.resolve())):
         raise ValueError(f"out: COCO's observer cannot write to a path with spaces or colons, got {str(out.resolve())!r}")
+    batch_tag = "all" if batch == (1, 1) else f"batch-{batch[0]}-of-{batch[1]}"
+    longest = max(len(f"{out.resolve()}{name}/{batch_tag}{_OBSERVER_INFO}") for name in algorithms)
+    if longest > _COCO_PATH_LIMIT:
+        raise ValueError(f"out: COCO's observer (cocoex) aborts the process when its folder path and algorithm "
+                         f"name exceed about {_COCO_PATH_LIMIT} characters; here {longest}: use a shorter out "
+                         f"folder ({str(out.resolve())!r}) or shorter algorithm names")
     settings = CampaignSettings(suite, instances, float(budget_multiplier), n_init, int(seed),
                                 bool(jax.config.jax_enable_x64),
                                 {name: repr(algo.config) if algo.config is not None else name
@@ -333,7 +346,6 @@ def run_campaign(
     done = {name: _done_units(out / name) for name in algorithms}
     todo = [u for u in mine if not all((f, u[1], i) in done[u[0]] for f in u[2] for i in instances)]
     skipped = [u for u in mine if u not in todo]
-    batch_tag = "all" if batch == (1, 1) else f"batch-{batch[0]}-of-{batch[1]}"
     report = CampaignReport([], skipped, {n: 0.0 for n in algorithms}, {n: 0.0 for n in algorithms},
                             {n: 0 for n in algorithms}, {})
     bar = None
@@ -359,9 +371,7 @@ def run_campaign(
             report.run_seconds[name] += time.perf_counter() - start
             start = time.perf_counter()
             if name not in observers:
-                # COCO reads its options as "key: value" words: the info has no spaces or colons
-                info = f"nbo-jax_{name}_n_init_{n0}_budget_{budget_multiplier:g}xd_(settings_in_campaign.json)"
-                observers[name] = _observer(cocoex, suite, out, name, batch_tag, info)
+                observers[name] = _observer(cocoex, suite, out, name, batch_tag)
                 report.folders[name] = observers[name].result_folder
             folder = out / name / "nbo-jax"
             folder.mkdir(parents=True, exist_ok=True)

@@ -278,6 +278,10 @@ def test_names_and_folders_keep_every_character(tmp_path):
     with pytest.raises(ValueError, match="out: COCO's observer cannot write to a path with spaces"):
         coco.run_campaign({"r": nbo.random_search()}, tmp_path / "a b", functions=[1], dimensions=[2],
                           instances=[1], progress=False)
+    # cocoex aborts the interpreter on long data paths (measured: 154 characters): refused first
+    with pytest.raises(ValueError, match="out: COCO's observer .cocoex. aborts the process"):
+        coco.run_campaign({"r": nbo.random_search()}, tmp_path / ("x" * 150), functions=[1], dimensions=[2],
+                          instances=[1], progress=False)
 
 
 def test_replay_refuses_a_value_the_run_did_not_see(tmp_path):
