@@ -11,4 +11,4 @@ else
   python3 -m pip install --quiet uv || python3 -m pip install --quiet --user uv
   UV="python3 -m uv"
 fi
-$UV sync --locked --quiet
+$UV sync --locked --all-extras --quiet

@@ -1,5 +1,6 @@
 """Benchmark problems: synthetic test functions, constrained problems, problems with a known
-PDE, and the :func:`get` factory.
+PDE, COCO's BBOB problems (:mod:`nbo_jax.benchmarks.bbob`, evaluated by ``cocoex``; built
+with :func:`nbo_jax.benchmarks.bbob.problem`, not :func:`get`), and the :func:`get` factory.
 
 :func:`get` dispatches constrained names (see :mod:`nbo_jax.benchmarks.constrained`) to
 :func:`nbo_jax.benchmarks.constrained.get`, PDE names (:mod:`nbo_jax.benchmarks.pde_problems`,
@@ -10,7 +11,7 @@ to :func:`nbo_jax.benchmarks.synthetic.get`; :func:`available` lists all.
 
 from typing import Optional
 
-from . import constrained, heat, pde_problems, synthetic
+from . import bbob, constrained, heat, pde_problems, synthetic
 from .constrained import (
     ackley_constraints,
     branin_constraints,
@@ -46,6 +47,7 @@ __all__ = [
     "get",
     "available",
     "synthetic",
+    "bbob",
     "pde_problems",
     "heat",
     "constrained",
