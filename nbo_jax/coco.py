@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import pathlib
 import re
 import time
@@ -196,7 +197,9 @@ def _check_settings(out: pathlib.Path, settings: CampaignSettings) -> None:
                                  "resume with the same options or use a new folder")
         new["algorithms"] = {**old.get("algorithms", {}), **new["algorithms"]}
     out.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(new, indent=2) + "\n")
+    tmp = path.with_name(f".campaign-{os.getpid()}.json")  # atomic: batches may start together
+    tmp.write_text(json.dumps(new, indent=2) + "\n")
+    os.replace(tmp, path)
 
 
 _OBSERVER_INFO = "nbo-jax"  # COCO's algorithm_info; the settings are in campaign.json
