@@ -70,10 +70,15 @@ def test_run_bo_vmapped_over_instances_matches_single_runs(x64):
     algo = nbo.random_search()
     fs, ins = jnp.array([2, 2, 9]), jnp.array([1, 3, 1])
     keys = jax.random.split(jax.random.key(0), 3)
-    batched = jax.jit(jax.vmap(lambda k, f, i: nbo.run_bo(k, algo, bbob.problem(f, 3, i), 4, 3)))(keys, fs, ins)
+    def one(k, f, i):
+        return nbo.run_bo(k, algo, bbob.problem(f, 3, i), 4, 3)
+
+    batched = jax.jit(jax.vmap(one))(keys, fs, ins)
+    single = jax.jit(one)  # one compilation for the three single runs (traced function and instance)
     for b in range(3):
-        single = nbo.run_bo(keys[b], algo, bbob.problem(int(fs[b]), 3, int(ins[b])), 4, 3)
-        np.testing.assert_array_equal(np.asarray(batched.f[b]), np.asarray(single.f))
+        np.testing.assert_array_equal(np.asarray(batched.f[b]), np.asarray(single(keys[b], fs[b], ins[b]).f))
+    concrete = nbo.run_bo(keys[2], algo, bbob.problem(9, 3, 1), 4, 3)  # and a concrete problem
+    np.testing.assert_array_equal(np.asarray(batched.f[2]), np.asarray(concrete.f))
 
 
 def test_constrained_problem_constraints_are_cocoex_values(x64):
@@ -201,14 +206,14 @@ def test_campaign_resumes_skips_done_work_and_refuses_other_settings(tmp_path):
 
 def test_batches_split_the_campaign_without_overlap(tmp_path):
     algos = {"random": nbo.random_search()}
-    kw = dict(functions=[1, 2, 3], dimensions=[2, 3], instances=[1], budget_multiplier=2, progress=False)
+    kw = dict(functions=[1, 2, 3, 4, 5], dimensions=[2], instances=[1], budget_multiplier=2, progress=False)
     a = coco.run_campaign(algos, tmp_path, batch=(1, 2), **kw)
     b = coco.run_campaign(algos, tmp_path, batch=(2, 2), **kw)
-    assert len(a.ran) == len(b.ran) == 3 and not set(a.ran) & set(b.ran)
+    assert [u[2] for u in a.ran] == [(1,), (3,), (5,)] and [u[2] for u in b.ran] == [(2,), (4,)]
     done = set()
     for path in (tmp_path / "random" / "nbo-jax").glob("done-*.txt"):
         done |= set(path.read_text().split("\n")) - {""}
-    assert done == {f"{f} {d} 1" for f in (1, 2, 3) for d in (2, 3)}
+    assert done == {f"{f} 2 1" for f in (1, 2, 3, 4, 5)}
     assert coco.run_campaign(algos, tmp_path, **kw).ran == []  # everything done
 
 
