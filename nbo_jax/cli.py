@@ -181,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     coco.add_argument("--option", action="append", default=[], metavar="ALGO.KEY=VALUE",
                       help="an argument for one algorithm's factory, as in 'compare' (repeatable)")
     coco.add_argument("--x64", action="store_true", help="enable float64 (jax_enable_x64) for the runs")
-    coco.add_argument("--out", required=True, help="campaign folder (created; an existing campaign is resumed)")
+    coco.add_argument("--out", required=True, metavar="DIR", help="campaign folder (created; an existing campaign is resumed)")
     coco.add_argument("--no-progress", action="store_true", help="no progress bar")
     coco.set_defaults(subparser=coco)
 

@@ -1,5 +1,11 @@
 import os
 
+# The tests are dominated by XLA compilation (small sizes, many programs): LLVM optimization
+# level 0 compiles faster (measured: 3 contract tests 55 s -> 44 s) and changes no semantics
+# (IEEE arithmetic, no fast-math). Test runs only; benchmarks and users keep XLA's default.
+if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), "--xla_backend_optimization_level=0"]).strip()
+
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # one XLA thread per test worker: the workers already fill the cores, and XLA's own
     # thread pool on top of them oversubscribes the CPU (a vmapped GP fit measured 17 s alone
