@@ -20,6 +20,7 @@ computation.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as _dt
 import math
 import pathlib
@@ -211,15 +212,26 @@ def _option_of_problem_error(message: str) -> str:
     return "--problem"
 
 
-def _problem_from_args(args, parser):
-    """Enable float64 if ``--x64`` (callers restore the flag), then build the problem; a bad
-    ``--problem``/``--dim``/``--noise`` exits with status 2 naming the option."""
+@contextlib.contextmanager
+def _float64_if(enabled: bool):
+    """``--x64``: enable float64 (``jax_enable_x64``) inside the block when ``enabled``; the
+    flag is restored on the way out."""
     import jax
 
+    old = bool(jax.config.jax_enable_x64)
+    if enabled:
+        jax.config.update("jax_enable_x64", True)
+    try:
+        yield
+    finally:
+        jax.config.update("jax_enable_x64", old)
+
+
+def _problem_from_args(args, parser):
+    """Build the problem (inside :func:`_float64_if` for ``--x64``); a bad
+    ``--problem``/``--dim``/``--noise`` exits with status 2 naming the option."""
     from . import benchmarks
 
-    if args.x64:
-        jax.config.update("jax_enable_x64", True)
     try:
         return benchmarks.get(args.problem, dim=args.dim, noise_std=args.noise)
     except (ValueError, TypeError) as err:
@@ -338,19 +350,15 @@ def _build_algorithms(args, parser) -> dict:
 
 
 def _cmd_run(args, parser, argv) -> int:
-    import jax
 
     _validate_counts(args, parser)
     algos = _build_algorithms(args, parser)
-    old_x64 = bool(jax.config.jax_enable_x64)
-    try:
+    with _float64_if(args.x64):
         problem = _problem_from_args(args, parser)
         _check_constrained(algos, problem, parser, "--algorithm")
         _attach_pde(algos, problem, parser, "--algorithm")
         out = _output_dir(args, parser, f"{problem.name}_d{problem.dim}")
         return _run_all(args, argv, algos, problem, out)
-    finally:
-        jax.config.update("jax_enable_x64", old_x64)
 
 
 def _run_all(args, argv, algos, problem, out: pathlib.Path) -> int:
@@ -473,7 +481,6 @@ def _build_with_options(names, options, parser) -> dict:
 
 
 def _cmd_compare(args, parser, argv) -> int:
-    import jax
 
     from . import algorithms, comparison
 
@@ -494,8 +501,7 @@ def _cmd_compare(args, parser, argv) -> int:
             parser.error(f"--reference: {reference!r} is not in --algorithms")
     options = _parse_options(args.option, names, parser)
     built = _build_with_options(names, options, parser)
-    old_x64 = bool(jax.config.jax_enable_x64)
-    try:
+    with _float64_if(args.x64):
         problem = _problem_from_args(args, parser)
         _check_constrained(built, problem, parser, "--algorithms")
         _attach_pde(built, problem, parser, "--algorithms", options)
@@ -518,8 +524,6 @@ def _cmd_compare(args, parser, argv) -> int:
         for kind, path in paths.items():
             print(f"  {kind}: {path}")
         return 0
-    finally:
-        jax.config.update("jax_enable_x64", old_x64)
 
 
 # --------------------------------------------------------------------------- plot
@@ -548,7 +552,6 @@ def _cmd_plot(args, parser) -> int:
 
 # --------------------------------------------------------------------------- coco
 def _cmd_coco(args, parser) -> int:
-    import jax
 
     from . import coco
     from .benchmarks import bbob
@@ -567,9 +570,7 @@ def _cmd_coco(args, parser) -> int:
     if not (slash and k.strip().isdigit() and n.strip().isdigit() and 1 <= int(k) <= int(n)):
         parser.error(f"--batch: expected K/N with 1 <= K <= N, e.g. 2/4, got {args.batch!r}")
     out = _writable_dir(pathlib.Path(args.out), parser, "--out")
-    old_x64 = bool(jax.config.jax_enable_x64)
-    jax.config.update("jax_enable_x64", bool(args.x64))
-    try:
+    with _float64_if(args.x64):
         kwargs = dict(suite=args.suite, functions=parsed["--functions"], dimensions=parsed["--dims"],
                       instances=parsed["--instances"], budget_multiplier=args.budget_multiplier,
                       n_init=args.n_init, seed=args.seed, batch=(int(k), int(n)),
@@ -578,8 +579,6 @@ def _cmd_coco(args, parser) -> int:
             report = coco.run_campaign(built, out, **kwargs)
         except (ValueError, TypeError) as err:
             parser.error(str(err))
-    finally:
-        jax.config.update("jax_enable_x64", old_x64)
     print(f"ran {len(report.ran)} units (algorithm, dimension, function), skipped {len(report.skipped)} already done")
     rows = [[name, report.evaluations[name], f"{report.run_seconds[name]:.1f}", f"{report.replay_seconds[name]:.2f}",
              report.folders.get(name, "-")] for name in built]

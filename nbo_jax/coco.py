@@ -35,6 +35,7 @@ k-th, so n processes split a campaign (COCO's own batch mechanism does the same 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import os
@@ -218,12 +219,11 @@ def _observer(cocoex, suite: str, out: pathlib.Path, name: str, batch_tag: str):
     return cocoex.Observer(cocoex.default_observers()[suite], options)
 
 
-def _replay(cocoex, observer, suite, function, dimension, instance, x, f, c) -> np.ndarray:
+def _replay(observer, suite, function, dimension, instance, x, f, c) -> np.ndarray:
     """Evaluate the points of one run, in order, through an observed ``cocoex`` problem, check
     each value against the one the run saw (in the run's dtype) and return the float64
     values COCO logged ``(n,)``."""
-    s = cocoex.Suite(suite, f"instances: {instance}", f"dimensions: {dimension} function_indices: {function}")
-    problem = s.get_problem_by_function_dimension_instance(function, dimension, instance)
+    _suite, problem = bbob.suite_problem(suite, function, dimension, instance)  # the suite must outlive the problem
     problem.observe_with(observer)
     logged = np.empty(x.shape[0], np.float64)
     try:
@@ -385,7 +385,7 @@ def run_campaign(
                     if (f, d, i) in done[name]:
                         logged[b] = bbob.evaluate(x[b], f, i, suite)
                         continue
-                    logged[b] = _replay(cocoex, observers[name], suite, f, d, i, x[b], fv[b],
+                    logged[b] = _replay(observers[name], suite, f, d, i, x[b], fv[b],
                                         None if c is None else c[b])
                     with open(folder / f"done-{batch_tag}.txt", "a") as fh:
                         fh.write(f"{f} {d} {i}\n")
@@ -425,6 +425,42 @@ def read_runs(out) -> dict:
     return runs
 
 
+def _precision(run: dict, n: int) -> np.ndarray:
+    """``(I,)`` f - f_opt of each run's best point among its first ``n`` evaluations."""
+    return run["f"][:, :n].min(axis=1) - run["f_opt"]
+
+
+def _functions_by_dimension(runs: dict) -> dict:
+    """``{d: sorted functions}`` that any algorithm of ``runs`` (:func:`read_runs`) ran."""
+    found: dict = {}
+    for units in runs.values():
+        for f, d in units:
+            found.setdefault(d, set()).add(f)
+    return {d: sorted(fs) for d, fs in sorted(found.items())}
+
+
+def _suite_of(out) -> Optional[str]:
+    """The suite recorded in ``out/campaign.json`` (``None`` without one)."""
+    path = pathlib.Path(out) / "campaign.json"
+    return json.loads(path.read_text()).get("suite") if path.exists() else None
+
+
+def _fractions_of_runs(runs: dict, budgets_per_dim, targets) -> dict:
+    fractions: dict = {}
+    for name, units in runs.items():
+        per_dim: dict = {}
+        for (f, d), run in units.items():
+            for b in budgets_per_dim:
+                n = max(1, int(round(b * d)))
+                if n > run["f"].shape[1]:
+                    continue  # beyond this campaign's budget
+                solved = _precision(run, n)[:, None] <= targets[None, :]
+                per_dim.setdefault(d, {}).setdefault(b, []).append(solved)
+        fractions[name] = {d: {b: float(np.mean(np.concatenate(v))) for b, v in by_b.items()}
+                           for d, by_b in sorted(per_dim.items())}
+    return fractions
+
+
 def solved_fractions(out, budgets_per_dim: Sequence[float] = (1, 2, 5, 10, 20),
                      targets: np.ndarray = ECDF_TARGETS) -> dict:
     """Fraction of (function, instance, target) triples solved, per algorithm and dimension,
@@ -435,20 +471,16 @@ def solved_fractions(out, budgets_per_dim: Sequence[float] = (1, 2, 5, 10, 20),
         ``{algorithm: {dimension: {b: fraction}}}``; budgets beyond the runs' length are
         left out.
     """
-    fractions: dict = {}
-    for name, units in read_runs(out).items():
-        per_dim: dict = {}
-        for (f, d), run in units.items():
-            best = np.minimum.accumulate(run["f"], axis=1) - run["f_opt"][:, None]
-            for b in budgets_per_dim:
-                n = max(1, int(round(b * d)))
-                if n > best.shape[1]:
-                    continue  # beyond this campaign's budget
-                solved = best[:, n - 1][:, None] <= targets[None, :]
-                per_dim.setdefault(d, {}).setdefault(b, []).append(solved)
-        fractions[name] = {d: {b: float(np.mean(np.concatenate(v))) for b, v in by_b.items()}
-                           for d, by_b in sorted(per_dim.items())}
-    return fractions
+    return _fractions_of_runs(read_runs(out), budgets_per_dim, targets)
+
+
+@functools.lru_cache(maxsize=1)
+def _best2009():
+    """cocopp's bundled best-2009 reference, loaded once per process."""
+    import cocopp
+
+    cocopp.genericsettings.verbose = False
+    return cocopp.bestalg.load_reference_algorithm("refalgs/best2009-bbob.tar.gz", force=True)
 
 
 def reference_solved_fractions(dimensions: Sequence[int], functions: Sequence[int] = tuple(range(1, 25)),
@@ -462,10 +494,7 @@ def reference_solved_fractions(dimensions: Sequence[int], functions: Sequence[in
     Returns:
         ``{dimension: {b: fraction}}``.
     """
-    import cocopp
-
-    cocopp.genericsettings.verbose = False
-    reference = cocopp.bestalg.load_reference_algorithm("refalgs/best2009-bbob.tar.gz", force=True)
+    reference = _best2009()
     out: dict = {}
     for d in dimensions:
         art = []
@@ -491,7 +520,7 @@ def run_fractions(out, budget_per_dim: Optional[float] = None, targets: np.ndarr
         per_dim: dict = {}
         for (f, d), run in sorted(units.items()):
             n = run["f"].shape[1] if budget_per_dim is None else min(run["f"].shape[1], int(round(budget_per_dim * d)))
-            best = run["f"][:, :n].min(axis=1) - run["f_opt"]
+            best = _precision(run, n)
             keys, values = per_dim.setdefault(d, ([], []))
             for i, b in zip(run["instances"], best):
                 keys.append((f, int(i)))
@@ -522,12 +551,13 @@ def paired_comparison(out, reference: str, budget_per_dim: Optional[float] = Non
         if name == reference:
             continue
         for d, (keys, values) in per_dim.items():
-            ref_keys, ref_values = fractions[reference].get(d, ([], None))
-            common = sorted(set(keys) & set(ref_keys))
+            mine = dict(zip(keys, values))
+            theirs = dict(zip(*fractions[reference].get(d, ([], []))))
+            common = sorted(set(mine) & set(theirs))
             if not common:
                 continue
-            a = np.asarray([values[keys.index(k)] for k in common])
-            b = np.asarray([ref_values[ref_keys.index(k)] for k in common])
+            a = np.asarray([mine[k] for k in common])
+            b = np.asarray([theirs[k] for k in common])
             diff = a - b
             p = float(wilcoxon(a, b).pvalue) if np.any(diff != 0) else float("nan")
             rows.append([name, d, float(a.mean()), float(b.mean()), int(np.sum(diff > 0)), int(np.sum(diff < 0)), p])
@@ -541,16 +571,12 @@ def solved_fractions_table(out, budgets_per_dim: Sequence[float] = (1, 2, 5, 10,
     suite is ``bbob``)."""
     from .analysis import markdown_table
 
-    out = pathlib.Path(out)
-    fractions = solved_fractions(out, budgets_per_dim)
     runs = read_runs(out)
+    fractions = _fractions_of_runs(runs, budgets_per_dim, ECDF_TARGETS)
     rows = [[name, d, *[by_b.get(b, "-") for b in budgets_per_dim]]
             for name, per_dim in fractions.items() for d, by_b in per_dim.items()]
-    suite = json.loads((out / "campaign.json").read_text()).get("suite") if (out / "campaign.json").exists() else None
-    if reference and suite == "bbob" and runs:
-        dims = sorted({d for units in runs.values() for (_, d) in units})
-        for d in dims:
-            functions = sorted({f for units in runs.values() for (f, dd) in units if dd == d})
+    if reference and _suite_of(out) == "bbob":
+        for d, functions in _functions_by_dimension(runs).items():
             ref = reference_solved_fractions([d], functions, budgets_per_dim)[d]
             rows.append(["best 2009 (aRT <= budget)", d, *[ref[b] for b in budgets_per_dim]])
     rows.sort(key=lambda r: (r[1], str(r[0])))
@@ -572,17 +598,18 @@ def plot_ecdf(out, path, reference: bool = True) -> pathlib.Path:
     runs = read_runs(out)
     longest = max(run["f"].shape[1] / d for units in runs.values() for (_, d), run in units.items())
     budgets = tuple(np.unique(np.round(np.geomspace(0.5, longest, 40), 3)))
-    fractions = solved_fractions(out, budgets)
-    dims = sorted({d for per_dim in fractions.values() for d in per_dim})
+    fractions = _fractions_of_runs(runs, budgets, ECDF_TARGETS)
+    functions_by_d = _functions_by_dimension(runs)
+    dims = list(functions_by_d)
+    with_reference = reference and _suite_of(out) == "bbob"
     fig, axes = plt.subplots(1, len(dims), figsize=(4.2 * len(dims), 3.6), squeeze=False)
     for ax, d in zip(axes[0], dims):
         for name, per_dim in fractions.items():
             if d in per_dim:
                 b = sorted(per_dim[d])
                 ax.plot(b, [per_dim[d][v] for v in b], label=name)
-        if reference and json.loads((pathlib.Path(out) / "campaign.json").read_text()).get("suite") == "bbob":
-            functions = sorted({f for units in runs.values() for (f, dd) in units if dd == d})
-            ref = reference_solved_fractions([d], functions, budgets)[d]
+        if with_reference:
+            ref = reference_solved_fractions([d], functions_by_d[d], budgets)[d]
             ax.plot(budgets, [ref[b] for b in budgets], "k--", label="best 2009 (aRT)")
         ax.set_xscale("log")
         ax.set_ylim(0, min(1.0, 0.05 + max([max(line.get_ydata()) for line in ax.get_lines()] + [0.0])))

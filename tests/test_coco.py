@@ -220,8 +220,10 @@ def test_batches_split_the_campaign_without_overlap(tmp_path):
 def test_functions_per_run_gives_the_same_runs(tmp_path, x64):
     algos = {"random": nbo.random_search()}
     kw = dict(functions=[1, 5], dimensions=[2], instances=[1, 2], budget_multiplier=3, progress=False)
-    coco.run_campaign(algos, tmp_path / "one", **kw)
-    coco.run_campaign(algos, tmp_path / "both", functions_per_run=2, **kw)
+    one_report = coco.run_campaign(algos, tmp_path / "one", **kw)
+    both_report = coco.run_campaign(algos, tmp_path / "both", functions_per_run=2, **kw)
+    assert one_report.ran == [("random", 2, (1,)), ("random", 2, (5,))]  # two compiled calls ...
+    assert both_report.ran == [("random", 2, (1, 5))]  # ... and one, with the same runs
     one, both = coco.read_runs(tmp_path / "one"), coco.read_runs(tmp_path / "both")
     for unit in one["random"]:
         np.testing.assert_array_equal(one["random"][unit]["x"], both["random"][unit]["x"])
@@ -293,6 +295,6 @@ def test_replay_refuses_a_value_the_run_did_not_see(tmp_path):
     observer = cocoex.Observer("bbob", f"outer_folder: {tmp_path} result_folder: r algorithm_name: r")
     x = np.zeros((2, 2))
     f = bbob.evaluate(x, 1, 1)
-    np.testing.assert_array_equal(coco._replay(cocoex, observer, "bbob", 1, 2, 1, x, f, None), f)
+    np.testing.assert_array_equal(coco._replay(observer, "bbob", 1, 2, 1, x, f, None), f)
     with pytest.raises(RuntimeError, match=r"evaluation 2: cocoex gives f = .*, the run saw"):
-        coco._replay(cocoex, observer, "bbob", 1, 2, 1, x, f + np.array([0.0, 1.0]), None)
+        coco._replay(observer, "bbob", 1, 2, 1, x, f + np.array([0.0, 1.0]), None)

@@ -53,6 +53,8 @@ import numpy as np
 
 from nbo_jax.types import Problem
 
+from .synthetic import _as_float
+
 __all__ = [
     "SUITES",
     "DIMENSIONS",
@@ -63,6 +65,7 @@ __all__ = [
     "n_functions",
     "evaluate",
     "cocoex_problem",
+    "suite_problem",
     "import_cocoex",
 ]
 
@@ -146,6 +149,14 @@ def _check_dimension(dimension) -> int:
     return int(dimension)
 
 
+def suite_problem(suite: str, function: int, dimension: int, instance: int):
+    """``(suite, problem)``: a new ``cocoex.Suite`` holding one problem and that
+    ``cocoex.Problem`` (the suite must stay alive while the problem is used). Arguments are
+    not checked here: see :func:`cocoex_problem`."""
+    s = import_cocoex().Suite(suite, f"instances: {instance}", f"dimensions: {dimension} function_indices: {function}")
+    return s, s.get_problem_by_function_dimension_instance(function, dimension, instance)
+
+
 def cocoex_problem(function: int, dimension: int, instance: int, suite: str = "bbob"):
     """The (unobserved, cached) ``cocoex.Problem`` of one function, dimension and instance.
 
@@ -163,11 +174,7 @@ def cocoex_problem(function: int, dimension: int, instance: int, suite: str = "b
     key = (suite, function, dimension, instance)
     with _LOCK:
         if key not in _COCO_PROBLEMS:
-            cocoex = import_cocoex()
-            s = cocoex.Suite(suite, f"instances: {instance}",
-                             f"dimensions: {dimension} function_indices: {function}")
-            _SUITE_OBJECTS[key] = s
-            _COCO_PROBLEMS[key] = s.get_problem_by_function_dimension_instance(function, dimension, instance)
+            _SUITE_OBJECTS[key], _COCO_PROBLEMS[key] = suite_problem(suite, function, dimension, instance)
         return _COCO_PROBLEMS[key]
 
 
@@ -201,11 +208,12 @@ def optimal_values(functions, instances, dimension: int, suite: str = "bbob") ->
     Raises:
         ValueError / TypeError: an out-of-range suite, function, dimension or instance.
     """
+    suite, dimension = _check_suite(suite), _check_dimension(dimension)
     f, i = np.broadcast_arrays(np.asarray(functions), np.asarray(instances))
     out = np.empty(f.shape, np.float64)
     for idx in np.ndindex(f.shape):
-        out[idx] = _optimum(_check_suite(suite), _check_index("functions", f[idx], 1, _N_FUNCTIONS[suite]),
-                            _check_dimension(dimension), _check_index("instances", i[idx], 1, None))[1]
+        out[idx] = _optimum(suite, _check_index("functions", f[idx], 1, _N_FUNCTIONS[suite]), dimension,
+                            _check_index("instances", i[idx], 1, None))[1]
     return out
 
 
@@ -232,8 +240,10 @@ def evaluate(x, function, instance, suite: str = "bbob", *, constraints: bool = 
     i = np.broadcast_to(np.asarray(instance), batch).reshape(-1)
     rows = x.reshape(-1, x.shape[-1])
     values = [None] * rows.shape[0]
+    d = x.shape[-1]
     for r in range(rows.shape[0]):
-        p = cocoex_problem(int(f[r]), x.shape[-1], int(i[r]), suite)
+        # the callback's hot path: a cached problem is read without re-checking its arguments
+        p = _COCO_PROBLEMS.get((suite, int(f[r]), d, int(i[r]))) or cocoex_problem(int(f[r]), d, int(i[r]), suite)
         values[r] = np.asarray(p.constraint(rows[r]), np.float64) if constraints else p(rows[r])
     if constraints:
         k = {v.shape[0] for v in values}
@@ -247,11 +257,6 @@ def _callback(suite: str, constraints: bool):
     def host(x, function, instance):
         return evaluate(x, function, instance, suite, constraints=constraints).astype(x.dtype)
     return host
-
-
-def _as_float(x):
-    x = jnp.asarray(x)
-    return x if jnp.issubdtype(x.dtype, jnp.floating) else x.astype(jnp.result_type(float))
 
 
 @functools.lru_cache(maxsize=None)
@@ -272,7 +277,7 @@ def _build(suite, function, dimension, instance, f_opt, x_opt) -> Problem:
 
     constraints = None
     if suite == "bbob-constrained":
-        n_con = cocoex_problem(function, dimension, 1, suite).number_of_constraints
+        n_con = cocoex_problem(function, dimension, 1, suite).number_of_constraints  # the same for every instance
         constraint_host = _callback(suite, True)
 
         def constraints(x):
@@ -280,22 +285,20 @@ def _build(suite, function, dimension, instance, f_opt, x_opt) -> Problem:
             return jax.pure_callback(constraint_host, jax.ShapeDtypeStruct((*x.shape[:-1], n_con), x.dtype), x,
                                      f_arg, i_arg, vmap_method="broadcast_all")
 
-    concrete = not isinstance(instance, jax.core.Tracer) and not isinstance(function, jax.core.Tracer)
-    f_tag = f"_f{function:03d}" if isinstance(function, int) else ""
-    i_tag = f"_i{instance:02d}" if isinstance(instance, int) else ""
+    known_f = function if isinstance(function, int) else None  # None when traced
+    known_i = instance if isinstance(instance, int) else None
     box = np.full(dimension, 5.0)
     return Problem(
-        name=f"{suite}{f_tag}{i_tag}_d{dimension:02d}",
+        name=suite + (f"_f{known_f:03d}" if known_f else "") + (f"_i{known_i:02d}" if known_i else "")
+        + f"_d{dimension:02d}",
         dim=dimension,
         bounds=(-box, box),
         objective=objective,
-        optimal_value=f_opt if concrete else None,
-        optimizer=x_opt if concrete else None,
+        optimal_value=f_opt,  # None unless both are known (_concrete_problem)
+        optimizer=x_opt,
         constraints=constraints,
-        metadata=dict(suite=suite, function=function if isinstance(function, int) else None,
-                      instance=instance if isinstance(instance, int) else None, dimension=dimension,
-                      function_name=FUNCTION_NAMES.get(function) if suite == "bbob" and isinstance(function, int)
-                      else None),
+        metadata=dict(suite=suite, function=known_f, instance=known_i, dimension=dimension,
+                      function_name=FUNCTION_NAMES.get(known_f) if suite == "bbob" else None),
     )
 
 
