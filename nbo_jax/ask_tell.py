@@ -21,7 +21,7 @@ import numpy as np
 from .algorithms._common import check_bool, check_int
 from .batch import fantasize
 from .loop import _check_algorithm, _check_key
-from .types import BOAlgorithm, Bounds, FactoryCall, as_bounds
+from .types import BOAlgorithm, Bounds, FactoryCall, FiniteDomain, as_bounds, choice_tolerance, finite_domain
 
 Array = jax.Array
 FORMAT = "nbo_jax.AskTell/1"
@@ -125,7 +125,10 @@ class AskTell:
         bounds: the box: ``(lower, upper)`` arrays, a list of ``(low, high)`` tuples, or
             :class:`~nbo_jax.types.Bounds` (:func:`nbo_jax.types.as_bounds` says how a
             ``2 x 2`` input is read). Asks are returned in the bounds' float dtype
-            (float64 for Python numbers) and clipped to them.
+            (float64 for Python numbers) and clipped to them. A
+            :class:`~nbo_jax.types.FiniteDomain` (:func:`nbo_jax.types.finite_domain`) makes
+            the optimizer choose among its points: every ask is one of them (returned
+            exactly), never one told or pending before, and every told ``x`` must be one.
         capacity: the largest number of observations (initial ones included) the optimizer
             holds; ``ask`` refuses, before the experiment, to hand out a point whose result
             could not be told (see ``auto_grow`` and :meth:`grow`).
@@ -140,7 +143,8 @@ class AskTell:
 
     Raises:
         TypeError / ValueError: bad arguments (messages name them), e.g. ``x0`` outside the
-        box, NaN in ``x0``, ``c0`` missing for a constrained algorithm.
+        box, NaN in ``x0``, ``c0`` missing for a constrained algorithm, an ``x0`` row that
+        is not one of a finite domain's points.
     """
 
     def __init__(self, algorithm: BOAlgorithm, bounds, capacity: int, key: Array, x0, y0, c0=None, *,
@@ -148,8 +152,13 @@ class AskTell:
         _check_algorithm(algorithm)
         _check_key(key)
         self.algorithm = algorithm
+        self.domain = None
+        if isinstance(bounds, FiniteDomain):
+            self.domain = finite_domain(bounds.points, (bounds.lower, bounds.upper), name="bounds.points")
+            self.dtype = _user_dtype((bounds.lower, bounds.upper))
+        else:
+            self.dtype = _user_dtype(bounds)
         self.bounds = as_bounds(bounds, name="bounds")
-        self.dtype = _user_dtype(bounds)
         self.capacity = check_int("capacity", capacity, 1)
         self.auto_grow = check_bool("auto_grow", auto_grow)
         x0, y0, c0 = self._check_rows(x0, y0, c0, "x0", "y0", "c0", first=True)
@@ -174,7 +183,17 @@ class AskTell:
     def _init_state(self, key, capacity: int):
         c = self._c if self.algorithm.constrained else None
         return self.algorithm.init(key, self._jnp(self._x), self._jnp(self._y), self._jnp(c),
-                                   bounds=self.bounds, capacity=capacity)
+                                   bounds=self.bounds if self.domain is None else self.domain,
+                                   capacity=capacity)
+
+    def _choice_rows(self, x: np.ndarray) -> np.ndarray:
+        """Rows of the finite domain nearest to ``x (n, d)`` and their largest per-coordinate
+        distance in unit-cube units, ``((n,) int, (n,) float)``."""
+        span = self.bounds.upper - self.bounds.lower
+        pts = (self.domain.points - self.bounds.lower) / span
+        u = (x - self.bounds.lower) / span
+        rows = np.array([np.argmin(np.sum((pts - ui) ** 2, axis=1)) for ui in u], dtype=np.int64)
+        return rows, np.max(np.abs(pts[rows] - u), axis=1)
 
     @property
     def n_constraints(self) -> Optional[int]:
@@ -203,6 +222,12 @@ class AskTell:
             j = int(np.nonzero((x[i] < self.bounds.lower) | (x[i] > self.bounds.upper))[0][0])
             raise ValueError(f"{xn} row {i} is outside the bounds: coordinate {j} is {float(x[i, j])!r}, the box "
                              f"is [{float(self.bounds.lower[j])!r}, {float(self.bounds.upper[j])!r}]; nothing was recorded")
+        if self.domain is not None:
+            _, dist = self._choice_rows(x)
+            off = np.nonzero(dist > choice_tolerance(np.float32))[0]
+            if off.size:
+                raise ValueError(f"{xn} row {int(off[0])} is not one of the finite domain's points (nearest one is "
+                                 f"{float(dist[off[0]]):.3g} away in unit-cube units); nothing was recorded")
         n = x.shape[0]
         try:
             y = np.array(y, dtype=np.float64).reshape(-1)
@@ -265,8 +290,14 @@ class AskTell:
 
         Raises:
             ValueError: the capacity cannot hold the told, pending and new points (nothing
-            is asked; see :meth:`grow`)."""
+            is asked; see :meth:`grow`), or a finite domain has fewer than ``q`` points that
+            were neither told nor asked."""
         q = self.algorithm.q
+        if self.domain is not None:
+            used = len(np.unique(self._choice_rows(np.concatenate([self._x, self._pending]))[0]))
+            if used + q > self.domain.size:
+                raise ValueError(f"the finite domain has {self.domain.size - used} point(s) left that were not told "
+                                 f"or asked, fewer than q = {q}; nothing was asked")
         self._room(q, "new point(s) would not fit, so the result could not be told. Call opt.grow(capacity) "
                       "first (or create AskTell with auto_grow=True); nothing was asked")
         state = self.state
@@ -277,6 +308,8 @@ class AskTell:
         # clipped in float64, then cast: rounding is monotone, so the cast stays inside the
         # bounds as the user's dtype holds them
         x = np.clip(x, self.bounds.lower, self.bounds.upper).astype(self.dtype)
+        if self.domain is not None:  # the point itself, not its rounded unit-cube image
+            x = self.domain.points[self._choice_rows(x.astype(np.float64))[0]].astype(self.dtype)
         self._pending = np.concatenate([self._pending, x.astype(np.float64)], axis=0)
         return x[0] if q == 1 else x
 
@@ -386,12 +419,14 @@ class AskTell:
         arrays.update(history_x=self._x, history_y=self._y, pending=self._pending, key=key_data)
         if self._c is not None:
             arrays["history_c"] = self._c
+        if self.domain is not None:
+            arrays["domain_points"] = self.domain.points
         meta = {
             "format": FORMAT,
             "algorithm": {"name": self.algorithm.name, "q": self.algorithm.q,
                           "config": _config_json(self.algorithm)},
             "bounds": {"lower": self.bounds.lower.tolist(), "upper": self.bounds.upper.tolist(),
-                       "dtype": str(self.dtype)},
+                       "dtype": str(self.dtype), "finite": self.domain is not None},
             "capacity": self.capacity,
             "auto_grow": self.auto_grow,
             "key_impl": key_impl,
@@ -452,6 +487,9 @@ class AskTell:
         self.algorithm = algorithm
         b = meta["bounds"]
         self.bounds = as_bounds((b["lower"], b["upper"]), name="bounds")
+        self.domain = None
+        if b.get("finite"):
+            self.domain = FiniteDomain(self.bounds.lower, self.bounds.upper, arrays["domain_points"])
         self.dtype = np.dtype(b["dtype"])
         self.capacity = int(meta["capacity"])
         self.auto_grow = bool(meta["auto_grow"])

@@ -3,7 +3,8 @@
 Two of the field's standard rules, chosen by :attr:`~nbo_jax.types.BOAlgorithm.batch_rule`:
 
 - ``"independent"``: the ``q`` points are ``q`` independent draws of the single-point rule
-  from the same state, with independent keys. This is how Thompson-sampling methods batch
+  from the same state, with independent keys (on a finite domain each drawn point is
+  excluded from the later draws, so the ``q`` points are distinct). This is how Thompson-sampling methods batch
   (Kandasamy et al. 2018, "Parallelised Bayesian optimisation via Thompson sampling"), and
   how random search does.
 - ``"fantasy"``: the constant liar of Ginsbourger, Le Riche & Carraro 2010 ("Kriging is
@@ -99,7 +100,17 @@ def batched(algorithm: BOAlgorithm, q: int) -> BOAlgorithm:
 
     if algorithm.batch_rule == "independent":
         def ask(state, key):
-            return jax.lax.map(lambda k: jnp.reshape(ask_one(state, k), (-1,)), jax.random.split(key, q))
+            keys = jax.random.split(key, q)
+            if not state.data.finite:
+                return jax.lax.map(lambda k: jnp.reshape(ask_one(state, k), (-1,)), keys)
+
+            # finite domain: each draw's point is excluded from the next draws (not told:
+            # the model is unchanged), so the q points are distinct
+            def body(s, k):
+                x = jnp.reshape(ask_one(s, k), (-1,))
+                return s._replace(data=s.data.mark_evaluated(s.bounds.to_unit(x)[None, :])), x
+
+            return jax.lax.scan(body, state, keys)[1]
     else:
         def ask(state, key):
             y_lie, c_lie = _lies(state, 1, algorithm.constrained)

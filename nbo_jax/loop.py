@@ -18,7 +18,7 @@ import numpy as np
 
 from .algorithms._common import check_int as _check_count
 from .algorithms._common import data_info
-from .types import BATCH_RULES, BOAlgorithm, Bounds, History, Problem, make_bounds
+from .types import BATCH_RULES, BOAlgorithm, Bounds, FiniteDomain, History, Problem, make_bounds
 
 Array = jax.Array
 ProgressHook = Callable[[int], None]
@@ -63,6 +63,14 @@ def _check_pair(algorithm, problem) -> None:
             f"algorithm {algorithm.name!r} models black-box constraints but problem {problem.name!r} "
             "has none (problem.constraints is None); use an unconstrained algorithm or a constrained "
             "problem such as nbo.benchmarks.get('branin_constrained')")
+
+
+def _check_finite_budget(problem, n_init: int, n_after: int) -> None:
+    """On a finite domain every evaluation is a distinct point: ``n_init + n_after <= N``."""
+    if problem.choices is not None and n_init + n_after > problem.choices.shape[0]:
+        raise ValueError(
+            f"n_init + n_iter * q = {n_init + n_after} evaluations exceed the {problem.choices.shape[0]} points of "
+            f"the finite problem {problem.name!r} (no point is evaluated twice); lower n_iter")
 
 
 def _check_algorithm(algorithm) -> None:
@@ -119,9 +127,14 @@ def _report_invalid(n_invalid) -> None:
 
 
 # --------------------------------------------------------------------------- run_bo
-def initial_design(key: Array, bounds: Bounds, n: int, dtype=None) -> Array:
-    """``n`` points uniform in the box, ``(n, d)`` (the initial design; the same for every algorithm given the same key)."""
+def initial_design(key: Array, bounds: Union[Bounds, FiniteDomain], n: int, dtype=None) -> Array:
+    """``n`` points uniform in the box, ``(n, d)`` (the initial design; the same for every
+    algorithm given the same key); for a :class:`~nbo_jax.types.FiniteDomain`, ``n`` distinct
+    points drawn uniformly from its points (``n <= N``)."""
     dtype = dtype or jnp.zeros(()).dtype
+    if isinstance(bounds, FiniteDomain):
+        rows = jax.random.choice(key, bounds.size, (n,), replace=False)
+        return jnp.asarray(bounds.points, dtype)[rows]
     box = Bounds(*bounds)
     return box.from_unit(jax.random.uniform(key, (n, np.shape(box.lower)[0]), dtype))
 
@@ -158,12 +171,12 @@ def _run_bo_impl(key, x0, *, algorithm, problem, n_init, n_iter, progress):
     dtype = jnp.zeros(()).dtype
     k_init, k_noise0, k_alg, k_loop = jax.random.split(key, 4)
     if x0 is None:
-        x0 = initial_design(k_init, problem.bounds, n_init, dtype)
+        x0 = initial_design(k_init, problem.domain, n_init, dtype)
     x0 = jnp.asarray(x0, dtype)
     f0, y0, ct0, c0 = observe(problem, x0, k_noise0, dtype)
     q = algorithm.q
     cap = n_init + n_iter * q
-    state = algorithm.init(k_alg, x0, y0, c0, bounds=problem.bounds, capacity=cap)
+    state = algorithm.init(k_alg, x0, y0, c0, bounds=problem.domain, capacity=cap)
     info0 = step_info(algorithm, state)
 
     def step(state, inp):
@@ -222,7 +235,8 @@ def run_bo(
             many seeds (one compilation serves them all).
         algorithm: a :class:`BOAlgorithm` (``nbo.neural_bo(...)``, ``nbo.random_search()``).
         problem: a :class:`Problem` (``nbo.benchmarks.get(...)``); minimized.
-        n_init: number of initial points (>= 1), uniform in the box unless ``x0`` is given.
+        n_init: number of initial points (>= 1), uniform in the box unless ``x0`` is given
+            (on a finite problem: distinct points drawn uniformly from ``problem.choices``).
         n_iter: number of BO iterations (>= 0); each evaluates ``algorithm.q``
             points.
         x0: optional ``(n_init, d)`` initial design in box coordinates.
@@ -245,8 +259,13 @@ def run_bo(
 
     Raises:
         TypeError / ValueError: before compiling, for a wrong key, algorithm, problem,
-        ``n_init < 1``, ``n_iter < 0``, bad bounds, an ``x0`` of the wrong shape, or a
-        constrained algorithm on a problem without constraints.
+        ``n_init < 1``, ``n_iter < 0``, bad bounds, an ``x0`` of the wrong shape, a
+        constrained algorithm on a problem without constraints, or, on a finite problem, more
+        evaluations than points.
+
+    On a finite problem (``problem.choices``, e.g. :func:`nbo_jax.benchmarks.finite.finite_problem`)
+    the algorithm receives the :class:`~nbo_jax.types.FiniteDomain` as ``bounds``: its
+    acquisition is scored on the points not evaluated yet and no point is evaluated twice.
 
     The jit cache is keyed on the identity of ``algorithm`` and ``problem``: build them once
     and reuse them.
@@ -263,6 +282,7 @@ def run_bo(
         shape = tuple(np.shape(x0))
         if shape != (n_init, problem.dim):
             raise ValueError(f"x0 must have shape (n_init, d) = {(n_init, problem.dim)}, got {shape}")
+    _check_finite_budget(problem, n_init, n_iter * algorithm.q)
     return _run_bo_jit(
         key, x0, algorithm=algorithm, problem=problem, n_init=n_init, n_iter=n_iter, progress=progress
     )

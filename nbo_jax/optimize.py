@@ -10,6 +10,13 @@ what the algorithms call. Its pieces:
   points are a library addition (as in BoTorch's raw samples around incumbents).
 - :func:`projected_gradient_ascent`: refine points of a differentiable utility by gradient
   steps projected onto ``[0, 1]^d`` (raw candidates -> top-k -> gradient steps).
+
+On a **finite domain** (``data.choices`` set, :class:`~nbo_jax.types.FiniteDomain`) the raw
+samples are the domain's points themselves: :func:`optimize_acqf` scores all of them and
+returns the best one not evaluated yet, with no gradient steps (BoTorch's
+``optimize_acqf_discrete`` with ``unique=True``); :func:`random_point` draws a uniform
+unevaluated point and :func:`best_available` is the masked argmax the algorithms with their
+own candidate handling use.
 """
 
 from __future__ import annotations
@@ -25,15 +32,43 @@ from .types import Dataset
 Array = jax.Array
 
 
+def available_score(values: Array, data: Dataset) -> Array:
+    """``values (N,)`` of a finite domain's choices, ready for an argmax that never picks an
+    evaluated choice: evaluated ones become ``-inf``; NaN and ``-inf`` utilities of the others
+    become the dtype's lowest finite number (they still beat every evaluated choice)."""
+    low = jnp.finfo(values.dtype).min
+    clean = jnp.where(jnp.isnan(values) | (values == -jnp.inf), low, values)
+    return jnp.where(data.evaluated, -jnp.inf, clean)
+
+
+def best_available(values: Array, data: Dataset) -> Array:
+    """The unevaluated choice ``(d,)`` (unit cube) of largest ``values (N,)`` on a finite
+    domain (:func:`available_score`)."""
+    return data.choices[jnp.argmax(available_score(values, data))]
+
+
+def random_point(key: Array, data: Dataset) -> Array:
+    """A uniform random point ``(d,)`` of the unit cube, or, on a finite domain, a uniform
+    random choice among those not evaluated yet (random search; exploration steps)."""
+    if data.finite:
+        logits = jnp.where(data.evaluated, -jnp.inf, 0.0)
+        return data.choices[jax.random.categorical(key, logits)]
+    return jax.random.uniform(key, data.u.shape[1:], data.u.dtype)
+
+
 def candidate_set(
     key: Array, data: Dataset, n_uniform: int, n_local: int = 0, *, local_std: float = 0.05,
     n_best: int = 5,
 ) -> Array:
-    """Candidates in the unit cube, ``(n_uniform + n_local, d)``.
+    """Candidates in the unit cube, ``(n_uniform + n_local, d)``; on a finite domain, its
+    ``(N, d)`` choices (all of them, evaluated ones included: mask their scores with
+    :func:`available_score`).
 
     Local candidates are spread evenly over the ``n_best`` best valid observations (fewer if
     fewer are valid; with none, they are uniform).
     """
+    if data.finite:
+        return data.choices
     d = data.u.shape[1]
     k_u, k_pick, k_eps = jax.random.split(key, 3)
     dtype = data.u.dtype
@@ -252,9 +287,15 @@ def optimize_acqf(
             centre the local raw samples; ``data.y`` ranks them).
         options: :class:`AcqOptimizer` (build with :func:`acq_optimizer`).
 
+    On a finite domain (``data.choices`` set) the utility is scored on all ``N`` choices
+    at once (memory as for ``N`` raw samples) and the best unevaluated one is returned; the
+    raw-sample and restart settings do not apply there.
+
     Returns:
         ``(d,)`` unit-cube point, dtype of ``data.u``.
     """
+    if data.finite:
+        return best_available(utility(data.choices), data)
     u_raw = candidate_set(key, data, options.n_uniform, options.n_local, local_std=options.local_std,
                           n_best=options.n_best)
     values = utility(u_raw)

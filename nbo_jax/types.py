@@ -1,4 +1,4 @@
-"""Public types: Bounds, Problem, Dataset, BOAlgorithm, History.
+"""Public types: Bounds, FiniteDomain, Problem, TaskMetric, Dataset, BOAlgorithm, History.
 
 All arrays are JAX arrays unless stated. Shapes use ``d`` for the input dimension,
 ``cap`` for the fixed capacity of a run (``n_init + n_iter``) and ``n`` for the number of
@@ -91,7 +91,8 @@ def as_bounds(bounds, dim: Optional[int] = None, *, name: str = "bounds") -> Bou
 
     Accepted forms:
 
-    - :class:`Bounds` (or anything with ``lower``/``upper``, or scipy's ``lb``/``ub``);
+    - :class:`Bounds` (or anything with ``lower``/``upper``, or scipy's ``lb``/``ub``); a
+      :class:`FiniteDomain` gives the box that holds its points;
     - a list of ``(low, high)`` **tuples**, one per dimension (scipy.optimize, skopt,
       Optuna): ``[(0., 1.), (5., 10.)]`` is ``x_0 in [0, 1]``, ``x_1 in [5, 10]``;
     - a pair ``(lower, upper)`` of arrays or lists of length ``d`` (BoTorch's ``2 x d``
@@ -111,7 +112,7 @@ def as_bounds(bounds, dim: Optional[int] = None, *, name: str = "bounds") -> Bou
         ``dim`` disagrees (the message names ``name`` and the reading used).
         TypeError: ``bounds`` is not array-like.
     """
-    if isinstance(bounds, Bounds):
+    if isinstance(bounds, (Bounds, FiniteDomain)):
         return make_bounds(bounds.lower, bounds.upper, dim, name=name)
     if hasattr(bounds, "lb") and hasattr(bounds, "ub"):  # scipy.optimize.Bounds
         return make_bounds(bounds.lb, bounds.ub, dim, name=name)
@@ -135,6 +136,97 @@ def as_bounds(bounds, dim: Optional[int] = None, *, name: str = "bounds") -> Bou
     return make_bounds(arr[:, 0], arr[:, 1], dim, name=f"{name} (read as (low, high) pairs, one per dimension)")
 
 
+class FiniteDomain(NamedTuple):
+    """A finite domain: ``N`` points of ``R^d`` (a corpus of documents, a grid), inside the
+    box ``[lower, upper]`` that holds them (SPEC section 0, the second kind of domain).
+
+    Accepted wherever a box is (``init(..., bounds=domain)``, :class:`~nbo_jax.AskTell`):
+    algorithms then score their acquisition on the points that were not evaluated yet instead
+    of on raw samples of the box, with no gradient refinement, and never propose a point twice
+    (BoTorch's ``optimize_acqf_discrete(choices, unique=True)``).
+
+    Attributes:
+        lower, upper: ``(d,)`` float64 numpy arrays, the box of the unit-cube map.
+        points: ``(N, d)`` float64 numpy array, distinct rows, inside the box.
+    """
+
+    lower: Array
+    upper: Array
+    points: Array
+
+    @property
+    def dim(self) -> int:
+        return int(np.shape(self.lower)[0])
+
+    @property
+    def size(self) -> int:
+        """``N``, the number of points."""
+        return int(np.shape(self.points)[0])
+
+    @property
+    def bounds(self) -> Bounds:
+        return Bounds(self.lower, self.upper)
+
+
+def finite_domain(points, bounds=None, *, name: str = "choices") -> FiniteDomain:
+    """Validate and build a :class:`FiniteDomain` from ``points (N, d)``.
+
+    Args:
+        points: ``(N, d)`` array-like of finite numbers, ``N >= 1``, no two rows equal.
+        bounds: the box of the unit-cube map (any form :func:`as_bounds` reads); by default
+            the points' bounding box, widened to ``[v - 0.5, v + 0.5]`` in a coordinate where
+            every point has the same value ``v`` (such a coordinate carries no information).
+        name: the argument's name for error messages.
+
+    Raises:
+        ValueError: not ``(N, d)``, NaN/inf entries, duplicated rows (their indices are
+        named: a finite domain is a set, and equal inputs cannot be told apart by any
+        surrogate), or points outside ``bounds``.
+    """
+    pts = np.asarray(points, dtype=np.float64)
+    if pts.ndim != 2 or pts.shape[0] < 1 or pts.shape[1] < 1:
+        raise ValueError(f"{name} must be an (N, d) array with N, d >= 1, got shape {pts.shape}")
+    if not np.all(np.isfinite(pts)):
+        bad = np.nonzero(~np.all(np.isfinite(pts), axis=1))[0]
+        raise ValueError(f"{name} has NaN/inf entries in rows {bad[:10].tolist()}")
+    _, first, counts = np.unique(pts, axis=0, return_index=True, return_counts=True)
+    if np.any(counts > 1):
+        dup = np.sort(first[counts > 1])[:10]
+        raise ValueError(f"{name} has duplicated rows (first occurrences at {dup.tolist()}); a finite domain is "
+                         "a set of distinct points: drop or merge the duplicates")
+    if bounds is None:
+        lo, hi = pts.min(axis=0), pts.max(axis=0)
+        flat = lo == hi
+        box = make_bounds(np.where(flat, lo - 0.5, lo), np.where(flat, hi + 0.5, hi), pts.shape[1], name=name)
+    else:
+        box = as_bounds(bounds, pts.shape[1], name="bounds")
+        outside = np.nonzero(~box.contains(pts))[0]
+        if outside.size:
+            raise ValueError(f"{name} rows {outside[:10].tolist()} lie outside bounds")
+    return FiniteDomain(box.lower, box.upper, pts)
+
+
+class TaskMetric(NamedTuple):
+    """A problem's own metric, for :func:`nbo_jax.comparison.compare` tables and plots (e.g.
+    the best reward of robot pushing, the best hierarchical F1 of document retrieval, the
+    detection rate of sensitive samples).
+
+    Attributes:
+        label: what the values are, e.g. ``"best reward"``.
+        final: ``history -> (S,)``: the metric of each seed at the end of a run, from one
+            method's history as a mapping of numpy arrays (fields of :class:`History`,
+            shapes ``(S, n, ...)``).
+        higher_is_better: direction of the metric (statistics test the better direction).
+        curve: optional ``history -> (S, n)``, the metric after each evaluation (plots);
+            ``None``: plots show the simple regret.
+    """
+
+    label: str
+    final: Callable[[Any], np.ndarray]
+    higher_is_better: bool = False
+    curve: Optional[Callable[[Any], np.ndarray]] = None
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Problem:
     """A minimization problem on a box.
@@ -153,6 +245,10 @@ class Problem:
         constraint_noise_std: standard deviation of the additive Gaussian noise of the
             observed constraint values: a float (all ``K``) or a tuple of ``K`` floats.
         operator, source: for physics-informed problems, the known PDE ``N[f] = g``.
+        metadata: free-form facts about the problem (source, parameters).
+        choices: ``(N, d)`` points of a finite domain (:class:`FiniteDomain`), or ``None``
+            for the box; build finite problems with :func:`finite_problem`.
+        metric: the problem's own :class:`TaskMetric`, or ``None`` (simple regret).
 
     Problems compare by identity (``eq=False``) so they can be static arguments of ``jit``.
     """
@@ -169,6 +265,8 @@ class Problem:
     operator: Optional[Callable] = None
     source: Optional[Callable] = None
     metadata: dict = dataclasses.field(default_factory=dict)
+    choices: Optional[np.ndarray] = None
+    metric: Optional[TaskMetric] = None
 
     def __post_init__(self):
         if not isinstance(self.dim, (int, np.integer)) or isinstance(self.dim, bool) or self.dim < 1:
@@ -176,6 +274,19 @@ class Problem:
         object.__setattr__(self, "bounds", as_bounds(self.bounds, int(self.dim), name="Problem.bounds"))
         if not callable(self.objective):
             raise TypeError(f"Problem.objective must be callable (d,) -> (), got {type(self.objective).__name__}")
+        if self.choices is not None:
+            dom = finite_domain(self.choices, self.bounds, name="Problem.choices")
+            object.__setattr__(self, "choices", dom.points)
+        if self.metric is not None and not isinstance(self.metric, TaskMetric):
+            raise TypeError(f"Problem.metric must be an nbo_jax.TaskMetric or None, got {type(self.metric).__name__}")
+
+    @property
+    def domain(self):
+        """The search domain: :attr:`bounds` (a :class:`Bounds`) or, for a finite problem,
+        the :class:`FiniteDomain` of :attr:`choices` inside them."""
+        if self.choices is None:
+            return self.bounds
+        return FiniteDomain(self.bounds.lower, self.bounds.upper, self.choices)
 
     def __call__(self, x: Array) -> Array:
         """Noise-free objective on one point ``(d,)`` or a batch ``(..., d)``."""
@@ -214,6 +325,14 @@ class Problem:
         return dataclasses.replace(self, noise_std=float(noise_std))
 
 
+def choice_tolerance(dtype) -> float:
+    """Largest per-coordinate difference (unit-cube units) at which a told point is one of a
+    finite domain's choices: ``sqrt(eps)`` of ``dtype`` (3.5e-4 in float32, 1.5e-8 in
+    float64), far above the rounding of the box <-> unit-cube maps and far below the spacing
+    of distinct points of any data set stored at that precision."""
+    return float(np.sqrt(np.finfo(np.dtype(dtype)).eps))
+
+
 class Dataset(NamedTuple):
     """Observations in fixed-capacity buffers (state is data: one compile serves a run).
 
@@ -231,6 +350,11 @@ class Dataset(NamedTuple):
             worst value" rule for crashed evaluations); while a column has no finite value
             yet, a failed entry stays masked. Every row's true outcome stays in the caller's
             history (:class:`History` ``valid``, :class:`~nbo_jax.loop.AskTell`).
+        choices: for a finite domain (:class:`FiniteDomain`), its ``(N, d)`` points in the
+            unit cube; ``None`` for a box.
+        evaluated: ``(N,)`` bool with ``choices``: the points told so far (a told row marks
+            every choice within :func:`choice_tolerance` of it in every coordinate), which
+            the acquisition optimizer never proposes again; ``None`` for a box.
     """
 
     u: Array
@@ -238,20 +362,46 @@ class Dataset(NamedTuple):
     mask: Array
     count: Array
     failed: Array
+    choices: Optional[Array] = None
+    evaluated: Optional[Array] = None
 
     @staticmethod
-    def empty(capacity: int, dim: int, dtype=None, outputs: Optional[int] = None) -> "Dataset":
+    def empty(capacity: int, dim: int, dtype=None, outputs: Optional[int] = None,
+              choices: Optional[Array] = None) -> "Dataset":
         """An empty dataset: ``capacity`` rows of ``dim`` inputs; ``outputs=None`` keeps
-        ``y (cap,)``, ``outputs=J`` keeps ``y (cap, J)``."""
+        ``y (cap,)``, ``outputs=J`` keeps ``y (cap, J)``; ``choices (N, dim)``, the unit-cube
+        points of a finite domain (none evaluated yet), or ``None`` for a box."""
         dtype = dtype or jnp.zeros(()).dtype
         shape = (capacity,) if outputs is None else (capacity, outputs)
+        evaluated = None
+        if choices is not None:
+            choices = jnp.asarray(choices, dtype)
+            evaluated = jnp.zeros((choices.shape[0],), bool)
         return Dataset(
             jnp.zeros((capacity, dim), dtype),
             jnp.zeros(shape, dtype),
             jnp.zeros(shape, bool),
             jnp.zeros((), jnp.int32),
             jnp.zeros((capacity,), bool),
+            choices,
+            evaluated,
         )
+
+    @property
+    def finite(self) -> bool:
+        """True for a finite domain (``choices`` is set); a static (trace-time) fact."""
+        return self.choices is not None
+
+    def mark_evaluated(self, u: Array) -> "Dataset":
+        """The dataset with the choices at the unit-cube points ``u (n, d)`` marked evaluated
+        (the same dataset for a box). For states that exclude a point without telling it
+        (independent draws of a batch)."""
+        if self.choices is None:
+            return self
+        u = jnp.reshape(u, (-1, self.u.shape[1])).astype(self.u.dtype)
+        tol = choice_tolerance(self.u.dtype)
+        hit = jax.lax.map(lambda ui: jnp.all(jnp.abs(self.choices - ui) <= tol, axis=1), u)
+        return self._replace(evaluated=self.evaluated | jnp.any(hit, axis=0))
 
     @property
     def capacity(self) -> int:
@@ -293,7 +443,9 @@ class Dataset(NamedTuple):
             self.mask.at[idx].set(m_store, mode="drop"),
             self.count + jnp.sum(row_ok).astype(self.count.dtype),
             self.failed.at[idx].set(failed_row, mode="drop"),
-        )
+            self.choices,
+            self.evaluated,
+        ).mark_evaluated(u)
 
     def write_index(self, u: Array) -> Array:
         """``(n,)`` int: the rows :meth:`add_batch` writes the points ``u (n, d)`` to (a point
@@ -312,7 +464,7 @@ class Dataset(NamedTuple):
 
     def column(self, j: int) -> "Dataset":
         """The single-output dataset of column ``j`` of a ``(cap, J)`` dataset."""
-        return Dataset(self.u, self.y[:, j], self.mask[:, j], self.count, self.failed)
+        return self._replace(y=self.y[:, j], mask=self.mask[:, j])
 
     def observed(self) -> Array:
         """Like ``mask``, True only for finite observations (imputed failures excluded); for

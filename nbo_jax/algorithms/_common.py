@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..types import BATCH_RULES, BOAlgorithm, Bounds, Dataset, FactoryCall, as_bounds
+from ..types import BATCH_RULES, BOAlgorithm, Bounds, Dataset, FactoryCall, FiniteDomain, as_bounds
 
 Array = jax.Array
 
@@ -171,7 +171,9 @@ def initial_data(x0, y0, c0, bounds, capacity: int, *, constrained: bool) -> tup
         x0: ``(n0, d)`` initial points in the box. y0: ``(n0,)`` observed values.
         c0: ``(n0, K)`` observed constraint values or ``None``; stored only when
             ``constrained`` (then required), as columns ``1..K`` of the dataset.
-        bounds: :class:`Bounds` or anything :func:`nbo_jax.types.as_bounds` reads.
+        bounds: :class:`Bounds` or anything :func:`nbo_jax.types.as_bounds` reads; a
+            :class:`~nbo_jax.types.FiniteDomain` makes the dataset hold its points
+            (``Dataset.choices``), so the acquisition is scored on them.
         capacity: total rows (Python int ``>= n0``).
 
     Returns:
@@ -186,12 +188,16 @@ def initial_data(x0, y0, c0, bounds, capacity: int, *, constrained: bool) -> tup
     x0, y0, lower, upper = check_initial(x0, y0, bounds, capacity)
     box = Bounds(lower, upper)
     u0 = box.to_unit(x0)
+    choices = None
+    if isinstance(bounds, FiniteDomain):
+        choices = box.to_unit(jnp.asarray(bounds.points, x0.dtype))
     if constrained:
         c0 = check_constraint_values(c0, x0.shape[0], x0.dtype)
         Y0 = observation_rows(y0, c0)
-        data = Dataset.empty(capacity, x0.shape[1], x0.dtype, outputs=Y0.shape[1]).add_batch(u0, Y0)
+        data = Dataset.empty(capacity, x0.shape[1], x0.dtype, outputs=Y0.shape[1],
+                             choices=choices).add_batch(u0, Y0)
     else:
-        data = Dataset.empty(capacity, x0.shape[1], x0.dtype).add_batch(u0, y0)
+        data = Dataset.empty(capacity, x0.shape[1], x0.dtype, choices=choices).add_batch(u0, y0)
     return data, box
 
 
@@ -353,4 +359,4 @@ def feasibility_ranked(data: Dataset, scale: Array) -> Dataset:
     M, Y = data.mask, data.y
     viol = jnp.sum(jnp.where(M[:, 1:], jnp.maximum(Y[:, 1:] / scale[1:], 0.0), jnp.inf), axis=1)
     score = jnp.where(jnp.any(feas), jnp.where(feas, Y[:, 0], jnp.inf), viol)
-    return Dataset(data.u, score, jnp.isfinite(score), data.count, jnp.zeros_like(data.failed))
+    return data._replace(y=score, mask=jnp.isfinite(score), failed=jnp.zeros_like(data.failed))

@@ -343,7 +343,8 @@ Z_SCORE_LEVEL = 0.5
 """The diversity threshold of :func:`select_batch`: ``2 Phi(-z) < 0.5``, i.e. ``z > 0.674``."""
 
 
-def select_batch(ei: Array, mean: Array, std: Array, q: int, ei_tol: float = 0.0) -> Array:
+def select_batch(ei: Array, mean: Array, std: Array, q: int, ei_tol: float = 0.0,
+                 excluded: Array | None = None) -> Array:
     """Indices ``(q,)`` of ``q`` distinct candidates (Brofos, Shu & Jin, Section 3.2; the rule is the library's).
 
     Slot by slot (``lax.fori_loop``, fixed shapes): take the not-yet-selected candidate of
@@ -357,9 +358,12 @@ def select_batch(ei: Array, mean: Array, std: Array, q: int, ei_tol: float = 0.0
         ei, mean, std: ``(N,)`` with ``N >= q``; NaN entries never win.
         q: static batch size.
         ei_tol: EI at or below this counts as zero.
+        excluded: ``(N,)`` bool, candidates never selected (the evaluated points of a finite
+            domain); ``None``: none. Needs ``q`` candidates that are not excluded.
     """
     N = ei.shape[0]
     tiny = jnp.finfo(std.dtype).tiny
+    low = jnp.finfo(std.dtype).min  # a NaN std still beats a selected/excluded candidate
     ei = jnp.where(jnp.isnan(ei), -jnp.inf, ei)
     sd = jnp.where(jnp.isnan(std), -jnp.inf, std)
 
@@ -368,13 +372,14 @@ def select_batch(ei: Array, mean: Array, std: Array, q: int, ei_tol: float = 0.0
         ok = passes & ~selected & (ei > ei_tol)
         use_ei = greedy & jnp.any(ok)
         i_ei = jnp.argmax(jnp.where(ok, ei, -jnp.inf))
-        i_sd = jnp.argmax(jnp.where(selected, -jnp.inf, sd))
+        i_sd = jnp.argmax(jnp.where(selected, -jnp.inf, jnp.maximum(sd, low)))
         i = jnp.where(use_ei, i_ei, i_sd).astype(jnp.int32)
         z = jnp.abs(mean - mean[i]) / jnp.maximum(std[i], tiny)
         passes = passes & (2.0 * ndtr(-z) < Z_SCORE_LEVEL)
         return idx.at[j].set(i), selected.at[i].set(True), passes, use_ei
 
-    init = (jnp.zeros((q,), jnp.int32), jnp.zeros((N,), bool), jnp.ones((N,), bool), jnp.asarray(True))
+    blocked = jnp.zeros((N,), bool) if excluded is None else jnp.asarray(excluded, bool)
+    init = (jnp.zeros((q,), jnp.int32), blocked, jnp.ones((N,), bool), jnp.asarray(True))
     idx, *_ = jax.lax.fori_loop(0, q, slot, init)
     return idx
 
@@ -568,6 +573,9 @@ def adaptive_basis(
                             n_best=aopt.n_best)
         post = surrogate_posterior(state, u_c)
         ei = expected_improvement(post.mean, post.std, post.incumbent)
+        if state.data.finite:  # score the unevaluated choices; no gradient steps
+            idx = select_batch(ei, post.mean, post.std, q, ei_tol, excluded=state.data.evaluated)
+            return state.bounds.from_unit(u_c[idx] if q > 1 else u_c[idx[0]])
         if q > 1:
             return state.bounds.from_unit(u_c[select_batch(ei, post.mean, post.std, q, ei_tol)])
         # q = 1: argmax EI, or argmax sigma when EI <= ei_tol on every raw sample (select_batch

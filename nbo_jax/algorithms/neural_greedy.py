@@ -82,7 +82,7 @@ import optax
 from ..acquisition import SurrogatePosterior
 from ..features import predict
 from ..networks import ACTIVATIONS, Network, last_layer_name, ntk_mlp  # ntk_mlp, last_layer_name: re-exported
-from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
+from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf, random_point
 from ..training import TrainConfig, make_optimizer, train_regression
 from ..types import BOAlgorithm, Bounds, Dataset
 from ._common import (
@@ -358,10 +358,9 @@ def neural_greedy(
 
     def ask(state: NeuralGreedyState, key: Array) -> Array:
         k_rand, k_greedy = jax.random.split(key)
-        d = state.data.u.shape[1]
         u = jax.lax.cond(
             exploring(state),
-            lambda: jax.random.uniform(k_rand, (d,), state.data.u.dtype),
+            lambda: random_point(k_rand, state.data),
             lambda: greedy_point(state, k_greedy),
         )
         return state.bounds.from_unit(u)

@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 import jax
 
+from ..optimize import random_point
 from ..types import BOAlgorithm, Bounds, Dataset
 from ._common import initial_data, make_algorithm, records_config, told_rows
 
@@ -25,8 +26,9 @@ class RandomSearchState(NamedTuple):
 def random_search(q: int = 1) -> BOAlgorithm:
     """Uniform random search as a :class:`~nbo_jax.types.BOAlgorithm`.
 
-    ``ask`` draws ``x ~ U[lower, upper]^d`` independently of the data; ``q`` points per ask
-    are ``q`` independent draws.
+    ``ask`` draws ``x ~ U[lower, upper]^d`` independently of the data (on a finite domain:
+    a uniform draw among the points not evaluated yet); ``q`` points per ask are ``q``
+    independent draws (distinct on a finite domain).
 
     Raises:
         TypeError / ValueError: ``q`` not an int ``>= 1``."""
@@ -36,8 +38,7 @@ def random_search(q: int = 1) -> BOAlgorithm:
         return RandomSearchState(data, box)
 
     def ask(state: RandomSearchState, key: Array) -> Array:
-        lower = state.bounds.lower
-        return state.bounds.from_unit(jax.random.uniform(key, lower.shape, lower.dtype))
+        return state.bounds.from_unit(random_point(key, state.data))
 
     def tell(state: RandomSearchState, x: Array, y: Array, c=None) -> RandomSearchState:
         u, y = told_rows(state.bounds, x, y, c, constrained=False)
