@@ -13,7 +13,11 @@
   the row ("T" = H0 rejected: the reference method is significantly better).
 
 The final value is the simple regret ``min_s f(x_s) - f*`` after the last evaluation (or the
-best ``f`` itself when ``f*`` is unknown); smaller is better. For a constrained problem it is
+best ``f`` itself when ``f*`` is unknown); smaller is better. A problem with its own metric
+(:class:`~nbo_jax.types.TaskMetric`, ``problem.metric``: the best reward of robot pushing, the
+best hierarchical F1 of document retrieval, a detection rate) is reported in that metric
+instead, and the Welch tests then test its better direction (larger when
+``higher_is_better``). For a constrained problem it is
 ``log10`` of the best positive regret plus violation (Phan-Trong 2024 (PhD thesis), Section
 4.3, Table 4.2 and Figure 4.1), floored at ``LOG_FLOOR`` so that a seed that reaches 0 stays
 finite.
@@ -53,7 +57,11 @@ class ComparisonResult:
         timings: method -> ``{"compile_s", "run_s", "wall_s"}`` seconds (:func:`run_methods`).
         n_init, n_evaluations: per seed.
         metric: what ``final`` holds (e.g. ``"simple regret"`` or
-            ``"log10 best positive regret plus violation"``).
+            ``"log10 best positive regret plus violation"``, or a task's own label).
+        higher_is_better: direction of ``final`` (True for a task metric such as a reward);
+            the Welch tests test that direction.
+        curves: method -> ``(S, n)`` curves of a task metric for plots (``None``: the
+            simple-regret curves of :func:`nbo_jax.analysis.metric_curves`).
     """
 
     problem: str
@@ -68,6 +76,8 @@ class ComparisonResult:
     n_init: int
     n_evaluations: int
     metric: str = "simple regret"
+    higher_is_better: bool = False
+    curves: Optional[dict] = None
 
 
 def run_methods(
@@ -206,14 +216,45 @@ def compare(
     histories, timings = run_methods(problem, algorithms, keys, n_init=n_init, n_iter=n_iter,
                                      progress=progress, verbose=verbose)
     fstar = problem.optimal_value
+    final, metric, higher, curves = task_final_values(problem, histories)
+    ks, welch = statistics({m: -v for m, v in final.items()} if higher else final, reference, alpha)
+    return ComparisonResult(problem.name, problem.dim, fstar, histories, final, ks, welch, reference,
+                            timings, n_init, n_init + n_iter, metric, higher, curves)
+
+
+def task_final_values(problem: Problem, histories: Mapping[str, Mapping[str, np.ndarray]]):
+    """The final values :func:`compare` reports for ``problem``: ``(final, label,
+    higher_is_better, curves)``.
+
+    - ``problem.metric`` set (a :class:`~nbo_jax.types.TaskMetric`): its ``final`` per method
+      (``(S,)``), its label and direction, and its ``curve`` per method (or ``None``);
+    - otherwise the simple regret (:func:`nbo_jax.analysis.final_values`), or for a
+      constrained problem with known ``f*`` ``log10`` of the best positive regret plus
+      violation (floored at ``LOG_FLOOR``); smaller is better, ``curves`` is ``None``.
+
+    Raises:
+        ValueError: a task metric that does not return one finite-or-NaN value per seed."""
+    metric = problem.metric
+    if metric is not None:
+        final = {}
+        for m, h in histories.items():
+            v = np.asarray(metric.final(h), dtype=np.float64).reshape(-1)
+            n_seeds = np.shape(h["best_f"])[0]
+            if v.shape != (n_seeds,):
+                raise ValueError(f"problem.metric.final must return one value per seed ({n_seeds}), got shape "
+                                 f"{v.shape} for {m!r}")
+            final[m] = v
+        curves = None
+        if metric.curve is not None:
+            curves = {m: np.asarray(metric.curve(h), dtype=np.float64) for m, h in histories.items()}
+        return final, metric.label, bool(metric.higher_is_better), curves
+    fstar = problem.optimal_value
     final = analysis.final_values(histories, fstar)
-    metric = analysis.metric_curves(histories, fstar)[1]
+    label = analysis.metric_curves(histories, fstar)[1]
     if problem.constraints is not None and fstar is not None:
         final = {m: np.log10(np.maximum(v, LOG_FLOOR)) for m, v in final.items()}
-        metric = "log10 " + metric
-    ks, welch = statistics(final, reference, alpha)
-    return ComparisonResult(problem.name, problem.dim, fstar, histories, final, ks, welch, reference,
-                            timings, n_init, n_init + n_iter, metric)
+        label = "log10 " + label
+    return final, label, False, None
 
 
 # --------------------------------------------------------------------------- tables
@@ -313,12 +354,14 @@ def write_tables(results: Sequence[ComparisonResult], out_dir, *, reference: Opt
     paths = {}
     metric = " / ".join(sorted({r.metric for r in results})) or "simple regret"
     constrained = "violation" in metric
+    higher = any(r.higher_is_better for r in results)
+    h0 = f"mean_baseline >= mean_{ref} (larger is better)" if higher else f"mean_baseline <= mean_{ref}"
     captions = {
         "ks": f"Table 3.1 analogue (Phan-Trong 2024, PhD thesis, Section 3.5.2): Kolmogorov-Smirnov "
               f"normality p-values of the final {metric}.",
         "welch": f"Table {'4.2' if constrained else '3.2'} analogue (Phan-Trong 2024, PhD thesis, Section "
                  f"{'4.3' if constrained else '3.5.2'}): one-sided Welch t-tests on the final "
-                 f"{metric}, H0: mean_baseline <= mean_{ref}; "
+                 f"{metric}, H0: {h0}; "
                  "cell = (p-value, Benjamini-Hochberg decision at 0.05; T = H0 rejected).",
         "summary": f"Final {metric}: median [25%, 75%] over seeds.",
     }
@@ -370,9 +413,13 @@ def save(result: ComparisonResult, out_dir, config: Optional[dict] = None, *, ti
                n_evaluations=result.n_evaluations)
     paths = analysis.save_results(out, result.histories, cfg, optimal_value=result.optimal_value,
                                   timings=result.timings)
-    curves, label = analysis.metric_curves(result.histories, result.optimal_value)
+    if result.curves is not None:
+        curves, label, log = result.curves, result.metric, False
+    else:
+        curves, label = analysis.metric_curves(result.histories, result.optimal_value)
+        log = True
     paths["plot"] = analysis.plot_regret(
         curves, out / "regret.png", title=title or f"{result.problem} (d={result.dim})", n_init=result.n_init,
-        ylabel=label)
+        ylabel=label, log=log)
     paths.update(write_tables([result], out))
     return paths

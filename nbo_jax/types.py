@@ -138,7 +138,7 @@ def as_bounds(bounds, dim: Optional[int] = None, *, name: str = "bounds") -> Bou
 
 class FiniteDomain(NamedTuple):
     """A finite domain: ``N`` points of ``R^d`` (a corpus of documents, a grid), inside the
-    box ``[lower, upper]`` that holds them (SPEC section 0, the second kind of domain).
+    box ``[lower, upper]`` that holds them (the second kind of search domain, beside the box).
 
     Accepted wherever a box is (``init(..., bounds=domain)``, :class:`~nbo_jax.AskTell`):
     algorithms then score their acquisition on the points that were not evaluated yet instead

@@ -1,4 +1,4 @@
-"""Problems on a finite domain (SPEC section 0): the objective is known only at ``N`` given
+"""Problems on a finite domain: the objective is known only at ``N`` given
 points, e.g. a corpus of documents as word-frequency vectors, or a grid of settings.
 
 :func:`finite_problem` builds such a :class:`~nbo_jax.types.Problem` from the points and one
@@ -21,11 +21,23 @@ from ..types import Problem, TaskMetric, finite_domain
 Array = jax.Array
 
 
+SHORTLIST = 8
+
+
 def nearest_index(points: Array, x: Array) -> Array:
-    """Row of ``points (N, d)`` nearest to ``x (d,)`` in Euclidean distance, ``()`` int32
-    (jnp; differences, not the expanded square, so equal points give distance 0 exactly)."""
-    pts = jnp.asarray(points, jnp.result_type(x))
-    return jnp.argmin(jnp.sum((pts - x) ** 2, axis=1)).astype(jnp.int32)
+    """Row of ``points (N, d)`` nearest to ``x (d,)`` in Euclidean distance, ``()`` int32.
+
+    Two stages, so that a vmapped batch of ``B`` points costs ``O(B N)`` memory, not
+    ``O(B N d)``: the ``SHORTLIST`` rows nearest by the expanded square ``|p|^2 - 2 p.x`` (one
+    matrix product for the batch) are re-ranked by their exact differences, so rounding in
+    the expanded form cannot pick a wrong row when ``x`` is one of the points."""
+    dtype = jnp.result_type(x)
+    pts = jnp.asarray(points, dtype)
+    sq = jnp.asarray(np.sum(np.asarray(points, np.float64) ** 2, axis=1), dtype)
+    k = min(SHORTLIST, int(np.shape(points)[0]))
+    _, short = jax.lax.top_k(-(sq - 2.0 * (pts @ x)), k)
+    exact = jnp.sum((pts[short] - x) ** 2, axis=1)
+    return short[jnp.argmin(exact)].astype(jnp.int32)
 
 
 def index_of(problem: Problem, x) -> np.ndarray:
