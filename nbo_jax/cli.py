@@ -60,6 +60,10 @@ def _add_experiment_options(group, *, noise, seeds: int, min_seeds: int, out: st
     group.add_argument("--problem", default="ackley", help=f"benchmark problem, one of {benchmarks.available()}")
     group.add_argument("--dim", type=int, default=None,
                        help="input dimension (required for any-dimension problems such as ackley)")
+    group.add_argument("--problem-option", action="append", default=[], metavar="KEY=VALUE",
+                       help="an argument for the problem's builder, e.g. path=train_40k.csv for "
+                       "document_retrieval or mnist_dir=DIR for sensitive_samples (repeatable; VALUE parsed "
+                       "as a Python literal when possible)")
     group.add_argument("--noise", type=_noise, default=noise,
                        help="observation noise std: a number >= 0, or 'paper' (variance = 1%% of the "
                        "function range, as in Phan-Trong et al. 2023, Section 7)")
@@ -232,10 +236,27 @@ def _problem_from_args(args, parser):
     ``--problem``/``--dim``/``--noise`` exits with status 2 naming the option."""
     from . import benchmarks
 
+    kwargs = {}
+    for entry in getattr(args, "problem_option", []):
+        key, sep, value = entry.partition("=")
+        if not (sep and key.strip()):
+            parser.error(f"--problem-option: expected KEY=VALUE, got {entry!r}")
+        kwargs[key.strip().replace("-", "_")] = _literal(value)
     try:
-        return benchmarks.get(args.problem, dim=args.dim, noise_std=args.noise)
+        return benchmarks.get(args.problem, dim=args.dim, noise_std=args.noise, **kwargs)
     except (ValueError, TypeError) as err:
-        parser.error(f"{_option_of_problem_error(str(err))}: {err}")
+        option = "--problem-option" if kwargs and "unexpected keyword" in str(err) else _option_of_problem_error(str(err))
+        parser.error(f"{option}: {err}")
+
+
+def _literal(value: str):
+    """``value`` as a Python literal when it is one (``"3"`` -> 3), else the string itself."""
+    import ast
+
+    try:
+        return ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return value
 
 
 def _check_constrained(algos, problem, parser, option) -> None:
@@ -411,7 +432,6 @@ def _parse_options(entries, names, parser) -> dict:
     ``ALGO.acq_optimizer.FIELD=VALUE`` entries of one algorithm are collected into one dict
     (the fields of :class:`nbo_jax.optimize.AcqOptimizer`; an unknown field, or mixing them with
     a whole ``ALGO.acq_optimizer=...``, exits with status 2)."""
-    import ast
 
     from . import algorithms
     from .optimize import AcqOptimizer
@@ -429,10 +449,7 @@ def _parse_options(entries, names, parser) -> dict:
             parser.error(f"--option {entry!r}: {err}")
         if algo not in out:
             parser.error(f"--option {entry!r}: {algo!r} is not in --algorithms")
-        try:
-            parsed = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            parsed = value
+        parsed = _literal(value)
         key = key.replace("-", "_")
         sub, dot, field = key.partition(".")
         if not dot:

@@ -7,11 +7,21 @@ with :func:`nbo_jax.benchmarks.bbob.problem`, not :func:`get`), and the :func:`g
 e.g. ``"rastrigin_pde"``, ``"beam"``, ``"heat_bc1"``, or ``"heat"`` with
 ``boundary_conditions``) to :func:`nbo_jax.benchmarks.pde_problems.get` and every other name
 to :func:`nbo_jax.benchmarks.synthetic.get`; :func:`available` lists all.
+
+The papers' real-world tasks (Phan-Trong 2024, PhD thesis, Sections 3.5.3 and 4.3.5) are
+built by their modules and reachable through :func:`get` too (they need the ``tasks`` extra:
+scikit-learn, Box2D): ``"sensitive_samples"`` and ``"sensitive_samples_realism"``
+(:mod:`~nbo_jax.benchmarks.sensitive_samples`), ``"robot_push"``
+(:mod:`~nbo_jax.benchmarks.robot_push`) and ``"document_retrieval"``
+(:mod:`~nbo_jax.benchmarks.document_retrieval`, a finite domain, built with
+:func:`~nbo_jax.benchmarks.finite.finite_problem`).
 """
+
+import importlib
 
 from typing import Optional
 
-from . import bbob, constrained, heat, pde_problems, synthetic
+from . import bbob, constrained, finite, heat, pde_problems, synthetic
 from .constrained import (
     ackley_constraints,
     branin_constraints,
@@ -51,6 +61,8 @@ __all__ = [
     "pde_problems",
     "heat",
     "constrained",
+    "finite",
+    "TASKS",
     "ackley",
     "levy",
     "michalewicz",
@@ -80,10 +92,46 @@ __all__ = [
 ]
 
 
+# real-world task name -> (module, builder); imported on first use (the ``tasks`` extra)
+TASKS = {
+    "sensitive_samples": ("sensitive_samples", "sensitive_samples"),
+    "sensitive_samples_realism": ("sensitive_samples", "sensitive_samples_realism"),
+    "robot_push": ("robot_push", "robot_push"),
+    "document_retrieval": ("document_retrieval", "document_retrieval"),
+}
+
+
 def available() -> list[str]:
-    """Canonical names accepted by :func:`get`: the synthetic ones, the constrained ones, then
-    the PDE ones."""
-    return synthetic.available() + constrained.available() + pde_problems.available()
+    """Canonical names accepted by :func:`get`: the synthetic ones, the constrained ones, the
+    PDE ones, then the real-world tasks."""
+    return synthetic.available() + constrained.available() + pde_problems.available() + list(TASKS)
+
+
+def task(name: str, dim: Optional[int] = None, noise_std: float | str = 0.0, **kwargs):
+    """Build a real-world task (:data:`TASKS`) by name; ``kwargs`` go to its builder (e.g.
+    ``path=`` for ``"document_retrieval"``, ``mnist_dir=`` for the sensitive samples).
+
+    ``noise_std="paper"`` is the thesis' setting for these tasks: noiseless (0.0).
+
+    Raises:
+        ValueError: unknown name; ``dim`` given and not the task's dimension (which the task
+        fixes: 49, 14, or the vocabulary size); the builder's errors.
+        ImportError: the ``tasks`` extra is missing (the message names it)."""
+    if name not in TASKS:
+        raise ValueError(f"name: unknown task {name!r}; tasks: {sorted(TASKS)}")
+    if isinstance(noise_std, str):
+        if noise_std != "paper":
+            raise ValueError(f"noise_std must be a number >= 0 or 'paper', got {noise_std!r}")
+        noise_std = 0.0
+    module, builder = TASKS[name]
+    try:
+        mod = importlib.import_module(f"{__name__}.{module}")
+    except ImportError as err:  # pragma: no cover - the extra is installed in the test environment
+        raise ImportError(f"task {name!r} needs the 'tasks' extra (pip install 'nbo-jax[tasks]'): {err}") from err
+    problem = getattr(mod, builder)(noise_std=noise_std, **kwargs)
+    if dim is not None and dim != problem.dim:
+        raise ValueError(f"dim: task {name!r} has dimension {problem.dim} (fixed by the task), got dim={dim}")
+    return problem
 
 
 def get(name: str, dim: Optional[int] = None, noise_std: float | str = 0.0, **kwargs):
@@ -92,7 +140,8 @@ def get(name: str, dim: Optional[int] = None, noise_std: float | str = 0.0, **kw
     Constrained names go to :func:`nbo_jax.benchmarks.constrained.get` (extra keyword:
     ``constraint_noise_std``), PDE names to :func:`nbo_jax.benchmarks.pde_problems.get`
     (extra keywords for ``"heat"``/``"heat_bc{k}"``: ``boundary_conditions``, ``resolution``),
-    all others to :func:`nbo_jax.benchmarks.synthetic.get`
+    real-world task names (:data:`TASKS`) to :func:`task`, all others to
+    :func:`nbo_jax.benchmarks.synthetic.get`
     (function parameters as keywords, e.g. ``m`` for Michalewicz); see those for the
     arguments.
 
@@ -100,6 +149,8 @@ def get(name: str, dim: Optional[int] = None, noise_std: float | str = 0.0, **kw
         ValueError: unknown ``name`` (the message lists every available name), and the
             errors of the two factories.
     """
+    if name in TASKS:
+        return task(name, dim=dim, noise_std=noise_std, **kwargs)
     if constrained.canonical_name(name) is not None:
         return constrained.get(name, dim=dim, noise_std=noise_std, **kwargs)
     if pde_problems.accepts(name):
