@@ -40,7 +40,7 @@ friction joint ``maxForce = 2``, ``maxTorque = 2``. While hand ``k`` pushes (its
 ``m (v* - v) 30`` at its origin (``m`` its mass, ``w``/``v`` its angular/linear velocity,
 ``w*``/``v*`` the commanded ones); the world runs ``max(steps_1, steps_2) + 100`` steps.
 Reward: ``f_max - ||g_1 - p_1|| - ||g_2 - p_2||`` with ``p_k`` the final object positions and
-``f_max = ||g_1 - s_1|| + ||g_2 - s_2|| = 11.0734...`` the initial distances.
+``f_max = ||g_1 - s_1|| + ||g_2 - s_2|| = 11.0727...`` the initial distances.
 
 **Where the authors' code is odd** (behaviour kept unless said otherwise):
 
@@ -74,11 +74,9 @@ import os
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Optional
 
 import Box2D
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from nbo_jax.types import Problem, TaskMetric, make_bounds
@@ -87,17 +85,17 @@ from .synthetic import _as_float
 
 __all__ = [
     "DIM",
-    "LOWER",
-    "UPPER",
-    "STARTS",
-    "GOALS",
     "F_MAX",
-    "simulate_push",
-    "push_reward",
+    "GOALS",
+    "LOWER",
+    "STARTS",
+    "UPPER",
     "evaluate_batch",
-    "shutdown_pool",
-    "robot_push",
     "optimize_with_ask_tell",
+    "push_reward",
+    "robot_push",
+    "shutdown_pool",
+    "simulate_push",
 ]
 
 SOURCE = ("Wang and Jegelka 2017 (ICML), Section 5; Wang et al. 2018 (AISTATS); code: "
@@ -111,7 +109,7 @@ UPPER = np.array([5., 5., 10., 10., 30., 2. * np.pi, 5., 5., 10., 10., 30., 2. *
 STARTS = np.array([[0., 2.], [0., -2.]])
 #: ``(2, 2)``: goal positions of objects 1 and 2: ``PushReward.gxy``, ``gxy2``.
 GOALS = np.array([[4., 3.5], [-4., 3.5]])
-#: ``PushReward.f_max``: the sum of the initial distances to the goals (11.0734...).
+#: ``PushReward.f_max``: the sum of the initial distances to the goals (11.0727...).
 F_MAX = float(np.linalg.norm(GOALS[0] - STARTS[0]) + np.linalg.norm(GOALS[1] - STARTS[1]))
 
 # push_utils.py, b2WorldInterface: TARGET_FPS = 100, VEL_ITERS, POS_ITERS = 10, 10
@@ -124,11 +122,11 @@ _BASE_HALF = (500.0, 500.0)  # make_base(500, 500, world): box=(table_length, ta
 _SQUARE_HALF = (0.5, 0.5)
 _CIRCLE_RADIUS = 1.0
 _OBJECT_FRICTION, _OBJECT_DENSITY = 0.01, 0.05
-_OBJECT_JOINT = dict(maxForce=5.0, maxTorque=2.0)   # create_body's friction joint
+_OBJECT_JOINT = {"maxForce": 5.0, "maxTorque": 2.0}   # create_body's friction joint
 # push_function.py: hand_shape, hand_size = 'rectangle', (1, 0.3); push_utils.py end_effector
 _HAND_HALF = (1.0, 0.3)
 _HAND_DENSITY, _HAND_FRICTION = 0.1, 0.1
-_HAND_JOINT = dict(maxForce=2.0, maxTorque=2.0)
+_HAND_JOINT = {"maxForce": 2.0, "maxTorque": 2.0}
 _FORCE_UNIT = 30.0          # end_effector: forceunit = 30.0 for a rectangle hand
 _TORQUE_UNIT = 30.0         # apply_wrench: torque = mass * delta_avel * 30.0
 
@@ -263,7 +261,7 @@ def _rewards(rows: np.ndarray) -> np.ndarray:
     return np.array([push_reward(r) for r in rows], dtype=np.float64)
 
 
-_POOL: Optional[ProcessPoolExecutor] = None
+_POOL: ProcessPoolExecutor | None = None
 _POOL_WORKERS = 0
 _POOL_LOCK = threading.Lock()
 
@@ -307,7 +305,7 @@ def shutdown_pool() -> None:
 atexit.register(shutdown_pool)  # before module teardown, so the pool's threads find their modules
 
 
-def _check_processes(processes) -> Optional[int]:
+def _check_processes(processes) -> int | None:
     if processes is None:
         return None
     if isinstance(processes, bool) or not isinstance(processes, (int, np.integer)):
@@ -317,7 +315,7 @@ def _check_processes(processes) -> Optional[int]:
     return int(processes)
 
 
-def evaluate_batch(X, *, processes: Optional[int] = None) -> np.ndarray:
+def evaluate_batch(X, *, processes: int | None = None) -> np.ndarray:
     """Rewards of a batch of points, simulated in parallel worker processes.
 
     The rows are split into ``processes`` contiguous chunks, each simulated by one worker of
@@ -365,8 +363,8 @@ def _best_reward_curve(history) -> np.ndarray:
     return -np.asarray(history["best_f"])
 
 
-@functools.lru_cache(maxsize=None)
-def _robot_push(noise_std: float, processes: Optional[int]) -> Problem:
+@functools.cache
+def _robot_push(noise_std: float, processes: int | None) -> Problem:
     def host(x):
         x = np.asarray(x)
         r = evaluate_batch(x.reshape(-1, DIM), processes=processes)
@@ -386,14 +384,14 @@ def _robot_push(noise_std: float, processes: Optional[int]) -> Problem:
         objective=objective,
         noise_std=noise_std,
         optimal_value=-F_MAX,
-        metadata=dict(source=SOURCE, goals=GOALS.tolist(), starts=STARTS.tolist(), f_max=F_MAX,
-                      time_step=_TIME_STEP, velocity_iterations=_VEL_ITERS, position_iterations=_POS_ITERS,
-                      velocity_noise="off (the authors add N(0, 0.01^2) to the commanded velocities)"),
+        metadata={"source": SOURCE, "goals": GOALS.tolist(), "starts": STARTS.tolist(), "f_max": F_MAX,
+                  "time_step": _TIME_STEP, "velocity_iterations": _VEL_ITERS, "position_iterations": _POS_ITERS,
+                  "velocity_noise": "off (the authors add N(0, 0.01^2) to the commanded velocities)"},
         metric=TaskMetric("best reward", final=_final_best_reward, higher_is_better=True, curve=_best_reward_curve),
     )
 
 
-def robot_push(*, noise_std: float = 0.0, processes: Optional[int] = None) -> Problem:
+def robot_push(*, noise_std: float = 0.0, processes: int | None = None) -> Problem:
     """The 14-D robot-pushing problem (Wang and Jegelka 2017, Section 5) as a minimization
     :class:`~nbo_jax.types.Problem` (cached per arguments).
 
@@ -404,7 +402,7 @@ def robot_push(*, noise_std: float = 0.0, processes: Optional[int] = None) -> Pr
     has the dtype of ``x`` (float32 by default); points are simulated in float64. Not
     differentiable (no gradient through a callback).
 
-    ``optimal_value = -F_MAX = -11.0734...``: ``F_MAX`` (the sum of the initial distances to
+    ``optimal_value = -F_MAX = -11.0727...``: ``F_MAX`` (the sum of the initial distances to
     the goals) is an upper bound on the reward, reached only with both objects exactly on
     their goals; it is not known to be attained, so the "regret" ``f - optimal_value`` is a
     distance-to-goal sum, not a true regret. ``metric``: the best reward found
@@ -431,7 +429,7 @@ def robot_push(*, noise_std: float = 0.0, processes: Optional[int] = None) -> Pr
 
 
 def optimize_with_ask_tell(algorithm, n_init: int, n_iter: int, q: int, seed: int,
-                           processes: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
+                           processes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Maximize the reward with :class:`nbo_jax.AskTell`, simulating each batch of ``q``
     asked points in parallel with :func:`evaluate_batch` (the pattern for any simulator
     outside JAX).
