@@ -412,12 +412,25 @@ def _run_all(args, argv, algos, problem, out: pathlib.Path) -> int:
     print(f"\nfinal {ylabel} after {args.n_init + args.iterations} evaluations, {args.seeds} seeds "
           "(wall_s: compile + run seconds):")
     print(analysis.format_table(rows))
+    log = True
+    if problem.metric is not None:  # the task's own metric (best reward, best hF1, detection rate)
+        import numpy as np
+
+        from .comparison import task_final_values
+
+        final, label, higher, task_curves = task_final_values(problem, histories)
+        print(f"\n{label} ({'higher' if higher else 'lower'} is better), median [q25, q75]:")
+        for name, v in final.items():
+            q25, med, q75 = np.quantile(v, [0.25, 0.5, 0.75])
+            print(f"  {name}: {med:.4g} [{q25:.4g}, {q75:.4g}]")
+        if task_curves is not None:
+            curves, ylabel, log = task_curves, label, False
     paths = analysis.save_results(out, histories, config, optimal_value=fstar, seed=args.seed, keys=keys,
                                   timings=timings)
     if note:
         print(note)
     paths["plot"] = analysis.plot_regret(curves, out / "regret.png", title=_title(config), n_init=args.n_init,
-                                         ylabel=ylabel)
+                                         ylabel=ylabel, log=log)
     print("\nwrote:")
     for kind, path in paths.items():
         print(f"  {kind}: {path}")

@@ -95,6 +95,9 @@ def test_plot_without_results(tmp_path, capsys):
         (["--problem", "ackley"], "--dim"),  # any-dimension problem without --dim
         (["--noise", "loud"], "--noise"),
         (["--lam", "0"], "--lam"),
+        (["--problem", "document_retrieval", "--problem-option", "no_such=1"], "--problem-option"),
+        (["--problem", "document_retrieval", "--problem-option", "n_documents"], "--problem-option"),
+        (["--problem", "document_retrieval", "--dim", "3"], "--dim"),
     ],
 )
 def test_bad_inputs_exit_2(args, option, tmp_path, capsys):
@@ -268,3 +271,20 @@ def test_run_and_compare_share_the_timing_loop(tmp_path, monkeypatch, capsys):
     t = record["timings"]["random"]
     assert t["wall_s"] == pytest.approx(t["compile_s"] + t["run_s"])
     assert "compile" in capsys.readouterr().out
+
+
+def test_compare_on_a_task_reports_its_metric(tmp_path, capsys):
+    """A real-world task (finite domain, document retrieval) through the CLI: its builder's
+    options, and its own metric (the best hierarchical F1) in the printed and written tables."""
+    out = tmp_path / "doc"
+    argv = ["compare", "--problem", "document_retrieval", "--problem-option", "n_documents=80",
+            "--problem-option", "seed=2", "--algorithms", "random", "--n-init", "2",
+            "--iterations", "3", "--seeds", "3", "--out", str(out)]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "final best hierarchical F1, median [q25, q75]" in text
+    hist = analysis.load_results(out)[0]["random"]
+    problem = benchmarks.get("document_retrieval", n_documents=80, seed=2)
+    best = np.median(problem.metric.final(hist))
+    assert f"| {best:.3g} [" in (out / "table_summary.md").read_text()
+    assert "H0: mean_baseline >= mean_random (larger is better)" in (out / "table_welch.md").read_text()
