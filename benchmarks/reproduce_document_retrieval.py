@@ -14,7 +14,8 @@ Usage::
 
 ``--path`` reads the Kaggle "hierarchical text classification" CSV (columns Title, Text, Cat1,
 Cat2, Cat3; the thesis' 37,738 reviews with a 500-term vocabulary). Without it a synthetic
-corpus in that layout is generated (``--documents`` documents, 3 levels of 3, 12, 60 classes).
+corpus in that layout is generated (``--documents`` documents, by default 5000 documents in 3
+levels of 6, 66 and 462 classes over 500 terms, the shape of the thesis' data).
 
 Writes per target a folder with histories and ``regret.png`` (the best hF1 curves), and at the
 top ``table_summary.md``, ``table_ks.md`` and ``table_welch.md``; prints the tables.
@@ -33,16 +34,22 @@ def main():
     ap = study_parser(__doc__, problems=["document_retrieval"], methods=["neural-bo", "gp-ei", "random"],
                       iterations=40, out="results/document_retrieval")
     ap.add_argument("--path", default=None, help="Kaggle CSV (train_40k.csv); default: a synthetic corpus")
-    ap.add_argument("--documents", type=int, default=1000, help="documents of the synthetic corpus")
+    ap.add_argument("--documents", type=int, default=5000, help="documents of the synthetic corpus")
+    ap.add_argument("--levels", default="6,11,7",
+                    help="branching factors of the synthetic hierarchy (6,11,7: 6, 66, 462 classes, the shape of "
+                    "the thesis' 6, 64, 464)")
+    ap.add_argument("--synthetic-vocabulary", type=int, default=500, help="distinct terms of the synthetic corpus")
     ap.add_argument("--vocabulary", type=int, default=500, help="terms kept (thesis: 500)")
     ap.add_argument("--targets", type=int, default=3, help="hidden targets (one comparison each)")
     ap.add_argument("--width", type=int, default=128, help="width of the Neural-BO network")
     args = ap.parse_args()
 
+    corpus = dict(path=args.path, n_documents=args.documents, vocabulary_size=args.vocabulary,
+                  levels=tuple(int(b) for b in args.levels.split(",")), synthetic_vocabulary=args.synthetic_vocabulary)
+
     def problems():
         for t in range(args.targets):
-            p = nbo.benchmarks.get("document_retrieval", path=args.path, seed=t, n_documents=args.documents,
-                                   vocabulary_size=args.vocabulary)
+            p = nbo.benchmarks.get("document_retrieval", seed=t, **corpus)
             row = p.metadata["target"]
             print(f"target {t}: document {row}, categories {p.metadata['target_path']}, "
                   f"{p.metadata['n_optimal']} documents of its leaf class", flush=True)
@@ -52,8 +59,7 @@ def main():
         kw = {"neural-bo": {"width": args.width}}
         return {m: nbo.algorithms.get(m, **kw.get(m, {})) for m in args.methods}
 
-    first = nbo.benchmarks.get("document_retrieval", path=args.path, seed=0, n_documents=args.documents,
-                               vocabulary_size=args.vocabulary)
+    first = nbo.benchmarks.get("document_retrieval", seed=0, **corpus)
     meta = first.metadata
     print(f"corpus: {meta['corpus']}: {meta['n_documents']} documents, {meta['vocabulary_size']} terms, "
           f"classes per level {meta['n_classes']}, {meta['n_dropped_unknown']} dropped (unknown), "

@@ -514,6 +514,8 @@ def document_retrieval(
     max_documents: Optional[int] = None,
     n_documents: int = DEFAULT_SYNTHETIC_DOCUMENTS,
     corpus_seed: int = 0,
+    levels: Sequence[int] = (3, 4, 5),
+    synthetic_vocabulary: int = DEFAULT_SYNTHETIC_VOCABULARY,
     noise_std: float = 0.0,
 ) -> Problem:
     """Unknown-target document retrieval as a finite-domain minimization problem (Phan-Trong
@@ -537,6 +539,10 @@ def document_retrieval(
         vocabulary_size: ``V``, number of terms kept (thesis: 500).
         max_documents: keep only the first documents of the file (:func:`load_corpus`).
         n_documents, corpus_seed: size and seed of the synthetic corpus (ignored with ``path``).
+        levels, synthetic_vocabulary: branching factors and number of distinct terms of the
+            synthetic corpus (:func:`synthetic_corpus`; ignored with ``path``). ``levels=(6,
+            11, 7)`` gives 6, 66 and 462 classes, the shape of the thesis' hierarchy (6, 64,
+            464).
         noise_std: observation noise standard deviation, in units of ``1 - hF1``.
 
     Returns:
@@ -561,6 +567,10 @@ def document_retrieval(
         stamp = None
         n_documents = _check_int(n_documents, "n_documents")
         corpus_seed = _check_int(corpus_seed, "corpus_seed", minimum=0)
+        synthetic_vocabulary = _check_int(synthetic_vocabulary, "synthetic_vocabulary")
+        if isinstance(levels, (str, bytes)) or not hasattr(levels, "__len__") or len(levels) == 0:
+            raise ValueError(f"levels must be a non-empty sequence of branching factors, got {levels!r}")
+        levels = tuple(_check_int(b, "levels entries") for b in levels)
     vocabulary_size = _check_int(vocabulary_size, "vocabulary_size")
     if max_documents is not None:
         max_documents = _check_int(max_documents, "max_documents")
@@ -572,21 +582,23 @@ def document_retrieval(
     if not (np.isfinite(noise_std) and noise_std >= 0):
         raise ValueError(f"noise_std must be finite and >= 0, got {noise_std}")
     return _build(path, stamp, target, seed, vocabulary_size, max_documents, n_documents, corpus_seed,
-                  float(noise_std))
+                  float(noise_std), tuple(levels), synthetic_vocabulary)
 
 
 @functools.lru_cache(maxsize=None)
-def _corpus(path, stamp, vocabulary_size, max_documents, n_documents, corpus_seed) -> Corpus:
+def _corpus(path, stamp, vocabulary_size, max_documents, n_documents, corpus_seed, levels=(3, 4, 5),
+            synthetic_vocabulary=DEFAULT_SYNTHETIC_VOCABULARY) -> Corpus:
     if path is not None:
         return load_corpus(path, vocabulary_size=vocabulary_size, max_documents=max_documents)
-    records = synthetic_corpus(n_documents, seed=corpus_seed)
+    records = synthetic_corpus(n_documents, seed=corpus_seed, levels=levels, vocabulary_size=synthetic_vocabulary)
     return corpus_from_records(records, vocabulary_size=vocabulary_size, max_documents=max_documents)
 
 
 @functools.lru_cache(maxsize=None)
 def _build(path, stamp, target, seed, vocabulary_size, max_documents, n_documents, corpus_seed,
-           noise_std) -> Problem:
-    corpus = _corpus(path, stamp, vocabulary_size, max_documents, n_documents, corpus_seed)
+           noise_std, levels=(3, 4, 5), synthetic_vocabulary=DEFAULT_SYNTHETIC_VOCABULARY) -> Problem:
+    corpus = _corpus(path, stamp, vocabulary_size, max_documents, n_documents, corpus_seed, levels,
+                     synthetic_vocabulary)
     n = corpus.n_documents
     if target is None:
         target = int(np.random.default_rng(seed).integers(n))
@@ -596,8 +608,8 @@ def _build(path, stamp, target, seed, vocabulary_size, max_documents, n_document
     metadata = {
         "source": _SOURCE,
         "corpus": path if path is not None else
-        f"synthetic_corpus({n_documents}, seed={corpus_seed}, levels=(3, 4, 5), "
-        f"vocabulary_size={DEFAULT_SYNTHETIC_VOCABULARY})",
+        f"synthetic_corpus({n_documents}, seed={corpus_seed}, levels={tuple(levels)}, "
+        f"vocabulary_size={synthetic_vocabulary})",
         "n_documents": n,
         "vocabulary_size": len(corpus.vocabulary),
         "vocabulary": corpus.vocabulary,
