@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import gzip
 import pathlib
-from typing import Optional
 
 import flax.linen as nn
 import jax
@@ -127,7 +126,7 @@ def load_mnist(mnist_dir) -> tuple[np.ndarray, np.ndarray]:
 
 
 @functools.lru_cache(maxsize=8)
-def digit_split(dataset: str = "digits", mnist_dir: Optional[str] = None, seed: int = 0):
+def digit_split(dataset: str = "digits", mnist_dir: str | None = None, seed: int = 0):
     """The stratified 75 % / 25 % train/test split of a dataset for ``seed``
     (``sklearn.model_selection.train_test_split``).
 
@@ -165,7 +164,7 @@ def _resize_matrix(side_in: int, side_out: int, antialias: bool) -> np.ndarray:
     return np.asarray(out, np.float64).reshape(side_in * side_in, side_out * side_out).T
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def upscale_matrix(side: int) -> np.ndarray:
     """The fixed upscale operator ``U (side^2, 49)``: ``U @ x`` is the 7 x 7 image ``x``
     (row-major) resized bilinearly to ``side x side`` (``jax.image.resize(..., "linear")``:
@@ -251,7 +250,7 @@ def _fit(module, loss, x, target, key, steps, batch, lr):
 
 
 @functools.lru_cache(maxsize=8)
-def train_classifier(dataset: str = "digits", mnist_dir: Optional[str] = None, seed: int = 0,
+def train_classifier(dataset: str = "digits", mnist_dir: str | None = None, seed: int = 0,
                      hidden: int = 10, steps: int = 2000):
     """Train the :class:`DigitClassifier` on the train split of :func:`digit_split` (Adam,
     learning rate 1e-2, minibatches of 128, cross-entropy on the logits), deterministically
@@ -276,7 +275,7 @@ def accuracy(params, x, y) -> float:
 
 
 @functools.lru_cache(maxsize=8)
-def train_autoencoder(dataset: str = "digits", mnist_dir: Optional[str] = None, seed: int = 0,
+def train_autoencoder(dataset: str = "digits", mnist_dir: str | None = None, seed: int = 0,
                       steps: int = 2000):
     """Train the :class:`Autoencoder` on the 7 x 7 downscaled train split (:func:`downscale`;
     Adam, learning rate 3e-3, minibatches of 128, mean squared error), deterministically.
@@ -300,6 +299,19 @@ def reconstruction_error(params, x: Array) -> Array:
     return jnp.mean((Autoencoder().apply({"params": params}, x) - x) ** 2)
 
 
-__all__ = ["SEARCH_SIDE", "load_digits_images", "read_idx", "load_mnist", "digit_split", "upscale_matrix",
-           "downscale", "DigitClassifier", "Autoencoder", "classifier_for", "train_classifier", "accuracy",
-           "train_autoencoder", "reconstruction_error"]
+__all__ = [
+    "SEARCH_SIDE",
+    "Autoencoder",
+    "DigitClassifier",
+    "accuracy",
+    "classifier_for",
+    "digit_split",
+    "downscale",
+    "load_digits_images",
+    "load_mnist",
+    "read_idx",
+    "reconstruction_error",
+    "train_autoencoder",
+    "train_classifier",
+    "upscale_matrix",
+]
