@@ -42,7 +42,18 @@ from .algorithms import (
 from .ask_tell import AskTell
 from .batch import batched
 from .loop import initial_design, run_bo
-from .types import BOAlgorithm, Bounds, Dataset, History, Problem, as_bounds, make_bounds
+from .types import (
+    BOAlgorithm,
+    Bounds,
+    Dataset,
+    FiniteDomain,
+    History,
+    Problem,
+    TaskMetric,
+    as_bounds,
+    finite_domain,
+    make_bounds,
+)
 
 __version__ = "0.1.0"
 
@@ -58,7 +69,10 @@ __all__ = [
     "Dataset",
     "History",
     "Problem",
+    "FiniteDomain",
+    "TaskMetric",
     "as_bounds",
+    "finite_domain",
     "make_bounds",
     # the algorithm factories
     "neural_bo",

@@ -41,6 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..algorithms._common import check_int
 from ..types import Problem, TaskMetric
 from .finite import finite_problem
 
@@ -215,14 +216,6 @@ class Corpus(NamedTuple):
         return tuple(int(np.unique(self.paths[:, : l + 1], axis=0).shape[0]) for l in range(self.paths.shape[1]))
 
 
-def _check_int(value, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
-
-
 def _check_columns(columns, name: str) -> tuple:
     if isinstance(columns, str):
         raise TypeError(f"{name} must be a sequence of column names, not a string: {columns!r}")
@@ -279,9 +272,9 @@ def corpus_from_records(
     """
     from sklearn.feature_extraction.text import CountVectorizer
 
-    vocabulary_size = _check_int(vocabulary_size, "vocabulary_size")
+    vocabulary_size = check_int("vocabulary_size", vocabulary_size, 1)
     if max_documents is not None:
-        max_documents = _check_int(max_documents, "max_documents")
+        max_documents = check_int("max_documents", max_documents, 1)
     text_columns = _check_columns(text_columns, "text_columns")
     category_columns = _check_columns(category_columns, "category_columns")
     if not isinstance(unknown, str):
@@ -427,9 +420,9 @@ def synthetic_corpus(
         ValueError / TypeError: non-positive or non-int ``n_documents``, ``vocabulary_size``,
         ``levels`` entries, ``mean_length < 10``.
     """
-    n_documents = _check_int(n_documents, "n_documents")
-    vocabulary_size = _check_int(vocabulary_size, "vocabulary_size")
-    levels = tuple(_check_int(b, "levels entries") for b in levels)
+    n_documents = check_int("n_documents", n_documents, 1)
+    vocabulary_size = check_int("vocabulary_size", vocabulary_size, 1)
+    levels = tuple(check_int("levels entries", b, 1) for b in levels)
     if not levels:
         raise ValueError("levels must hold at least one branching factor")
     if not (np.isfinite(mean_length) and mean_length >= 10):
@@ -565,18 +558,18 @@ def document_retrieval(
         stamp = os.stat(path).st_mtime_ns
     else:
         stamp = None
-        n_documents = _check_int(n_documents, "n_documents")
-        corpus_seed = _check_int(corpus_seed, "corpus_seed", minimum=0)
-        synthetic_vocabulary = _check_int(synthetic_vocabulary, "synthetic_vocabulary")
+        n_documents = check_int("n_documents", n_documents, 1)
+        corpus_seed = check_int("corpus_seed", corpus_seed, 0)
+        synthetic_vocabulary = check_int("synthetic_vocabulary", synthetic_vocabulary, 1)
         if isinstance(levels, (str, bytes)) or not hasattr(levels, "__len__") or len(levels) == 0:
             raise ValueError(f"levels must be a non-empty sequence of branching factors, got {levels!r}")
-        levels = tuple(_check_int(b, "levels entries") for b in levels)
-    vocabulary_size = _check_int(vocabulary_size, "vocabulary_size")
+        levels = tuple(check_int("levels entries", b, 1) for b in levels)
+    vocabulary_size = check_int("vocabulary_size", vocabulary_size, 1)
     if max_documents is not None:
-        max_documents = _check_int(max_documents, "max_documents")
+        max_documents = check_int("max_documents", max_documents, 1)
     if target is not None:
-        target = _check_int(target, "target", minimum=0)
-    seed = _check_int(seed, "seed", minimum=0)
+        target = check_int("target", target, 0)
+    seed = check_int("seed", seed, 0)
     if isinstance(noise_std, bool) or not isinstance(noise_std, (int, float, np.floating, np.integer)):
         raise TypeError(f"noise_std must be a number, got {type(noise_std).__name__}")
     if not (np.isfinite(noise_std) and noise_std >= 0):
