@@ -42,7 +42,7 @@ SETTINGS: dict[str, dict] = {
                           N_CANDIDATES=256),
     "coco_bbob.ipynb": dict(FUNCTIONS=[1, 8, 15, 21], INSTANCES=[1, 2, 3, 4, 5], BUDGET_MULTIPLIER=20,
                             ALGORITHMS=["gp-ei", "neural-bo", "random"]),
-    "document_retrieval.ipynb": dict(N_DOCUMENTS=500, N_INIT=10, N_ITER=30, N_SEEDS=4, WIDTH=64),
+    "document_retrieval.ipynb": dict(N_DOCUMENTS=3000, N_INIT=10, N_ITER=30, N_SEEDS=4, WIDTH=64),
 }
 CELL_TIMEOUT_S = 900
 

@@ -31,7 +31,8 @@ TINY_PARAMETERS: dict[str, dict] = {
     "pinn_bo.ipynb": dict(RESOLUTION=64, N_INIT=3, N_ITER=3, N_SEEDS=2, WIDTH=16, N_RESIDUAL=64, EPOCHS=5,
                           N_CANDIDATES=64),
     "coco_bbob.ipynb": dict(FUNCTIONS=[1, 21], INSTANCES=[1, 2], BUDGET_MULTIPLIER=4, ALGORITHMS=["random"]),
-    "document_retrieval.ipynb": dict(N_DOCUMENTS=120, N_INIT=3, N_ITER=3, N_SEEDS=2, WIDTH=16),
+    "document_retrieval.ipynb": dict(N_DOCUMENTS=120, LEVELS=(3, 4, 5), SYNTHETIC_VOCABULARY=64, N_INIT=3,
+                                     N_ITER=3, N_SEEDS=2, WIDTH=16, ALGORITHMS=["random"]),
 }
 CELL_TIMEOUT_S = 300
 
