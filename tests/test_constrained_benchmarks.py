@@ -225,7 +225,8 @@ def _feas_tol(p):
 
 def test_available_aliases_and_exports():
     assert constrained.available() == NAMES
-    assert benchmarks.available() == benchmarks.synthetic.available() + NAMES + benchmarks.pde_problems.available()
+    assert benchmarks.available() == (benchmarks.synthetic.available() + NAMES + benchmarks.pde_problems.available()
+                                      + list(benchmarks.TASKS))
     aliases = {
         "constrained_branin": "branin_constrained", "cbranin": "branin_constrained",
         "Branin-Constrained": "branin_constrained", "constrained_ackley": "ackley_constrained",

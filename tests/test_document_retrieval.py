@@ -226,3 +226,17 @@ def test_default_synthetic_problem_and_metric():
     want = 1 - hierarchical_f1_matrix(c_paths, c_paths[t])[rows]
     np.testing.assert_allclose(np.asarray(hist.f), want, atol=1e-6)
     np.testing.assert_allclose(p.metric.final({"best_f": np.asarray(hist.best_f)}), 1 - want.min(axis=1), atol=1e-6)
+
+
+def test_tasks_through_benchmarks_get():
+    """The registry's task dispatch: 'paper' noise is the thesis' noiseless setting, a dim
+    that is not the task's is refused, unknown task names list the tasks."""
+    from nbo_jax import benchmarks
+
+    p = benchmarks.get("document_retrieval", noise_std="paper", n_documents=80, seed=1)
+    assert p.noise_std == 0.0 and p is benchmarks.get("document_retrieval", n_documents=80, seed=1)
+    assert "document_retrieval" in benchmarks.available()
+    with pytest.raises(ValueError, match=r"dim: task 'document_retrieval' has dimension \d+ \(fixed by the task\)"):
+        benchmarks.get("document_retrieval", dim=3, n_documents=80, seed=1)
+    with pytest.raises(ValueError, match=r"name: unknown task 'nope'; tasks: \['document_retrieval'"):
+        benchmarks.task("nope")

@@ -229,7 +229,7 @@ def test_problem_fields_dispatch_and_errors():
     assert benchmarks.get("heat", boundary_conditions=2, resolution=N) is heat.get(2, N)
     assert benchmarks.get("heat_bc3", boundary_conditions=3, resolution=N).name == "heat_bc3"
     assert pde_problems.available()[-3:] == ["heat_bc1", "heat_bc2", "heat_bc3"]
-    assert benchmarks.available()[-3:] == ["heat_bc1", "heat_bc2", "heat_bc3"]
+    assert benchmarks.pde_problems.available()[-3:] == benchmarks.available()[-3 - len(benchmarks.TASKS):-len(benchmarks.TASKS)]
     # paper noise: the variance is 1% of the range of f over the node table
     q = benchmarks.get("heat", boundary_conditions=2, resolution=N, noise_std="paper")
     v = heat.solve(2, N).values
