@@ -186,15 +186,6 @@ class AskTell:
                                    bounds=self.bounds if self.domain is None else self.domain,
                                    capacity=capacity)
 
-    def _choice_rows(self, x: np.ndarray) -> np.ndarray:
-        """Rows of the finite domain nearest to ``x (n, d)`` and their largest per-coordinate
-        distance in unit-cube units, ``((n,) int, (n,) float)``."""
-        span = self.bounds.upper - self.bounds.lower
-        pts = (self.domain.points - self.bounds.lower) / span
-        u = (x - self.bounds.lower) / span
-        rows = np.array([np.argmin(np.sum((pts - ui) ** 2, axis=1)) for ui in u], dtype=np.int64)
-        return rows, np.max(np.abs(pts[rows] - u), axis=1)
-
     @property
     def n_constraints(self) -> Optional[int]:
         """``K``, or ``None`` when no constraint values are recorded."""
@@ -223,7 +214,7 @@ class AskTell:
             raise ValueError(f"{xn} row {i} is outside the bounds: coordinate {j} is {float(x[i, j])!r}, the box "
                              f"is [{float(self.bounds.lower[j])!r}, {float(self.bounds.upper[j])!r}]; nothing was recorded")
         if self.domain is not None:
-            _, dist = self._choice_rows(x)
+            _, dist = self.domain.nearest(x)
             off = np.nonzero(dist > choice_tolerance(np.float32))[0]
             if off.size:
                 raise ValueError(f"{xn} row {int(off[0])} is not one of the finite domain's points (nearest one is "
@@ -294,7 +285,7 @@ class AskTell:
             were neither told nor asked."""
         q = self.algorithm.q
         if self.domain is not None:
-            used = len(np.unique(self._choice_rows(np.concatenate([self._x, self._pending]))[0]))
+            used = int(np.sum(np.asarray(self.state.data.evaluated))) + len(self._pending)
             if used + q > self.domain.size:
                 raise ValueError(f"the finite domain has {self.domain.size - used} point(s) left that were not told "
                                  f"or asked, fewer than q = {q}; nothing was asked")
@@ -309,7 +300,7 @@ class AskTell:
         # bounds as the user's dtype holds them
         x = np.clip(x, self.bounds.lower, self.bounds.upper).astype(self.dtype)
         if self.domain is not None:  # the point itself, not its rounded unit-cube image
-            x = self.domain.points[self._choice_rows(x.astype(np.float64))[0]].astype(self.dtype)
+            x = self.domain.points[self.domain.nearest(x)[0]].astype(self.dtype)
         self._pending = np.concatenate([self._pending, x.astype(np.float64)], axis=0)
         return x[0] if q == 1 else x
 

@@ -167,6 +167,18 @@ class FiniteDomain(NamedTuple):
     def bounds(self) -> Bounds:
         return Bounds(self.lower, self.upper)
 
+    def nearest(self, x) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of :attr:`points` nearest to ``x (..., d)`` (Euclidean, numpy, float64)
+        and their largest per-coordinate distance in unit-cube units: ``((...) int, (...)
+        float)``. For host-side lookups (histories, :class:`~nbo_jax.AskTell`)."""
+        span = np.asarray(self.upper) - np.asarray(self.lower)
+        x = np.asarray(x, dtype=np.float64)
+        flat = (x.reshape(-1, x.shape[-1]) - self.lower) / span
+        pts = (np.asarray(self.points) - self.lower) / span
+        rows = np.array([np.argmin(np.sum((pts - ui) ** 2, axis=1)) for ui in flat], dtype=np.int64)
+        dist = np.max(np.abs(pts[rows] - flat), axis=1) if len(rows) else np.zeros(0)
+        return rows.reshape(x.shape[:-1]), dist.reshape(x.shape[:-1])
+
 
 def finite_domain(points, bounds=None, *, name: str = "choices") -> FiniteDomain:
     """Validate and build a :class:`FiniteDomain` from ``points (N, d)``.

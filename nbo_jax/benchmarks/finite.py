@@ -52,10 +52,7 @@ def index_of(problem: Problem, x) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
     if x.shape[-1:] != (problem.dim,):
         raise ValueError(f"x must be (..., d) with d = {problem.dim}, got shape {x.shape}")
-    flat = x.reshape(-1, problem.dim)
-    pts = problem.choices
-    out = np.array([np.argmin(np.sum((pts - xi) ** 2, axis=1)) for xi in flat], dtype=np.int64)
-    return out.reshape(x.shape[:-1])
+    return problem.domain.nearest(x)[0]
 
 
 def finite_problem(
