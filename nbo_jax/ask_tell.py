@@ -191,8 +191,9 @@ class AskTell:
         """``K``, or ``None`` when no constraint values are recorded."""
         return None if self._c is None else self._c.shape[1]
 
-    def _check_rows(self, x, y, c, xn: str, yn: str, cn: str, first: bool = False):
-        """Validated ``(x (n, d), y (n,), c (n, K) | None)`` as float64 numpy arrays."""
+    def _check_points(self, x, xn: str, first: bool = False) -> np.ndarray:
+        """Validated points ``x (n, d)`` as a float64 numpy array (finite, inside the box, a
+        finite domain's points)."""
         d = self.bounds.dim
         try:
             x = np.array(x, dtype=np.float64)
@@ -219,6 +220,11 @@ class AskTell:
             if off.size:
                 raise ValueError(f"{xn} row {int(off[0])} is not one of the finite domain's points (nearest one is "
                                  f"{float(dist[off[0]]):.3g} away in unit-cube units); nothing was recorded")
+        return x
+
+    def _check_rows(self, x, y, c, xn: str, yn: str, cn: str, first: bool = False):
+        """Validated ``(x (n, d), y (n,), c (n, K) | None)`` as float64 numpy arrays."""
+        x = self._check_points(x, xn, first)
         n = x.shape[0]
         try:
             y = np.array(y, dtype=np.float64).reshape(-1)
@@ -326,6 +332,20 @@ class AskTell:
         self._y = np.concatenate([self._y, y], axis=0)
         if self._c is not None:
             self._c = np.concatenate([self._c, c], axis=0)
+
+    def add_pending(self, x) -> None:
+        """Mark points as being evaluated without asking for them: ``x (d,)`` or ``(n, d)``,
+        e.g. points another process proposed (a running Optuna trial, a Ray task started
+        before this optimizer existed). Like asked points, they are fantasized by the next
+        :meth:`ask` and leave the pending list when told.
+
+        Raises:
+            TypeError / ValueError: ``x`` of the wrong shape, NaN/inf, outside the bounds,
+            not a finite domain's point, or no room left (see :meth:`grow`); nothing is
+            recorded."""
+        x = self._check_points(x, "x")
+        self._room(x.shape[0], "pending point(s) would not fit: call opt.grow(capacity) first; nothing was recorded")
+        self._pending = np.concatenate([self._pending, x], axis=0)
 
     def _pending_rows(self, x: np.ndarray) -> list[int]:
         """Indices of the pending points that the told points ``x (n, d)`` answer (each

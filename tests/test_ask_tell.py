@@ -205,6 +205,24 @@ def test_pending_points_are_not_asked_twice_and_results_come_one_by_one():
     assert len(opt.pending) == 0 and len(opt.y) == 10
 
 
+def test_add_pending_marks_points_another_process_asked():
+    # a pending point added by hand is fantasized like an asked one: the next ask equals the
+    # ask made while that point was pending from an ask of its own
+    a, b = _opt(nbo.gp_bo(**SMALL_GP)), _opt(nbo.gp_bo(**SMALL_GP))
+    x = a.ask()
+    b._key = a._key  # same key stream for the second ask
+    b.add_pending(x)
+    np.testing.assert_array_equal(b.pending, a.pending)
+    np.testing.assert_array_equal(b.ask(), a.ask())
+    b.tell(x, _f(x))
+    assert len(b.pending) == 1 and len(b.y) == 5
+    with pytest.raises(ValueError, match="x row 0 is outside the bounds.*nothing was recorded"):
+        b.add_pending([3.0, 0.0])
+    with pytest.raises(ValueError, match=r"capacity \(6\) reached.*pending point\(s\) would not fit"):
+        _opt(capacity=6).add_pending(np.zeros((3, 2)))
+    assert len(b.pending) == 1
+
+
 def test_constraint_values_are_data_not_a_flag():
     # an unconstrained algorithm records c (the history keeps it) and ignores it
     c0 = np.array([[0.1], [-0.2], [-0.3], [0.5]])
