@@ -102,6 +102,15 @@ def _stub_experimental() -> None:
 _patch_jax()
 _stub_experimental()
 
-import neural_tangents  # noqa: E402
+try:
+    import neural_tangents  # noqa: E402
+except ModuleNotFoundError as err:  # an optional extra since issue 15
+    if err.name not in ("neural_tangents", "frozendict"):
+        raise
+    raise ImportError(
+        "the analytic NTK (nbo_jax.ntk.analytic_ntk) needs neural-tangents, an optional extra: "
+        "pip install 'nbo-jax[ntk]' (neural-tangents 0.6.5 declares TensorFlow, which this feature "
+        "does not use; to skip it: pip install --no-deps neural-tangents==0.6.5 frozendict)"
+    ) from err
 
 __all__ = ["neural_tangents"]

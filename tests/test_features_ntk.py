@@ -89,3 +89,26 @@ def test_mlp_rejects_bad_arguments():
         networks.mlp(2, 0, 2)
     with pytest.raises(ValueError, match="activation"):
         networks.mlp(2, 10, 2, activation="nope")
+
+
+def test_analytic_ntk_without_neural_tangents_names_the_extra(monkeypatch):
+    # neural-tangents is the optional extra "ntk" (issue 15): without it the error says
+    # how to install it, and nothing else in the package needs it
+    import importlib
+    import sys
+
+    monkeypatch.setitem(sys.modules, "neural_tangents", None)  # "not installed"
+    monkeypatch.delitem(sys.modules, "nbo_jax._compat")
+    with pytest.raises(ImportError, match=r"pip install 'nbo-jax\[ntk\]'"):
+        ntk.analytic_ntk(jnp.ones((2, 3)))
+    with pytest.raises(ImportError, match="--no-deps neural-tangents==0.6.5"):
+        importlib.import_module("nbo_jax._compat")
+
+
+def test_plain_install_does_not_require_neural_tangents_or_tensorflow():
+    from importlib.metadata import requires
+
+    reqs = requires("nbo-jax")
+    base = [r for r in reqs if "extra ==" not in r]
+    assert not [r for r in base if r.lower().startswith(("neural-tangents", "tensorflow", "tf2jax"))], base
+    assert any(r.startswith("neural-tangents") and r.replace('"', "'").endswith("extra == 'ntk'") for r in reqs), reqs
