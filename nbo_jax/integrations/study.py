@@ -1,0 +1,234 @@
+"""Asynchronous BO from no data: :class:`AsyncStudy`, the state that parallel evaluation on
+Ray (:func:`nbo_jax.integrations.ray.optimize`) and the Ray Tune searcher
+(:class:`nbo_jax.integrations.ray_tune.NBOSearcher`) share.
+
+Workers finish in any order, so the study hands out one point at a time (``suggest``) and
+takes results one at a time (``tell``). The first ``n_init`` points are a uniform initial
+design (:func:`nbo_jax.initial_design`); after that an :class:`~nbo_jax.AskTell` is built
+from the results told so far, with the points still being evaluated as pending points
+(fantasized, :func:`nbo_jax.batch.fantasize`), so busy workers are not sent to the same
+place: asynchronous BO in the sense of Kandasamy et al. 2018 and Snoek et al. 2012 (sec. 3.3).
+A failed evaluation (an exception, a crash, a timeout, a NaN value) is told as a failure:
+recorded with its reason, kept in the history, and the model learns that the point is bad.
+
+Nothing here needs Ray; the state round-trips through :meth:`AsyncStudy.state_dict` (numpy
+arrays and JSON-able values) for checkpoints.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pathlib
+import pickle
+import warnings
+from typing import Optional
+
+import jax
+import numpy as np
+
+from ..algorithms._common import check_int
+from ..ask_tell import AskTell, _leaf_from_numpy, _leaf_to_numpy
+from ..loop import _check_algorithm, _check_key, initial_design
+from ..types import BOAlgorithm, as_bounds
+
+FORMAT = "nbo_jax.AsyncStudy/1"
+
+
+class AsyncStudy:
+    """An asynchronous BO study: ``suggest`` a point, evaluate it anywhere, ``tell`` its value.
+
+    Example::
+
+        study = AsyncStudy(nbo.gp_bo(), [(0.0, 1.0)] * 3, n_init=8, key=jax.random.key(0))
+        a, b = study.suggest(), study.suggest()     # two workers busy
+        study.tell(b, f(b))                          # results in any order
+        study.tell(a, float("nan"), error="worker crashed")
+
+    Args:
+        algorithm: a :class:`~nbo_jax.types.BOAlgorithm` without constraints. With ``q > 1``
+            each ``ask`` yields ``q`` points, handed out one by one.
+        bounds: the box, as :class:`~nbo_jax.AskTell` reads it; points are float64 numpy
+            arrays ``(d,)`` inside it.
+        n_init: the size of the initial design (uniform in the box), >= 1. If every one of
+            its results failed, further points are uniform too, until one succeeds.
+        key: a PRNG key (``jax.random.key(seed)``).
+        capacity: the optimizer's first capacity (doubled when reached, :meth:`AskTell.grow`).
+
+    Raises:
+        TypeError / ValueError: bad arguments, each message naming it (a constrained
+        algorithm is refused: parallel evaluation returns one value per point).
+    """
+
+    def __init__(self, algorithm: BOAlgorithm, bounds, n_init: int, key, *, capacity: int = 64):
+        _check_algorithm(algorithm)
+        _check_key(key)
+        if algorithm.constrained:
+            raise ValueError(f"algorithm: {algorithm.name!r} models constraints; an AsyncStudy records one value "
+                             "per point (use nbo_jax.AskTell to tell constraint values)")
+        self.algorithm = algorithm
+        self.bounds = as_bounds(bounds, name="bounds")
+        self.n_init = check_int("n_init", n_init, 1)
+        self.capacity = check_int("capacity", capacity, 1)
+        self._key, k_design = jax.random.split(key)
+        self.design = np.asarray(initial_design(k_design, self.bounds, self.n_init, np.float32), np.float64)
+        self.design = np.clip(self.design, self.bounds.lower, self.bounds.upper)
+        self.n_suggested = 0
+        self._x = np.zeros((0, self.bounds.dim))   # told points (before and after the optimizer starts)
+        self._y = np.zeros(0)
+        self._busy = np.zeros((0, self.bounds.dim))  # suggested, not told
+        self._queue = np.zeros((0, self.bounds.dim))  # asked by a q > 1 algorithm, not yet handed out
+        self.failures: list[dict] = []
+        self.optimizer: Optional[AskTell] = None
+
+    # ------------------------------------------------------------------ the loop
+    def suggest(self) -> np.ndarray:
+        """The next point to evaluate, ``(d,)`` float64; it is *busy* until told.
+
+        Returns the initial design first; then the algorithm's ask, with every busy point
+        pending."""
+        if self.n_suggested < self.n_init:
+            x = self.design[self.n_suggested]
+        elif self.optimizer is None and not np.isfinite(self._y).any():
+            # nothing to model yet (no result, or only failures): more uniform points
+            k = jax.random.fold_in(self._key, self.n_suggested)
+            x = np.asarray(initial_design(k, self.bounds, 1, np.float32)[0], np.float64)
+            x = np.clip(x, self.bounds.lower, self.bounds.upper)
+        else:
+            if self.optimizer is None:
+                self._start()
+            if not len(self._queue):
+                self._queue = np.atleast_2d(np.asarray(self.optimizer.ask(), np.float64))
+            x, self._queue = self._queue[0], self._queue[1:]
+        self.n_suggested += 1
+        self._busy = np.concatenate([self._busy, x[None]], axis=0)
+        return x.copy()
+
+    def _start(self) -> None:
+        self._key, k = jax.random.split(self._key)
+        capacity = max(self.capacity, len(self._y) + len(self._busy) + self.algorithm.q)
+        with warnings.catch_warnings():  # failures are expected here and recorded in self.failures
+            warnings.simplefilter("ignore", RuntimeWarning)
+            self.optimizer = AskTell(self.algorithm, self.bounds, capacity, k, self._x, self._y, auto_grow=True)
+        if len(self._busy):
+            self.optimizer.add_pending(self._busy)
+
+    def tell(self, x, y: float, error: Optional[str] = None) -> None:
+        """Record the value ``y`` of a suggested point ``x (d,)``. A failed evaluation is
+        ``y = NaN`` (or inf), with ``error`` saying why (kept in :attr:`failures`).
+
+        Raises:
+            ValueError: ``x`` is not a busy point (never suggested, or already told); nothing
+            is recorded."""
+        x = np.asarray(x, np.float64).reshape(-1)
+        y = float(y)
+        hit = np.nonzero(np.all(np.isclose(self._busy, x, rtol=1e-12, atol=1e-12), axis=1))[0] \
+            if x.shape == (self.bounds.dim,) else np.zeros(0, int)
+        if not hit.size:
+            raise ValueError(f"x: {x.tolist()} is not a point this study suggested and is waiting for; "
+                             "nothing was recorded")
+        if not math.isfinite(y):
+            self.failures.append({"index": len(self._y), "x": x.tolist(), "error": error or f"value {y}"})
+        if self.optimizer is not None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                self.optimizer.tell(x, y)
+        self._busy = np.delete(self._busy, hit[0], axis=0)
+        self._x = np.concatenate([self._x, x[None]], axis=0)
+        self._y = np.append(self._y, y)
+
+    # ------------------------------------------------------------------ results
+    @property
+    def x(self) -> np.ndarray:
+        """``(n, d)`` every told point, in the order told (float64)."""
+        return self._x.copy()
+
+    @property
+    def y(self) -> np.ndarray:
+        """``(n,)`` the told values (NaN/inf for failures)."""
+        return self._y.copy()
+
+    @property
+    def busy(self) -> np.ndarray:
+        """``(P, d)`` points suggested and not yet told (being evaluated, or lost with a
+        killed driver: evaluate them again after :meth:`load`)."""
+        return self._busy.copy()
+
+    @property
+    def n_told(self) -> int:
+        """How many results (failures included) were told."""
+        return len(self._y)
+
+    def best(self) -> tuple[np.ndarray, float]:
+        """``(x (d,), y)`` of the smallest finite value told.
+
+        Raises:
+            ValueError: no successful evaluation yet."""
+        ok = np.isfinite(self._y)
+        if not ok.any():
+            raise ValueError("no successful evaluation yet")
+        i = int(np.argmin(np.where(ok, self._y, np.inf)))
+        return self._x[i].copy(), float(self._y[i])
+
+    # ------------------------------------------------------------------ checkpoints
+    def state_dict(self) -> dict:
+        """The study as numpy arrays and JSON-able values (the optimizer's full state
+        included), for :meth:`from_state_dict`, :meth:`save` and pickling."""
+        key_data, key_impl = _leaf_to_numpy(self._key)
+        state = {
+            "format": FORMAT, "algorithm": self.algorithm.name, "n_init": self.n_init,
+            "capacity": self.capacity, "lower": self.bounds.lower.tolist(), "upper": self.bounds.upper.tolist(),
+            "design": self.design, "n_suggested": self.n_suggested, "x": self._x, "y": self._y,
+            "busy": self._busy, "queue": self._queue, "failures": list(self.failures),
+            "key": key_data, "key_impl": key_impl, "optimizer": None,
+        }
+        if self.optimizer is not None:
+            state["optimizer"] = self.optimizer._snapshot()
+        return state
+
+    @classmethod
+    def from_state_dict(cls, state: dict, algorithm: BOAlgorithm) -> "AsyncStudy":
+        """Rebuild a study from :meth:`state_dict`. ``algorithm`` is the study's algorithm
+        (the optimizer continues bit for bit when it is the same one; see
+        :meth:`AskTell.load` for a different one).
+
+        Raises:
+            ValueError: not a study's state."""
+        if not isinstance(state, dict) or state.get("format") != FORMAT:
+            raise ValueError(f"state: not an AsyncStudy state (format {FORMAT!r} expected)")
+        _check_algorithm(algorithm)
+        self = cls.__new__(cls)
+        self.algorithm = algorithm
+        self.bounds = as_bounds((state["lower"], state["upper"]), name="bounds")
+        self.n_init, self.capacity = int(state["n_init"]), int(state["capacity"])
+        self.design, self.n_suggested = np.asarray(state["design"]), int(state["n_suggested"])
+        self._x, self._y = np.asarray(state["x"]), np.asarray(state["y"])
+        self._busy, self._queue = np.asarray(state["busy"]), np.asarray(state["queue"])
+        self.failures = list(state["failures"])
+        self._key = _leaf_from_numpy(state["key"], state["key_impl"])
+        self.optimizer = None
+        if state["optimizer"] is not None:
+            arrays, meta = state["optimizer"]
+            self.optimizer = AskTell._restore(arrays, meta, algorithm)
+        return self
+
+    def save(self, path) -> pathlib.Path:
+        """Write the study to the file ``path`` (a pickle of :meth:`state_dict`), atomically:
+        a driver killed while saving leaves the previous checkpoint intact."""
+        path = pathlib.Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as f:
+            pickle.dump(self.state_dict(), f)
+        os.replace(tmp, path)
+        return path
+
+    @classmethod
+    def load(cls, path, algorithm: BOAlgorithm) -> "AsyncStudy":
+        """Read a study written by :meth:`save` (see :meth:`from_state_dict`).
+
+        Raises:
+            FileNotFoundError: no file at ``path``. ValueError: not a study's checkpoint."""
+        with open(path, "rb") as f:
+            state = pickle.load(f)
+        return cls.from_state_dict(state, algorithm)
