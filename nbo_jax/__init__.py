@@ -3,7 +3,8 @@
 Public API (everything else lives in the subpackages: ``nbo_jax.posterior``,
 ``nbo_jax.gp_model``, ``nbo_jax.features``, ``nbo_jax.ntk``, ``nbo_jax.networks``,
 ``nbo_jax.training``, ``nbo_jax.pde``, ``nbo_jax.pinn``, ``nbo_jax.optimize``,
-``nbo_jax.analysis``, ``nbo_jax.comparison``)::
+``nbo_jax.analysis``, ``nbo_jax.comparison``, ``nbo_jax.sharding``; the optional
+``nbo_jax.integrations`` (Ray, Ray Tune, Optuna) is never imported here)::
 
     import jax, nbo_jax as nbo
     problem = nbo.benchmarks.get("ackley", dim=10, noise_std="paper")
@@ -26,6 +27,7 @@ from . import (  # noqa: F401 - the subpackages, importable as attributes
     pde,
     pinn,
     posterior,
+    sharding,
     training,
 )
 from .algorithms import (
@@ -42,6 +44,7 @@ from .algorithms import (
 from .ask_tell import AskTell
 from .batch import batched
 from .loop import initial_design, run_bo
+from .sharding import run_bo_sharded
 from .types import (
     BOAlgorithm,
     Bounds,
@@ -60,6 +63,7 @@ __version__ = "0.1.0"
 __all__ = [
     # running BO
     "run_bo",
+    "run_bo_sharded",
     "AskTell",
     "initial_design",
     "batched",

@@ -85,3 +85,13 @@ def test_arguments_are_checked():
         AsyncStudy(nbo.random_search(), BOX, 0, jax.random.key(0))
     with pytest.raises(ValueError, match="algorithm: 'neural-cbo' models constraints"):
         AsyncStudy(nbo.neural_cbo(), BOX, 2, jax.random.key(0))
+
+
+def test_the_core_never_imports_the_integrations():
+    import subprocess
+    import sys
+
+    code = ("import sys, nbo_jax; from nbo_jax.integrations import study; "
+            "print(sorted(m for m in ('ray', 'optuna', 'neural_tangents') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
