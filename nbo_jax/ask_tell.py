@@ -105,6 +105,22 @@ def _spec(leaf) -> list:
     return [list(np.shape(leaf)), str(leaf.dtype)]
 
 
+_COMPILED: dict[int, tuple] = {}
+
+
+def _compiled(algorithm: BOAlgorithm) -> tuple:
+    """``(ask, tell, fantasize)`` of ``algorithm``, jit-compiled once per algorithm object, so
+    optimizers rebuilt from a history (an Optuna sampler, a resumed study) reuse the compiled
+    code instead of tracing new functions. The cache keeps the algorithm alive, so its id
+    stays its key."""
+    entry = _COMPILED.get(id(algorithm))
+    if entry is None or entry[0] is not algorithm:
+        entry = (algorithm, jax.jit(algorithm.ask), jax.jit(algorithm.tell),
+                 jax.jit(lambda s, x: fantasize(algorithm, s, x)))
+        _COMPILED[id(algorithm)] = entry
+    return entry[1:]
+
+
 class AskTell:
     """Drive a :class:`~nbo_jax.types.BOAlgorithm` from Python, for objectives outside JAX
     (a simulator, a lab). ``ask`` and ``tell`` are the algorithm's own functions,
@@ -173,9 +189,7 @@ class AskTell:
 
     # ------------------------------------------------------------------ internals
     def _compile(self) -> None:
-        self._ask = jax.jit(self.algorithm.ask)
-        self._tell = jax.jit(self.algorithm.tell)
-        self._fantasize = jax.jit(lambda s, x: fantasize(self.algorithm, s, x))
+        self._ask, self._tell, self._fantasize = _compiled(self.algorithm)
 
     def _jnp(self, a: Optional[np.ndarray]):
         return None if a is None else jnp.asarray(a, jnp.zeros(()).dtype)

@@ -36,8 +36,10 @@ The optimizer's capacity is rounded up to a multiple of ``capacity_step``, so th
 jit-compiled ``ask`` is reused across trials (its shapes change once every
 ``capacity_step`` trials). The algorithm's PRNG key for trial ``t`` is
 ``fold_in(key(seed), t)``: a seeded study with the same trials samples the same points.
-Single-objective studies only; Optuna's trial constraints (``Trial.set_constraint``) are not
-modelled.
+Single-objective studies only; Optuna's trial constraints are not modelled. An algorithm
+whose schedule counts the steps since ``init`` (NeuralGreedy's exploration phase, which is
+also sized by the number of initial points) restarts it at every trial; the model-based
+algorithms (Neural-BO, GP-BO, NeuralUCB/TS, adaptive basis) lose nothing by the rebuild.
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ import functools
 import json
 import math
 import warnings
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 import numpy as np
@@ -64,7 +67,6 @@ from ..algorithms import get as _get_algorithm
 from ..algorithms import neural_bo
 from ..algorithms._common import check_int
 from ..ask_tell import AskTell
-from ..batch import fantasize
 from ..types import BOAlgorithm, Bounds
 
 # a trial's relative sample, shared with other processes through the storage (chunks below
@@ -118,19 +120,6 @@ def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
     return algorithm._replace(init=fixed)
 
 
-class _ReusedAskTell(AskTell):
-    """:class:`~nbo_jax.AskTell` with the sampler's compiled ``(ask, tell, fantasize)``:
-    ``AskTell`` jits a fresh function for the pending points at every construction, which
-    would be compiled again at every trial while another trial runs (about 1 s each)."""
-
-    def __init__(self, *args, compiled: tuple, **kwargs):
-        self._compiled = compiled
-        super().__init__(*args, **kwargs)
-
-    def _compile(self) -> None:
-        self._ask, self._tell, self._fantasize = self._compiled
-
-
 def _to_internal(value: float, dist: FloatDistribution) -> float:
     return math.log10(value) if dist.log else float(value)
 
@@ -179,6 +168,17 @@ def _points(params_list: Sequence[dict], search_space: dict[str, FloatDistributi
     return X, np.array(usable, dtype=bool)
 
 
+def _base_key(seed: int):
+    """``jax.random.key(seed)``, with the bits of a seed ``>= 2**32`` folded in (without x64,
+    ``jax.random.key`` keeps only the low 32 bits)."""
+    key = jax.random.key(seed % 2**32)
+    seed >>= 32
+    while seed:
+        key = jax.random.fold_in(key, seed % 2**32)
+        seed >>= 32
+    return key
+
+
 def _shared_params(trial: FrozenTrial) -> dict[str, Any]:
     """A running trial's parameters: its relative sample (written by another process's
     sampler, possibly before the objective suggested them) updated with those suggested."""
@@ -224,13 +224,11 @@ class NBOSampler(BaseSampler):
         asks one point per trial; parallel trials are pending points) or models constraints.
     """
 
-    def __init__(self, algorithm: Optional[BOAlgorithm | str] = None, *, n_startup_trials: int = 10,
-                 seed: Optional[int] = None, independent_sampler: Optional[BaseSampler] = None,
+    def __init__(self, algorithm: BOAlgorithm | str | None = None, *, n_startup_trials: int = 10,
+                 seed: int | None = None, independent_sampler: BaseSampler | None = None,
                  capacity_step: int = 32):
         self._algorithm = _check_algorithm(algorithm)
         self._fast = _fixed_shape_init(self._algorithm)
-        fast = self._fast
-        self._compiled = (jax.jit(fast.ask), jax.jit(fast.tell), jax.jit(lambda s, x: fantasize(fast, s, x)))
         self._n_startup_trials = check_int("n_startup_trials", n_startup_trials, 0)
         self._capacity_step = check_int("capacity_step", capacity_step, 1)
         if seed is not None:
@@ -293,10 +291,10 @@ class NBOSampler(BaseSampler):
 
         need = X.shape[0] + P.shape[0] + 1
         capacity = -(-need // self._capacity_step) * self._capacity_step
-        key = jax.random.fold_in(jax.random.key(self._seed), trial.number)
+        key = jax.random.fold_in(_base_key(self._seed), trial.number)
         with warnings.catch_warnings():  # failed trials are expected here, not news
             warnings.filterwarnings("ignore", message="AskTell: .* failed evaluation", category=RuntimeWarning)
-            opt = _ReusedAskTell(self._fast, (lower, upper), capacity, key, X, y, compiled=self._compiled)
+            opt = AskTell(self._fast, (lower, upper), capacity, key, X, y)
         if P.shape[0]:
             opt.add_pending(P)
         params = _from_internal(opt.ask(), space)
@@ -304,8 +302,8 @@ class NBOSampler(BaseSampler):
         # share the point with other processes before the objective suggests it
         text = json.dumps(params)
         for i in range(0, len(text), _SYSTEM_ATTR_MAX_LENGTH):
-            study._storage.set_trial_system_attr(trial._trial_id, f"{_RELATIVE_PARAMS_KEY}:{i // _SYSTEM_ATTR_MAX_LENGTH}",
-                                                 text[i:i + _SYSTEM_ATTR_MAX_LENGTH])
+            name = f"{_RELATIVE_PARAMS_KEY}:{i // _SYSTEM_ATTR_MAX_LENGTH}"
+            study._storage.set_trial_system_attr(trial._trial_id, name, text[i:i + _SYSTEM_ATTR_MAX_LENGTH])
         return params
 
     def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
@@ -317,7 +315,7 @@ class NBOSampler(BaseSampler):
         self._independent_sampler.before_trial(study, trial)
 
     def after_trial(self, study: Study, trial: FrozenTrial, state: TrialState,
-                    values: Optional[Sequence[float]]) -> None:
+                    values: Sequence[float] | None) -> None:
         self._independent_sampler.after_trial(study, trial, state, values)
 
 
@@ -339,8 +337,8 @@ class NeuralBOSampler(NBOSampler):
         (messages name them).
     """
 
-    def __init__(self, *, n_startup_trials: int = 10, seed: Optional[int] = None,
-                 independent_sampler: Optional[BaseSampler] = None, capacity_step: int = 32, **algorithm_kwargs):
+    def __init__(self, *, n_startup_trials: int = 10, seed: int | None = None,
+                 independent_sampler: BaseSampler | None = None, capacity_step: int = 32, **algorithm_kwargs):
         super().__init__(neural_bo(**algorithm_kwargs), n_startup_trials=n_startup_trials, seed=seed,
                          independent_sampler=independent_sampler, capacity_step=capacity_step)
 
