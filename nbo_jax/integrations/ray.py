@@ -129,7 +129,7 @@ def optimize(
         study = AsyncStudy(algorithm, bounds, n_init, key)
 
     if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, log_to_driver=verbose)
+        ray.init(address=address, include_dashboard=False)
     task = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_retries=0)(_evaluate)
     objective_ref = ray.put(objective)
 
