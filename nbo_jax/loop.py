@@ -83,6 +83,18 @@ def _check_algorithm(algorithm) -> None:
         raise ValueError(f"algorithm.batch_rule must be one of {BATCH_RULES}, got {algorithm.batch_rule!r}")
 
 
+def _check_run(algorithm, problem, n_init, n_iter) -> tuple[int, int]:
+    """The checks every ``run_bo``-shaped entry point makes on its arguments; returns
+    ``(n_init, n_iter)`` as ints."""
+    _check_algorithm(algorithm)
+    _check_problem(problem)
+    _check_pair(algorithm, problem)
+    n_init = _check_count("n_init", n_init, 1)
+    n_iter = _check_count("n_iter", n_iter, 0)
+    _check_finite_budget(problem, n_init, n_iter * algorithm.q)
+    return n_init, n_iter
+
+
 def _check_key(key) -> None:
     k = jnp.asarray(key) if not hasattr(key, "dtype") else key
     if jax.dtypes.issubdtype(k.dtype, jax.dtypes.prng_key):
@@ -271,18 +283,13 @@ def run_bo(
     and reuse them.
     """
     _check_key(key)
-    _check_algorithm(algorithm)
-    _check_problem(problem)
-    _check_pair(algorithm, problem)
-    n_init = _check_count("n_init", n_init, 1)
-    n_iter = _check_count("n_iter", n_iter, 0)
+    n_init, n_iter = _check_run(algorithm, problem, n_init, n_iter)
     if not (progress is True or progress is False or callable(progress)):
         raise TypeError("progress must be a bool or a callable hook(step)")
     if x0 is not None:
         shape = tuple(np.shape(x0))
         if shape != (n_init, problem.dim):
             raise ValueError(f"x0 must have shape (n_init, d) = {(n_init, problem.dim)}, got {shape}")
-    _check_finite_budget(problem, n_init, n_iter * algorithm.q)
     return _run_bo_jit(
         key, x0, algorithm=algorithm, problem=problem, n_init=n_init, n_iter=n_iter, progress=progress
     )

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .loop import _check_algorithm, _check_count, _check_finite_budget, _check_pair, _check_problem, run_bo
+from .loop import _check_run, run_bo
 from .types import BOAlgorithm, History, Problem
 
 Array = jax.Array
@@ -64,12 +64,7 @@ def run_bo_sharded(
         TypeError / ValueError: ``keys`` not a 1-D array of keys, or the errors of
         :func:`nbo_jax.run_bo` (before anything compiles).
     """
-    _check_algorithm(algorithm)
-    _check_problem(problem)
-    _check_pair(algorithm, problem)
-    n_init = _check_count("n_init", n_init, 1)
-    n_iter = _check_count("n_iter", n_iter, 0)
-    _check_finite_budget(problem, n_init, n_iter * algorithm.q)
+    n_init, n_iter = _check_run(algorithm, problem, n_init, n_iter)
     keys = jnp.asarray(keys) if not isinstance(keys, jax.Array) else keys
     is_key = jax.dtypes.issubdtype(keys.dtype, jax.dtypes.prng_key)
     if not ((is_key and keys.ndim == 1) or (not is_key and keys.ndim == 2 and keys.shape[1] == 2
