@@ -41,7 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..algorithms._common import check_int
+from ..algorithms._common import check_int, check_positive
 from ..types import Problem, TaskMetric
 from .finite import finite_problem
 
@@ -570,12 +570,9 @@ def document_retrieval(
     if target is not None:
         target = check_int("target", target, 0)
     seed = check_int("seed", seed, 0)
-    if isinstance(noise_std, bool) or not isinstance(noise_std, (int, float, np.floating, np.integer)):
-        raise TypeError(f"noise_std must be a number, got {type(noise_std).__name__}")
-    if not (np.isfinite(noise_std) and noise_std >= 0):
-        raise ValueError(f"noise_std must be finite and >= 0, got {noise_std}")
+    noise_std = check_positive("noise_std", noise_std, allow_zero=True)
     return _build(path, stamp, target, seed, vocabulary_size, max_documents, n_documents, corpus_seed,
-                  float(noise_std), tuple(levels), synthetic_vocabulary)
+                  noise_std, tuple(levels), synthetic_vocabulary)
 
 
 @functools.lru_cache(maxsize=None)

@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..algorithms._common import check_positive
 from ..types import Problem, TaskMetric, finite_domain
 
 Array = jax.Array
@@ -97,8 +98,7 @@ def finite_problem(
         raise ValueError(f"values must hold one value per row of choices: shape ({dom.size},), got {vals.shape}")
     if not np.all(np.isfinite(vals)):
         raise ValueError(f"values must be finite; rows {np.nonzero(~np.isfinite(vals))[0][:10].tolist()} are not")
-    if not (noise_std >= 0 and np.isfinite(noise_std)):
-        raise ValueError(f"noise_std must be finite and >= 0, got {noise_std}")
+    noise_std = check_positive("noise_std", noise_std, allow_zero=True)
     best = int(np.argmin(vals))
     pts = dom.points
 

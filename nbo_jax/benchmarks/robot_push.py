@@ -68,7 +68,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import math
 import multiprocessing
 import os
 import threading
@@ -79,6 +78,7 @@ import Box2D
 import jax
 import numpy as np
 
+from nbo_jax.algorithms._common import check_positive
 from nbo_jax.types import Problem, TaskMetric, make_bounds
 
 from .synthetic import _as_float
@@ -416,16 +416,10 @@ def robot_push(*, noise_std: float = 0.0, processes: int | None = None) -> Probl
 
     Raises:
         ValueError: ``noise_std`` negative or not finite, ``processes < 1``.
-        TypeError: ``processes`` not an int.
+        TypeError: ``processes`` not an int, ``noise_std`` not a number.
     """
     processes = _check_processes(processes)
-    try:
-        noise_std = float(noise_std)
-    except (TypeError, ValueError):
-        raise TypeError(f"noise_std must be a float, got {type(noise_std).__name__}") from None
-    if not (math.isfinite(noise_std) and noise_std >= 0):
-        raise ValueError(f"noise_std must be finite and >= 0, got {noise_std}")
-    return _robot_push(noise_std, processes)
+    return _robot_push(check_positive("noise_std", noise_std, allow_zero=True), processes)
 
 
 def optimize_with_ask_tell(algorithm, n_init: int, n_iter: int, q: int, seed: int,

@@ -25,12 +25,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any
+from typing import Any, Optional
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..algorithms._common import check_int, check_positive
 from ..types import Problem, TaskMetric, make_bounds
 from . import digits
 from .synthetic import _as_float
@@ -97,12 +98,11 @@ def tampered_params(params, key: Array, n: int, scale: float):
         the parameter pytree with a leading axis ``n`` on every leaf (vmap over it).
 
     Raises:
-        ValueError: ``n < 1`` or ``scale`` negative / not finite.
+        ValueError: ``n < 1`` or ``scale`` negative / not finite. TypeError: ``n`` not an int,
+        ``scale`` not a number.
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be an int >= 1, got {n!r}")
-    if not (np.isfinite(scale) and scale >= 0):
-        raise ValueError(f"scale must be finite and >= 0, got {scale}")
+    n = check_int("n", n, 1)
+    scale = check_positive("scale", scale, allow_zero=True)
     return _add_noise(params, _unit_noise(params, key, n), scale)
 
 
@@ -246,8 +246,7 @@ def detection_rates(problem, x, f, n_max: int = N_MAX, feasible=None) -> np.ndar
         raise ValueError(f"x must be (n, {task.upscale.shape[1]}) and f (n,), got {x.shape} and {f.shape}")
     if feasible is not None and np.shape(feasible) != f.shape:
         raise ValueError(f"feasible must be ({f.shape[0]},) bool, got shape {np.shape(feasible)}")
-    if isinstance(n_max, bool) or not isinstance(n_max, (int, np.integer)) or n_max < 1:
-        raise ValueError(f"n_max must be an int >= 1, got {n_max!r}")
+    n_max = check_int("n_max", n_max, 1)
     rows = best_distinct(x, f, n_max, feasible)
     if rows.size == 0:
         return np.zeros(n_max)
@@ -292,12 +291,8 @@ def _check(dataset, mnist_dir, seed, n_tampered, noise_std):
     if (dataset == "mnist") != (mnist_dir is not None):
         raise ValueError("mnist_dir must be given exactly when dataset='mnist' (the directory of the MNIST IDX "
                          f"files), got dataset={dataset!r}, mnist_dir={mnist_dir!r}")
-    for name, value, low in (("seed", seed, 0), ("n_tampered", n_tampered, 1)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-    if not (np.isfinite(noise_std) and noise_std >= 0):
-        raise ValueError(f"noise_std must be finite and >= 0, got {noise_std}")
-    return dataset, None if mnist_dir is None else str(mnist_dir), int(seed), int(n_tampered), float(noise_std)
+    return (dataset, None if mnist_dir is None else str(mnist_dir), check_int("seed", seed, 0),
+            check_int("n_tampered", n_tampered, 1), check_positive("noise_std", noise_std, allow_zero=True))
 
 
 def sensitive_samples(*, dataset: str = "digits", mnist_dir=None, seed: int = 0, n_tampered: int = 1000,
@@ -324,7 +319,8 @@ def sensitive_samples(*, dataset: str = "digits", mnist_dir=None, seed: int = 0,
 
     Raises:
         ValueError: a bad argument (named), and the data errors of
-        :func:`nbo_jax.benchmarks.digits.load_mnist`.
+        :func:`nbo_jax.benchmarks.digits.load_mnist`. TypeError: ``seed`` / ``n_tampered``
+        not an int, ``noise_std`` not a number.
     """
     return _build(*_check(dataset, mnist_dir, seed, n_tampered, noise_std), realism=False)
 
