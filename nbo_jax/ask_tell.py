@@ -9,6 +9,7 @@ save/resume to a directory (npz + JSON) that continues bit for bit.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import pathlib
 import warnings
@@ -103,6 +104,15 @@ def _leaf_from_numpy(a: np.ndarray, impl: Optional[str]):
 def _spec(leaf) -> list:
     """``[shape, dtype]`` of a state leaf (keys by their key dtype)."""
     return [list(np.shape(leaf)), str(leaf.dtype)]
+
+
+@contextlib.contextmanager
+def quiet_failures():
+    """Silence :class:`AskTell`'s ``RuntimeWarning`` about failed evaluations, for callers that
+    expect failures and record them themselves (an asynchronous study, the Optuna sampler)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="AskTell: .* failed evaluation", category=RuntimeWarning)
+        yield
 
 
 _COMPILED: dict[int, tuple] = {}

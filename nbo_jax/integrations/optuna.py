@@ -47,7 +47,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -66,7 +65,7 @@ except ImportError as err:  # pragma: no cover - the extra is installed in the t
 from ..algorithms import get as _get_algorithm
 from ..algorithms import neural_bo
 from ..algorithms._common import check_int
-from ..ask_tell import AskTell
+from ..ask_tell import AskTell, quiet_failures
 from ..types import BOAlgorithm, Bounds
 
 # a trial's relative sample, shared with other processes through the storage (chunks below
@@ -292,8 +291,7 @@ class NBOSampler(BaseSampler):
         need = X.shape[0] + P.shape[0] + 1
         capacity = -(-need // self._capacity_step) * self._capacity_step
         key = jax.random.fold_in(_base_key(self._seed), trial.number)
-        with warnings.catch_warnings():  # failed trials are expected here, not news
-            warnings.filterwarnings("ignore", message="AskTell: .* failed evaluation", category=RuntimeWarning)
+        with quiet_failures():  # failed trials are expected here, not news
             opt = AskTell(self._fast, (lower, upper), capacity, key, X, y)
         if P.shape[0]:
             opt.add_pending(P)

@@ -30,7 +30,7 @@ except ImportError as err:  # pragma: no cover - exercised without the extra
     raise ImportError("nbo_jax.integrations.ray needs Ray: pip install 'nbo-jax[ray]'") from err
 
 from ..algorithms._common import check_int, check_positive
-from ..types import BOAlgorithm
+from ..types import BOAlgorithm, as_bounds
 from .study import AsyncStudy
 
 __all__ = ["optimize"]
@@ -119,10 +119,10 @@ def optimize(
     key = jax.random.key(0) if key is None else key
     path = None if checkpoint is None else pathlib.Path(checkpoint)
     if path is not None and path.exists():
+        check_int("n_init", n_init, 1)
+        box = as_bounds(bounds, name="bounds")
         study = AsyncStudy.load(path, algorithm)
-        fresh = AsyncStudy(algorithm, bounds, n_init, key)  # checks the arguments the same way
-        if not (np.array_equal(fresh.bounds.lower, study.bounds.lower)
-                and np.array_equal(fresh.bounds.upper, study.bounds.upper)):
+        if not (np.array_equal(box.lower, study.bounds.lower) and np.array_equal(box.upper, study.bounds.upper)):
             raise ValueError(f"checkpoint: {str(path)!r} holds a study over other bounds "
                              f"({study.bounds.lower.tolist()}, {study.bounds.upper.tolist()})")
     else:

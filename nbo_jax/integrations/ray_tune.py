@@ -84,7 +84,7 @@ class NBOSearcher(Searcher):
         self._study: Optional[AsyncStudy] = None
         self._live: Dict[str, np.ndarray] = {}
         self._rng = np.random.default_rng(self._seed)
-        self._floats: list = []   # (name, log, quantum) per modelled coordinate
+        self._floats: list = []   # (name, log, quantum, lower, upper) per modelled coordinate
         self._others: list = []   # (name, Domain) drawn at random
         self._constants: dict = {}
         if space:

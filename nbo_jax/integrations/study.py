@@ -21,14 +21,13 @@ import math
 import os
 import pathlib
 import pickle
-import warnings
 from typing import Optional
 
 import jax
 import numpy as np
 
 from ..algorithms._common import check_int
-from ..ask_tell import AskTell, _leaf_from_numpy, _leaf_to_numpy
+from ..ask_tell import AskTell, _leaf_from_numpy, _leaf_to_numpy, quiet_failures
 from ..loop import _check_algorithm, _check_key, initial_design
 from ..types import BOAlgorithm, as_bounds
 
@@ -74,7 +73,7 @@ class AsyncStudy:
         self.design = np.asarray(initial_design(k_design, self.bounds, self.n_init, np.float32), np.float64)
         self.design = np.clip(self.design, self.bounds.lower, self.bounds.upper)
         self.n_suggested = 0
-        self._x = np.zeros((0, self.bounds.dim))   # told points (before and after the optimizer starts)
+        self._x = np.zeros((0, self.bounds.dim))   # told points until the optimizer starts; it holds them after
         self._y = np.zeros(0)
         self._busy = np.zeros((0, self.bounds.dim))  # suggested, not told
         self._queue = np.zeros((0, self.bounds.dim))  # asked by a q > 1 algorithm, not yet handed out
@@ -89,7 +88,7 @@ class AsyncStudy:
         pending."""
         if self.n_suggested < self.n_init:
             x = self.design[self.n_suggested]
-        elif self.optimizer is None and not np.isfinite(self._y).any():
+        elif self.optimizer is None and not np.isfinite(self._told()[1]).any():
             # nothing to model yet (no result, or only failures): more uniform points
             k = jax.random.fold_in(self._key, self.n_suggested)
             x = np.asarray(initial_design(k, self.bounds, 1, np.float32)[0], np.float64)
@@ -107,9 +106,9 @@ class AsyncStudy:
     def _start(self) -> None:
         self._key, k = jax.random.split(self._key)
         capacity = max(self.capacity, len(self._y) + len(self._busy) + self.algorithm.q)
-        with warnings.catch_warnings():  # failures are expected here and recorded in self.failures
-            warnings.simplefilter("ignore", RuntimeWarning)
+        with quiet_failures():  # failures are expected here and recorded in self.failures
             self.optimizer = AskTell(self.algorithm, self.bounds, capacity, k, self._x, self._y, auto_grow=True)
+        self._x = self._y = None  # the optimizer's history from now on
         if len(self._busy):
             self.optimizer.add_pending(self._busy)
 
@@ -128,25 +127,32 @@ class AsyncStudy:
             raise ValueError(f"x: {x.tolist()} is not a point this study suggested and is waiting for; "
                              "nothing was recorded")
         if not math.isfinite(y):
-            self.failures.append({"index": len(self._y), "x": x.tolist(), "error": error or f"value {y}"})
+            self.failures.append({"index": self.n_told, "x": x.tolist(), "error": error or f"value {y}"})
         if self.optimizer is not None:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
+            with quiet_failures():
                 self.optimizer.tell(x, y)
+        else:
+            self._x = np.concatenate([self._x, x[None]], axis=0)
+            self._y = np.append(self._y, y)
         self._busy = np.delete(self._busy, hit[0], axis=0)
-        self._x = np.concatenate([self._x, x[None]], axis=0)
-        self._y = np.append(self._y, y)
+
+    def _told(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(x (n, d), y (n,))`` told so far, without copies: the study's own arrays until the
+        optimizer starts, the optimizer's history (the same rows, in the same order) after."""
+        if self.optimizer is not None:
+            return self.optimizer._x, self.optimizer._y
+        return self._x, self._y
 
     # ------------------------------------------------------------------ results
     @property
     def x(self) -> np.ndarray:
         """``(n, d)`` every told point, in the order told (float64)."""
-        return self._x.copy()
+        return self._told()[0].copy()
 
     @property
     def y(self) -> np.ndarray:
         """``(n,)`` the told values (NaN/inf for failures)."""
-        return self._y.copy()
+        return self._told()[1].copy()
 
     @property
     def busy(self) -> np.ndarray:
@@ -157,18 +163,19 @@ class AsyncStudy:
     @property
     def n_told(self) -> int:
         """How many results (failures included) were told."""
-        return len(self._y)
+        return len(self._told()[1])
 
     def best(self) -> tuple[np.ndarray, float]:
         """``(x (d,), y)`` of the smallest finite value told.
 
         Raises:
             ValueError: no successful evaluation yet."""
-        ok = np.isfinite(self._y)
+        x, y = self._told()
+        ok = np.isfinite(y)
         if not ok.any():
             raise ValueError("no successful evaluation yet")
-        i = int(np.argmin(np.where(ok, self._y, np.inf)))
-        return self._x[i].copy(), float(self._y[i])
+        i = int(np.argmin(np.where(ok, y, np.inf)))
+        return x[i].copy(), float(y[i])
 
     # ------------------------------------------------------------------ checkpoints
     def state_dict(self) -> dict:
@@ -178,7 +185,7 @@ class AsyncStudy:
         state = {
             "format": FORMAT, "algorithm": self.algorithm.name, "n_init": self.n_init,
             "capacity": self.capacity, "lower": self.bounds.lower.tolist(), "upper": self.bounds.upper.tolist(),
-            "design": self.design, "n_suggested": self.n_suggested, "x": self._x, "y": self._y,
+            "design": self.design, "n_suggested": self.n_suggested, "x": self.x, "y": self.y,
             "busy": self._busy, "queue": self._queue, "failures": list(self.failures),
             "key": key_data, "key_impl": key_impl, "optimizer": None,
         }
@@ -210,6 +217,7 @@ class AsyncStudy:
         if state["optimizer"] is not None:
             arrays, meta = state["optimizer"]
             self.optimizer = AskTell._restore(arrays, meta, algorithm)
+            self._x = self._y = None  # the optimizer's history
         return self
 
     def save(self, path) -> pathlib.Path:
