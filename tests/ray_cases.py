@@ -146,6 +146,19 @@ def test_checkpoint_resumes_a_killed_driver(tmp_path):
         optimize(sphere, [(0.0, 2.0)] * 3, 12, algorithm=algo, checkpoint=path)
 
 
+def imported_modules(x):
+    """1.0 when this worker has imported nbo_jax or jax, else 0.0."""
+    return float(any(m in sys.modules for m in ("nbo_jax", "jax")))
+
+
+def test_workers_do_not_import_the_library():
+    # the worker-side function travels by value: the workers run the objective with numpy
+    # alone (the library's import would cost each worker seconds and hundreds of MB)
+    study = optimize(imported_modules, BOX, 4, algorithm=nbo.random_search(), n_init=4, n_workers=2, timeout_s=60)
+    assert study.n_told == 4 and not study.failures
+    np.testing.assert_array_equal(study.y, 0.0)
+
+
 def test_optimize_checks_its_arguments():
     with pytest.raises(TypeError, match="objective must be callable"):
         optimize(1.0, BOX, 5)

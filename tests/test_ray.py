@@ -25,4 +25,4 @@ def test_ray_cases_in_their_own_process(tmp_path):
     ratio = [line for line in out.splitlines() if line.startswith("RAY-RATIO")]
     print("\n".join(ratio))
     assert proc.returncode == 0, out[-8000:]
-    assert "6 passed" in out and "failed" not in out.split("6 passed")[-1][:40], out[-3000:]
+    assert "7 passed" in out and "failed" not in out.split("7 passed")[-1][:40], out[-3000:]

@@ -36,13 +36,20 @@ from .study import AsyncStudy
 __all__ = ["optimize"]
 
 
-def _evaluate(objective: Callable, x: np.ndarray) -> float:
-    """Run on a Ray worker: ``objective(x)`` as a float (NaN when it is not a number)."""
-    value = objective(x)
-    try:
-        return float(np.asarray(value).reshape(()))
-    except (TypeError, ValueError):
-        return float("nan")
+def _evaluator() -> Callable[[Callable, np.ndarray], float]:
+    """The function a Ray worker runs: ``objective(x)`` as a float (NaN when it is not a
+    number). A closure, so Ray pickles it by value: a worker needs numpy and the objective's
+    own imports, never nbo_jax (whose import pulls in JAX, flax and py-pde: seconds and
+    hundreds of MB per worker process)."""
+
+    def evaluate(objective: Callable, x: np.ndarray) -> float:
+        value = objective(x)
+        try:
+            return float(np.asarray(value).reshape(()))
+        except (TypeError, ValueError):
+            return float("nan")
+
+    return evaluate
 
 
 def optimize(
@@ -130,7 +137,7 @@ def optimize(
 
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False)
-    task = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_retries=0)(_evaluate)
+    task = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_retries=0)(_evaluator())
     objective_ref = ray.put(objective)
 
     rerun = [x for x in study.busy]  # in flight when an earlier driver stopped
