@@ -2,8 +2,8 @@
 mixed search space (log, stepped, int, categorical; maximize), failed / pruned / running
 trials, a shared RDB storage, and the errors.
 
-Run by ``tests/test_optuna.py`` in a pytest process of its own; by hand:
-``uv run pytest tests/optuna_cases.py``."""
+Run by ``scripts/test.sh`` in a pytest process of its own, before the rest of the suite; by
+hand: ``uv run pytest tests/optuna_cases.py``."""
 
 import importlib
 import math

@@ -2,7 +2,7 @@
 timeouts, checkpoint/resume, the wall-time ratio against sequential evaluation) and the
 Ray Tune searcher. One 4-CPU local cluster serves the whole file.
 
-Run by ``tests/test_ray.py`` in a pytest process of its own (Ray's driver runs threads
+Run by ``scripts/test.sh`` in a pytest process of its own, before the rest of the suite (Ray's driver runs threads
 and handlers inside the process that would otherwise stay in a shared test worker); by
 hand: ``uv run pytest -s tests/ray_cases.py``."""
 
