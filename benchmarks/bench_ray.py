@@ -18,6 +18,7 @@ what keeps the ratio below the ideal.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import jax
@@ -48,6 +49,8 @@ def main():
     ap.add_argument("--address", default=None, help="an existing Ray cluster (default: a local one)")
     args = ap.parse_args()
     workers = [int(w) for w in args.workers.split(",")]
+    # see tests/ray_cases.py: new workers died before registering with this Ray 2.60 default
+    os.environ.setdefault("RAY_process_group_cleanup_enabled", "0")
     ray.init(address=args.address, num_cpus=None if args.address else max(workers), include_dashboard=False,
              log_to_driver=False)
     objective = make_objective(args.sleep)

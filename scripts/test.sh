@@ -4,8 +4,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/_setup.sh"
 set -e
 # 1. The Ray and Optuna cases, each in a pytest process of its own started from here, before
 #    anything else: inside the shared test workers, full-suite runs saw Ray's workers die
-#    before registering and XLA compilations of the Optuna cases crash (cause not found;
-#    alone, as here, they always passed). Not test_*.py, so step 2 does not collect them.
+#    before registering (see tests/ray_cases.py) and XLA compilations of the Optuna cases
+#    crash (cause not found; alone they always passed). Not test_*.py, so step 2 does not collect them.
 for cases in tests/ray_cases.py tests/optuna_cases.py; do
     $UV run --locked pytest -q -p no:cacheprovider "$cases"
 done

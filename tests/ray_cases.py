@@ -32,6 +32,13 @@ SMALL_GP = dict(acq_optimizer=dict(raw_samples=64, num_restarts=2, steps=3))
 BOX = [(0.0, 1.0)] * 3
 
 
+# Ray 2.60's per-worker process-group cleanup: on this machine, after the first workers went
+# idle and were reaped, every newly started worker died before registering with the raylet
+# (retried each 60 s; the ratio case hung in 3 of the last 4 full runs). With it off, every
+# run passed. Set before ray.init starts the raylet.
+os.environ.setdefault("RAY_process_group_cleanup_enabled", "0")
+
+
 @pytest.fixture(scope="module", autouse=True)
 def cluster():
     ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, object_store_memory=100 * 2**20)
