@@ -32,10 +32,11 @@ SMALL_GP = dict(acq_optimizer=dict(raw_samples=64, num_restarts=2, steps=3))
 BOX = [(0.0, 1.0)] * 3
 
 
-# Ray 2.60's per-worker process-group cleanup: on this machine, after the first workers went
-# idle and were reaped, every newly started worker died before registering with the raylet
-# (retried each 60 s; the ratio case hung in 3 of the last 4 full runs). With it off, every
-# run passed. Set before ray.init starts the raylet.
+# On the 2-core machine, in about half the runs, workers that Ray started after the first ones
+# (reaped as idle) died before registering with the raylet, retried each 60 s, and the ratio
+# case waited on them. Turning off Ray 2.60's per-worker process-group cleanup did not
+# prevent it (one pass, one hang); it stays off here, and scripts/test.sh gives the cases
+# a time limit and one more try. Set before ray.init starts the raylet.
 os.environ.setdefault("RAY_process_group_cleanup_enabled", "0")
 
 
