@@ -2,7 +2,7 @@
 timeouts, checkpoint/resume, the wall-time ratio against sequential evaluation) and the
 Ray Tune searcher. One 4-CPU local cluster serves the whole file.
 
-Run by ``scripts/test.sh`` in a pytest process of its own, before the rest of the suite (Ray's driver runs threads
+Run by ``scripts/test.sh`` in a pytest process of its own, first (Ray's driver runs threads
 and handlers inside the process that would otherwise stay in a shared test worker); by
 hand: ``uv run pytest -s tests/ray_cases.py``."""
 
@@ -32,14 +32,6 @@ SMALL_GP = dict(acq_optimizer=dict(raw_samples=64, num_restarts=2, steps=3))
 BOX = [(0.0, 1.0)] * 3
 
 
-# On the 2-core machine, in about half the runs, workers that Ray started after the first ones
-# (reaped as idle) died before registering with the raylet, retried each 60 s, and the ratio
-# case waited on them. Turning off Ray 2.60's per-worker process-group cleanup did not
-# prevent it (one pass, one hang); it stays off here, and scripts/test.sh gives the cases
-# a time limit and one more try. Set before ray.init starts the raylet.
-os.environ.setdefault("RAY_process_group_cleanup_enabled", "0")
-
-
 @pytest.fixture(scope="module", autouse=True)
 def cluster():
     ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, object_store_memory=100 * 2**20)
@@ -51,11 +43,11 @@ def sphere(x):
     return float(np.sum((np.asarray(x) - 0.3) ** 2))
 
 
-def sleep_and_compute(x, log=None):
-    """An "expensive" objective: 0.5 s of waiting (a simulator, a queue) plus real work;
-    with ``log``, appends its start and end times (seconds) to that file."""
+def sleep_and_compute(x, log=None, sleep_s=0.5):
+    """An "expensive" objective: ``sleep_s`` of waiting (a simulator, a queue) plus real
+    work; with ``log``, appends its start and end times (seconds) to that file."""
     start = time.time()
-    time.sleep(0.5)
+    time.sleep(sleep_s)
     a = np.random.default_rng(0).normal(size=(150, 150))
     np.linalg.eigvalsh(a @ a.T)
     if log is not None:
@@ -85,22 +77,23 @@ def misbehaving(x):
 
 def test_four_workers_against_sequential_wall_time(tmp_path):
     # the same study (random search: the proposals cost nothing, so the ratio is the
-    # evaluation parallelism) with 1 and with 4 evaluations in flight, after a warm-up that
-    # starts the 4 worker processes and compiles the proposals (about 4 s, paid once)
+    # evaluation parallelism) with 1 and with 4 evaluations of 2 s in flight, after a warm-up
+    # that compiles the proposals; each call starts its own workers (about 1-3 s here)
     optimize(sleep_and_compute, BOX, 4, algorithm=nbo.random_search(), n_init=2, n_workers=4, timeout_s=60)
     times, at_once = {}, {}
     for workers in (1, 4):
         log = tmp_path / f"spans{workers}.txt"
         start = time.perf_counter()
-        study = optimize(functools.partial(sleep_and_compute, log=str(log)), BOX, 8, algorithm=nbo.random_search(),
-                         n_init=4, n_workers=workers, key=jax.random.key(1), timeout_s=60)
+        study = optimize(functools.partial(sleep_and_compute, log=str(log), sleep_s=2.0), BOX, 8,
+                         algorithm=nbo.random_search(), n_init=4, n_workers=workers, key=jax.random.key(1),
+                         timeout_s=60)
         times[workers] = time.perf_counter() - start
         at_once[workers] = _most_at_once(log)
         assert study.n_told == 8 and not study.failures and np.isfinite(study.y).all()
     ratio = times[1] / times[4]
     print(f"\nRAY-RATIO sequential {times[1]:.2f} s, 4 workers {times[4]:.2f} s, ratio {ratio:.2f}")
     assert at_once == {1: 1, 4: 4}, at_once  # never more than n_workers, and 4 did overlap
-    assert times[1] > 8 * 0.5  # the sleeps alone
+    assert times[1] > 8 * 2.0  # the sleeps alone
     assert ratio > 1.5, times  # loose: a loaded CI machine; bench_ray.py measures it
 
 
@@ -128,7 +121,7 @@ def test_failures_crashes_and_timeouts_are_recorded_and_the_study_goes_on(tmp_pa
     assert result.n_told == 8 and elapsed < 30
     reasons = {f["x"][0]: f["error"] for f in result.failures}
     assert "simulator diverged" in reasons[0.2]
-    assert "WorkerCrashedError" in reasons[0.3] or "died" in reasons[0.3].lower(), reasons[0.3]
+    assert reasons[0.3].startswith("ActorDiedError"), reasons[0.3]
     assert reasons[0.4] == "timed out after 3 s"
     assert reasons[0.5] == "objective returned nan"
     assert np.isnan(result.y[[i for i, x in enumerate(result.x[:, 0]) if x in (0.2, 0.3, 0.4, 0.5)]]).all()
@@ -154,6 +147,32 @@ def test_checkpoint_resumes_a_killed_driver(tmp_path):
         optimize(sphere, [(0.0, 2.0)] * 3, 12, algorithm=algo, checkpoint=path)
 
 
+def _fail_to_load():
+    raise ModuleNotFoundError("No module named 'simulator'")
+
+
+class NotOnTheWorkers:
+    """An objective that pickles on the driver and fails to unpickle on a worker (a module
+    that only the driver has)."""
+
+    def __call__(self, x):
+        return 0.0
+
+    def __reduce__(self):
+        return _fail_to_load, ()
+
+
+def test_a_worker_that_cannot_start_is_an_error_at_the_call():
+    with pytest.raises(RuntimeError, match="could not start a worker.*No module named 'simulator'"):
+        optimize(NotOnTheWorkers(), BOX, 4, algorithm=nbo.random_search(), n_init=4, n_workers=2)
+    # more than the 4-CPU cluster has: no worker starts, and the call says so
+    start = time.perf_counter()
+    with pytest.raises(RuntimeError, match=r"started none of 2 workers within worker_start_timeout_s=2 s.*num_cpus=8"):
+        optimize(sphere, BOX, 4, algorithm=nbo.random_search(), n_init=4, n_workers=2, num_cpus=8,
+                 worker_start_timeout_s=2)
+    assert time.perf_counter() - start < 20
+
+
 def imported_modules(x):
     """1.0 when this worker has imported nbo_jax or jax, else 0.0."""
     return float(any(m in sys.modules for m in ("nbo_jax", "jax")))
@@ -174,6 +193,8 @@ def test_optimize_checks_its_arguments():
         optimize(sphere, BOX, 5, n_workers=0)
     with pytest.raises(ValueError, match="timeout_s must be > 0"):
         optimize(sphere, BOX, 5, timeout_s=0)
+    with pytest.raises(ValueError, match="worker_start_timeout_s must be > 0"):
+        optimize(sphere, BOX, 5, worker_start_timeout_s=-1)
     with pytest.raises(ValueError, match="algorithm: 'neural-cbo' models constraints"):
         optimize(sphere, BOX, 5, algorithm=nbo.neural_cbo())
 

@@ -1,10 +1,14 @@
 """Expensive objectives evaluated in parallel on Ray: :func:`optimize`.
 
-``n_workers`` evaluations are kept in flight as Ray tasks (``ray.remote``); ``ray.wait``
-returns each one as it finishes, its value is told, and the next point is asked with the
-others still pending (asynchronous BO, :class:`~nbo_jax.integrations.study.AsyncStudy`). A
-task that raises, whose worker dies, or that runs past ``timeout_s`` is recorded as a failed
-evaluation with its reason, and the study goes on. With ``checkpoint=`` the study is saved
+``n_workers`` evaluations are kept in flight on as many Ray workers (actors made with
+``ray.remote``, each holding the objective and evaluating one point at a time);
+``ray.wait`` returns each evaluation as it finishes, its value is told, and the next point
+is asked with the others still pending (asynchronous BO,
+:class:`~nbo_jax.integrations.study.AsyncStudy`). An evaluation that raises, whose worker
+dies, or that runs past ``timeout_s`` is recorded as a failed evaluation with its reason,
+and the study goes on (a worker that died or was stopped is replaced by a new one).
+Workers that stay up for the whole study mean that ``timeout_s`` counts from the moment an
+evaluation starts, never the seconds Ray needs to start a worker process. With ``checkpoint=`` the study is saved
 after every result; calling :func:`optimize` again with the same file resumes it (the
 evaluations that were in flight when the driver died are run again).
 
@@ -36,20 +40,33 @@ from .study import AsyncStudy
 __all__ = ["optimize"]
 
 
-def _evaluator() -> Callable[[Callable, np.ndarray], float]:
-    """The function a Ray worker runs: ``objective(x)`` as a float (NaN when it is not a
-    number). A closure, so Ray pickles it by value: a worker needs numpy and the objective's
-    own imports, never nbo_jax (whose import pulls in JAX, flax and py-pde: seconds and
-    hundreds of MB per worker process)."""
+def _evaluator_class() -> type:
+    """The class of a Ray worker: holds the objective and evaluates it, ``evaluate(x)`` as a
+    float (NaN when it is not a number). Defined inside a function, so Ray pickles it by
+    value: a worker needs numpy and the objective's own imports, never nbo_jax (whose import
+    pulls in JAX, flax and py-pde: seconds and hundreds of MB per worker process)."""
 
-    def evaluate(objective: Callable, x: np.ndarray) -> float:
-        value = objective(x)
-        try:
-            return float(np.asarray(value).reshape(()))
-        except (TypeError, ValueError):
-            return float("nan")
+    class Evaluator:
+        def __init__(self, objective: Callable):
+            self.objective = objective
 
-    return evaluate
+        def ready(self) -> bool:
+            return True
+
+        def evaluate(self, x: np.ndarray) -> float:
+            value = self.objective(x)
+            try:
+                return float(np.asarray(value).reshape(()))
+            except (TypeError, ValueError):
+                return float("nan")
+
+    return Evaluator
+
+
+def _reason(err: Exception) -> str:
+    """One line for ``study.failures``: the error's type and the last line of its message."""
+    lines = str(err).strip().splitlines() or [""]
+    return f"{type(err).__name__}: {lines[-1][:300]}"
 
 
 def optimize(
@@ -66,10 +83,11 @@ def optimize(
     address: Optional[str] = None,
     num_cpus: float = 1,
     num_gpus: float = 0,
+    worker_start_timeout_s: Optional[float] = 600.0,
     verbose: bool = False,
 ) -> AsyncStudy:
-    """Minimize ``objective`` with ``n_evaluations`` evaluations, ``n_workers`` at a time, as
-    Ray tasks.
+    """Minimize ``objective`` with ``n_evaluations`` evaluations, ``n_workers`` at a time, on
+    Ray workers (asynchronous BO: the next point is asked with the running ones pending).
 
     Example::
 
@@ -82,25 +100,31 @@ def optimize(
 
     Args:
         objective: ``f(x) -> float`` for ``x`` a float64 numpy array ``(d,)``; runs on Ray
-            workers (so it must be picklable: a module-level function, or a closure over
-            picklable values). Raising, returning NaN/inf, or a value that is not a number
-            are failed evaluations.
+            workers, each of which unpickles it once (so it must be picklable: a
+            module-level function, or a closure over picklable values). Raising, returning
+            NaN/inf, a value that is not a number, or killing its process are failed
+            evaluations.
         bounds: the box, ``(lower, upper)`` or a list of ``(low, high)`` pairs.
         n_evaluations: the total number of evaluations, the initial design included (a
             resumed study counts the ones already told).
         algorithm: an unconstrained :class:`~nbo_jax.types.BOAlgorithm`; default
             :func:`nbo_jax.neural_bo` (Phan-Trong et al. 2023).
         n_init: the size of the uniform initial design.
-        n_workers: evaluations in flight at once (Ray runs as many as the cluster has room
-            for at ``num_cpus``/``num_gpus`` each).
+        n_workers: evaluations in flight at once, on as many Ray workers, each holding
+            ``num_cpus``/``num_gpus`` of the cluster for the whole study.
         key: a PRNG key (default ``jax.random.key(0)``).
-        timeout_s: an evaluation still running after this many seconds is cancelled
-            (``ray.cancel(force=True)``) and recorded as failed.
+        timeout_s: an evaluation still running this many seconds after it started is
+            stopped (its worker is killed, ``ray.kill``, and replaced) and recorded as
+            failed. ``None``: no limit.
         checkpoint: a file path: the study is saved there after every result
             (:meth:`AsyncStudy.save`) and, if the file exists, resumed from it.
         address: the Ray cluster to connect to when Ray is not initialized yet (``None``
             starts a local one).
-        num_cpus, num_gpus: the resources one evaluation asks Ray for.
+        num_cpus, num_gpus: the resources one worker asks Ray for.
+        worker_start_timeout_s: when no evaluation is running and no worker has started
+            for this many seconds (the cluster lacks the resources, or worker processes
+            fail to start), a ``RuntimeError`` says so instead of waiting on. ``None``:
+            wait as long as it takes (e.g. for an autoscaler).
         verbose: print a line per result.
 
     Returns:
@@ -110,6 +134,8 @@ def optimize(
     Raises:
         TypeError / ValueError: bad arguments (each message names it), or a checkpoint whose
         bounds differ from ``bounds``.
+        RuntimeError: a worker's start failed (e.g. the objective does not unpickle there:
+        a module the workers lack), or no worker started within ``worker_start_timeout_s``.
     """
     if not callable(objective):
         raise TypeError(f"objective must be callable, got {type(objective).__name__}")
@@ -117,6 +143,8 @@ def optimize(
     n_workers = check_int("n_workers", n_workers, 1)
     if timeout_s is not None:
         timeout_s = check_positive("timeout_s", timeout_s)
+    if worker_start_timeout_s is not None:
+        worker_start_timeout_s = check_positive("worker_start_timeout_s", worker_start_timeout_s)
     num_cpus = check_positive("num_cpus", num_cpus, allow_zero=True)
     num_gpus = check_positive("num_gpus", num_gpus, allow_zero=True)
     if algorithm is None:
@@ -137,11 +165,23 @@ def optimize(
 
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False)
-    task = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_retries=0)(_evaluator())
+    worker_cls = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_restarts=0, max_task_retries=0)(
+        _evaluator_class())
     objective_ref = ray.put(objective)
 
     rerun = [x for x in study.busy]  # in flight when an earlier driver stopped
-    running: dict = {}  # ObjectRef -> (x, start time)
+    starting: dict = {}  # ObjectRef of a new worker's ready() -> (worker, time it was asked for)
+    idle: list = []  # started workers without an evaluation
+    running: dict = {}  # ObjectRef of an evaluation -> (worker, x, start time)
+
+    def workers_wanted() -> int:
+        left = n_evaluations - study.n_told - len(running)
+        return max(0, min(n_workers - len(running), left) - len(idle) - len(starting))
+
+    def start_workers():
+        for _ in range(workers_wanted()):
+            worker = worker_cls.remote(objective_ref)
+            starting[worker.ready.remote()] = (worker, time.monotonic())
 
     def record(x, y, error=None):
         study.tell(x, y, error)
@@ -150,28 +190,57 @@ def optimize(
         if path is not None:
             study.save(path)
 
-    while study.n_told < n_evaluations:
-        while len(running) < n_workers and study.n_told + len(running) < n_evaluations:
-            x = rerun.pop(0) if rerun else study.suggest()
-            running[task.remote(objective_ref, x)] = (x, time.monotonic())
-        wait_s = None
-        if timeout_s is not None:
-            first = min(start for _, start in running.values())
-            wait_s = max(0.0, first + timeout_s - time.monotonic())
-        ready, _ = ray.wait(list(running), num_returns=1, timeout=wait_s)
-        for ref in ready:
-            x, _ = running.pop(ref)
-            try:
-                y, error = ray.get(ref), None
-                if not math.isfinite(y):
-                    error = f"objective returned {y}"
-            except ray.exceptions.RayError as err:  # the task raised, its worker died, ...
-                y, error = float("nan"), f"{type(err).__name__}: {str(err).strip().splitlines()[-1][:300]}"
-            record(x, y, error)
-        if timeout_s is not None:
+    try:
+        start_workers()
+        while study.n_told < n_evaluations:
+            while idle and study.n_told + len(running) < n_evaluations:
+                worker = idle.pop()
+                x = rerun.pop(0) if rerun else study.suggest()
+                running[worker.evaluate.remote(x)] = (worker, x, time.monotonic())
+            deadlines = []
+            if timeout_s is not None:
+                deadlines += [start + timeout_s for _, _, start in running.values()]
+            if not running and worker_start_timeout_s is not None:
+                deadlines += [asked + worker_start_timeout_s for _, asked in starting.values()]
+            wait_s = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+            ready, _ = ray.wait(list(running) + list(starting), num_returns=1, timeout=wait_s)
+            for ref in ready:
+                if ref in starting:
+                    worker, _ = starting.pop(ref)
+                    try:
+                        ray.get(ref)
+                    except ray.exceptions.RayError as err:  # e.g. the objective does not unpickle there
+                        raise RuntimeError(f"Ray could not start a worker for the objective: {_reason(err)}") from err
+                    idle.append(worker)
+                    continue
+                worker, x, _ = running.pop(ref)
+                try:
+                    y, error = ray.get(ref), None
+                    if not math.isfinite(y):
+                        error = f"objective returned {y}"
+                    idle.append(worker)
+                except ray.exceptions.RayTaskError as err:  # the objective raised; its worker goes on
+                    y, error = float("nan"), _reason(err)
+                    idle.append(worker)
+                except ray.exceptions.RayError as err:  # the worker died: a new one replaces it
+                    y, error = float("nan"), _reason(err)
+                    ray.kill(worker, no_restart=True)
+                record(x, y, error)
             now = time.monotonic()
-            for ref in [r for r, (_, start) in running.items() if now - start >= timeout_s]:
-                x, _ = running.pop(ref)
-                ray.cancel(ref, force=True)
-                record(x, float("nan"), f"timed out after {timeout_s:g} s")
+            if timeout_s is not None:
+                for ref in [r for r, (_, _, start) in running.items() if now - start >= timeout_s]:
+                    worker, x, _ = running.pop(ref)
+                    ray.kill(worker, no_restart=True)  # stops the evaluation: its process ends
+                    record(x, float("nan"), f"timed out after {timeout_s:g} s")
+            if not running and not idle and worker_start_timeout_s is not None and starting:
+                if now - min(asked for _, asked in starting.values()) >= worker_start_timeout_s:
+                    raise RuntimeError(
+                        f"Ray started none of {len(starting)} workers within worker_start_timeout_s="
+                        f"{worker_start_timeout_s:g} s: the cluster may lack the resources one asks for "
+                        f"(num_cpus={num_cpus:g}, num_gpus={num_gpus:g}; it has {ray.cluster_resources()}), "
+                        f"or worker processes fail to start (see the raylet log)")
+            start_workers()
+    finally:
+        for worker in idle + [w for w, _, _ in running.values()] + [w for w, _ in starting.values()]:
+            ray.kill(worker, no_restart=True)
     return study
