@@ -3,13 +3,16 @@
 source "$(dirname "${BASH_SOURCE[0]}")/_setup.sh"
 set -e
 # 1. The Ray and Optuna cases, each in a pytest process of its own started from here, before
-#    anything else: inside the shared test workers, full-suite runs saw Ray's workers die
-#    before registering and XLA compilations of the Optuna cases crash (cause not found;
-#    alone they always passed). Not test_*.py, so step 2 does not collect them. The Ray
-#    cases start a local cluster and time parallel evaluations, so they run first, on an
-#    idle machine, with a time limit (they take about 2 min) so that a Ray that cannot start
-#    its workers fails the run instead of stalling it.
-timeout 420 $UV run --locked pytest -q -p no:cacheprovider tests/ray_cases.py
+#    anything else: inside the shared test workers, full-suite runs saw XLA compilations of
+#    the Optuna cases crash (cause not found; alone they always passed). Not test_*.py, so
+#    step 2 does not collect them. The Ray cases start a local cluster and time parallel
+#    evaluations, so they run first, on an idle machine, under a time limit (they take about
+#    2 min) so that a Ray that cannot start its workers fails the run instead of stalling it.
+#    RAY_ENABLE_UV_RUN_RUNTIME_ENV=0: under `uv run`, Ray (>= 2.47) starts each worker with
+#    the driver's `uv run` flags in a fresh copy of the project, i.e. a new environment
+#    without the extras synced above (no Ray in it: every worker died at `import ray`, and
+#    the cases hung). Off, the workers use this synced environment's Python.
+RAY_ENABLE_UV_RUN_RUNTIME_ENV=0 timeout 420 $UV run --locked pytest -q -p no:cacheprovider tests/ray_cases.py
 $UV run --locked pytest -q -p no:cacheprovider tests/optuna_cases.py
 # 2. Everything else, on every core.
 exec $UV run --locked pytest -q -n auto --maxprocesses=4 --dist loadfile "$@"
