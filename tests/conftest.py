@@ -10,9 +10,10 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # one XLA thread per test worker: the workers already fill the cores, and XLA's own
     # thread pool on top of them oversubscribes the CPU (a vmapped GP fit measured 17 s alone
     # and 540 s beside another worker). Set before jax is imported.
-    os.environ["XLA_FLAGS"] = " ".join(
-        [os.environ.get("XLA_FLAGS", ""), "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"]
-    ).strip()
+    # (Only "--" flags: XLA stops reading XLA_FLAGS at the first token without "--", and
+    # aborts when the first token lacks it; an "intra_op_parallelism_threads=1" that stood
+    # here was never read, and hid every flag appended after it.)
+    os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), "--xla_cpu_multi_thread_eigen=false"]).strip()
 
 import jax
 import pytest

@@ -37,8 +37,7 @@ SCRIPT = textwrap.dedent("""
 
 def test_sharded_run_equals_vmapped_run_on_8_devices():
     # the test run's XLA flags (tests/conftest.py: fast compilation, one thread) plus 8 devices
-    # (first: XLA stops reading at the conftest's "intra_op_parallelism_threads=1", which lacks "--")
-    flags = " ".join(["--xla_force_host_platform_device_count=8", os.environ.get("XLA_FLAGS", "")]).strip()
+    flags = " ".join([os.environ.get("XLA_FLAGS", ""), "--xla_force_host_platform_device_count=8"]).strip()
     env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
     proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
