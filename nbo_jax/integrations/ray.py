@@ -8,9 +8,10 @@ is asked with the others still pending (asynchronous BO,
 dies, or that runs past ``timeout_s`` is recorded as a failed evaluation with its reason,
 and the study goes on (a worker that died or was stopped is replaced by a new one).
 Workers that stay up for the whole study mean that ``timeout_s`` counts from the moment an
-evaluation starts, never the seconds Ray needs to start a worker process. With ``checkpoint=`` the study is saved
-after every result; calling :func:`optimize` again with the same file resumes it (the
-evaluations that were in flight when the driver died are run again).
+evaluation starts, never the seconds Ray needs to start a worker process. With
+``checkpoint=`` the study is saved after every result; calling :func:`optimize` again with
+the same file resumes it (the evaluations that were in flight when the driver died are run
+again).
 
 Ray does the scheduling: ``ray.init()`` on this machine starts a local cluster; on an
 existing cluster pass ``address="auto"`` or ``"ray://host:10001"`` (or call ``ray.init``
@@ -169,7 +170,7 @@ def optimize(
         _evaluator_class())
     objective_ref = ray.put(objective)
 
-    rerun = [x for x in study.busy]  # in flight when an earlier driver stopped
+    rerun = list(study.busy)  # in flight when an earlier driver stopped
     starting: dict = {}  # ObjectRef of a new worker's ready() -> (worker, time it was asked for)
     idle: list = []  # started workers without an evaluation
     running: dict = {}  # ObjectRef of an evaluation -> (worker, x, start time)
@@ -197,11 +198,13 @@ def optimize(
                 worker = idle.pop()
                 x = rerun.pop(0) if rerun else study.suggest()
                 running[worker.evaluate.remote(x)] = (worker, x, time.monotonic())
+            # nothing can progress until a worker starts: since when that has been so
+            stalled_since = min((asked for _, asked in starting.values()), default=None) if not running else None
             deadlines = []
             if timeout_s is not None:
                 deadlines += [start + timeout_s for _, _, start in running.values()]
-            if not running and worker_start_timeout_s is not None:
-                deadlines += [asked + worker_start_timeout_s for _, asked in starting.values()]
+            if stalled_since is not None and worker_start_timeout_s is not None:
+                deadlines.append(stalled_since + worker_start_timeout_s)
             wait_s = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
             ready, _ = ray.wait(list(running) + list(starting), num_returns=1, timeout=wait_s)
             for ref in ready:
@@ -232,8 +235,8 @@ def optimize(
                     worker, x, _ = running.pop(ref)
                     ray.kill(worker, no_restart=True)  # stops the evaluation: its process ends
                     record(x, float("nan"), f"timed out after {timeout_s:g} s")
-            if not running and not idle and worker_start_timeout_s is not None and starting:
-                if now - min(asked for _, asked in starting.values()) >= worker_start_timeout_s:
+            if stalled_since is not None and worker_start_timeout_s is not None and not ready:
+                if now - stalled_since >= worker_start_timeout_s:
                     raise RuntimeError(
                         f"Ray started none of {len(starting)} workers within worker_start_timeout_s="
                         f"{worker_start_timeout_s:g} s: the cluster may lack the resources one asks for "
