@@ -78,7 +78,7 @@ def misbehaving(x):
 def test_four_workers_against_sequential_wall_time(tmp_path):
     # the same study (random search: the proposals cost nothing, so the ratio is the
     # evaluation parallelism) with 1 and with 4 evaluations of 2 s in flight, after a warm-up
-    # that compiles the proposals; each call starts its own workers (about 1-3 s here)
+    # that compiles the proposals; each call starts its own workers (about 4-5 s for 4 here)
     optimize(sleep_and_compute, BOX, 4, algorithm=nbo.random_search(), n_init=2, n_workers=4, timeout_s=60)
     times, at_once = {}, {}
     for workers in (1, 4):
