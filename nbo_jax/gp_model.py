@@ -1,7 +1,8 @@
 """The exact Gaussian-process model on masked, fixed-capacity data.
 
-A zero-mean GP prior ``f ~ GP(0, s_f^2 k(u, u'))`` on unit-cube inputs with ARD
-lengthscales ``l (d,)``, outputscale ``s_f^2`` and Gaussian noise variance ``s_n^2``:
+A GP prior ``f ~ GP(c, s_f^2 k(u, u'))`` with a constant mean ``c`` on unit-cube inputs with
+ARD lengthscales ``l (d,)``, outputscale ``s_f^2`` and Gaussian noise variance ``s_n^2``
+(``c = 0`` for a zero-mean GP; the formulas below then read ``y - c`` for ``y``):
 
 - kernels (Rasmussen & Williams 2006, "GPML", eqs. 4.9 and 4.17), with
   ``r = || (u - u') / l ||_2``:
@@ -16,9 +17,10 @@ lengthscales ``l (d,)``, outputscale ``s_f^2`` and Gaussian noise variance ``s_n
   exist to build exactly that);
 - hyperparameter fitting (:func:`fit`) by maximum marginal likelihood (type-II ML) or, with
   a :class:`GPPrior`, maximum a posteriori: ``log p(y | theta) + log p(theta)``
-  (:func:`map_objective`), by L-BFGS (``optax.lbfgs``) or Adam, from several starting
-  points at once (vmapped), inside ``lax.scan`` (fixed shapes, so it runs in a jitted,
-  vmapped BO loop).
+  (:func:`map_objective`), by box-constrained L-BFGS to scipy's tolerances
+  (:func:`nbo_jax.lbfgsb.minimize_lbfgsb`; BoTorch fits with scipy's L-BFGS-B) or Adam,
+  from several starting points at once (one batched call; fixed shapes, so it runs in a
+  jitted, vmapped BO loop).
 
 **BoTorch's model** (``SingleTaskGP`` since BoTorch 0.12, after Hvarfner, Hellsten & Nardi
 2024, "Vanilla Bayesian optimization performs great in high dimensions", ICML):
@@ -26,8 +28,8 @@ lengthscales ``l (d,)``, outputscale ``s_f^2`` and Gaussian noise variance ``s_n
 RBF kernel *without* outputscale (``s_f^2 = 1`` on standardized targets), lengthscale prior
 ``LogNormal(sqrt2 + log(d)/2, sqrt3)``, lengthscale ``>= 2.5e-2``, noise-variance prior
 ``LogNormal(-4, 1)``, noise ``>= 1e-4``, both initialized at the prior mode
-``exp(loc - scale^2)``. (BoTorch also learns a constant prior mean; ours stays 0 on
-standardized targets.)
+``exp(loc - scale^2)``, and a learned constant mean ``c`` (BoTorch's ``ConstantMean``,
+started at 0, no prior).
 
 **Masking.** Data live in ``cap``-row buffers with a boolean ``mask`` (state is data).
 With ``m = mask`` as 0/1 floats the model uses
@@ -58,6 +60,8 @@ import optax
 from jax.flatten_util import ravel_pytree
 from jax.scipy.linalg import cho_solve, solve_triangular
 
+from .lbfgsb import minimize_lbfgsb
+
 Array = jax.Array
 
 KERNELS = ("matern52", "rbf")
@@ -72,12 +76,15 @@ class GPParams(NamedTuple):
         log_lengthscale: ``(d,)`` log ARD lengthscales ``log l`` (unit-cube units).
         log_outputscale: ``()`` log signal variance ``log s_f^2``.
         log_noise: ``()`` log noise variance ``log s_n^2``.
+        constant: ``()`` the constant prior mean ``c`` (target units; BoTorch's
+            ``ConstantMean``), 0 for a zero-mean GP.
     A stacked version (leading axis ``R``) holds ``R`` starting points for :func:`fit`.
     """
 
     log_lengthscale: Array
     log_outputscale: Array
     log_noise: Array
+    constant: Array = 0.0
 
     @property
     def lengthscale(self) -> Array:
@@ -122,6 +129,7 @@ class ParamBounds(NamedTuple):
             jnp.clip(params.log_lengthscale, lg(self.lengthscale[0]), lg(self.lengthscale[1])),
             jnp.clip(params.log_outputscale, lg(self.outputscale[0]), lg(self.outputscale[1])),
             jnp.clip(params.log_noise, lg(self.noise[0]), lg(self.noise[1])),
+            params.constant,
         )
 
 
@@ -167,7 +175,8 @@ def log_prior(prior: GPPrior | None, params: GPParams) -> Array:
 def prior_mode(d: int, prior: GPPrior, bounds: "ParamBounds", dtype=None) -> GPParams:
     """The hyperparameters at the prior modes ``exp(loc - scale^2)`` (BoTorch's initial
     values), clipped to ``bounds``; a field without a prior takes :func:`default_params`'s
-    value (lengthscales ``0.2 sqrt(d)``, outputscale 1, noise 1e-2)."""
+    value (lengthscales ``0.2 sqrt(d)``, outputscale 1, noise 1e-2); the constant mean starts
+    at 0 (BoTorch's initial value)."""
     dtype = dtype or jnp.zeros(()).dtype
     base = default_params(d, ParamBounds(), dtype)
 
@@ -177,7 +186,7 @@ def prior_mode(d: int, prior: GPPrior, bounds: "ParamBounds", dtype=None) -> GPP
         return jnp.full(fallback.shape, float(pair[0]) - float(pair[1]) ** 2, dtype)
 
     p = GPParams(mode(prior.lengthscale, base.log_lengthscale), mode(prior.outputscale, base.log_outputscale),
-                 mode(prior.noise, base.log_noise))
+                 mode(prior.noise, base.log_noise), base.constant)
     return bounds.clip(p)
 
 
@@ -246,13 +255,13 @@ def log_marginal_likelihood(
         jitter: added to the noise variance on the diagonal (0 for the exact value).
 
     Returns:
-        ``log N(y_v; 0, K_v + s_n^2 I)`` over the ``n_valid`` valid rows; exactly the
+        ``log N(y_v; c, K_v + s_n^2 I)`` over the ``n_valid`` valid rows; exactly the
         valid-subset value (the dummy rows of the masking trick contribute nothing:
         their ``-1/2 log 2 pi`` terms are left out by using ``n_valid``). NaN when the
         Cholesky factorization fails (matrix not numerically positive definite).
     """
     m = mask.astype(u.dtype)
-    ym = jnp.where(mask, y, 0.0)
+    ym = jnp.where(mask, y - params.constant, 0.0)
     L = jnp.linalg.cholesky(masked_gram(kind, params, u, mask, jitter))
     alpha = cho_solve((L, True), ym)
     n_valid = jnp.sum(m)
@@ -276,7 +285,7 @@ class GPPosterior(NamedTuple):
     Attributes:
         params: :class:`GPParams` used. u: ``(cap, d)`` inputs; mask: ``(cap,)`` bool.
         chol: ``(cap, cap)`` lower Cholesky factor of ``K_m`` (module doc).
-        alpha: ``(cap,)`` ``K_m^{-1} y_m`` (0 on invalid rows).
+        alpha: ``(cap,)`` ``K_m^{-1} (y - c)_m`` (0 on invalid rows).
     """
 
     params: GPParams
@@ -303,14 +312,14 @@ def condition(
     extra = jnp.where(ok, 0.0, (1e-6 if u.dtype == jnp.float64 else 1e-4) * params.outputscale)
     m = mask.astype(u.dtype)
     L = jax.lax.cond(ok, lambda: L, lambda: jnp.linalg.cholesky(K + jnp.diag(m * extra)))
-    alpha = cho_solve((L, True), jnp.where(mask, y, 0.0))
+    alpha = cho_solve((L, True), jnp.where(mask, y - params.constant, 0.0))
     return GPPosterior(params, u, mask, L, alpha)
 
 
 def posterior_lml(post: GPPosterior, y: Array) -> Array:
     """The log marginal likelihood from a conditioned posterior's factor, ``()``: equal to
     :func:`log_marginal_likelihood` with the same arguments (no new factorization)."""
-    ym = jnp.where(post.mask, y, 0.0)
+    ym = jnp.where(post.mask, y - post.params.constant, 0.0)
     n_valid = jnp.sum(post.mask.astype(post.alpha.dtype))
     return -0.5 * jnp.dot(ym, post.alpha) - jnp.sum(jnp.log(jnp.diag(post.chol))) - 0.5 * n_valid * _LOG_2PI
 
@@ -328,7 +337,7 @@ def predict(kind: str, post: GPPosterior, u_c: Array) -> tuple[Array, Array]:
     Cost ``O(N cap^2)``; only the diagonal is formed (``var = s_f^2 - ||L^{-1} k_*||^2``).
     """
     Kxc = _cross(kind, post, u_c)
-    mean = Kxc.T @ post.alpha
+    mean = post.params.constant + Kxc.T @ post.alpha
     V = solve_triangular(post.chol, Kxc, lower=True)
     var = post.params.outputscale - jnp.sum(V * V, axis=0)
     return mean, jnp.maximum(var, 0.0)
@@ -356,7 +365,7 @@ def sample_joint(kind: str, post: GPPosterior, u_c: Array, key: Array, jitter: f
     resort the draw is ``mean + std eps`` (independent marginals).
     """
     Kxc = _cross(kind, post, u_c)
-    mean = Kxc.T @ post.alpha
+    mean = post.params.constant + Kxc.T @ post.alpha
     V = solve_triangular(post.chol, Kxc, lower=True)
     C = kernel_matrix(kind, post.params, u_c, u_c) - V.T @ V
     C = 0.5 * (C + C.T)
@@ -397,6 +406,7 @@ def default_params(d: int, bounds: ParamBounds = ParamBounds(), dtype=None) -> G
         jnp.full((d,), math.log(0.2 * math.sqrt(d)), dtype),
         jnp.zeros((), dtype),
         jnp.asarray(math.log(1e-2), dtype),
+        jnp.zeros((), dtype),
     )
     return bounds.clip(p)
 
@@ -404,7 +414,7 @@ def default_params(d: int, bounds: ParamBounds = ParamBounds(), dtype=None) -> G
 def random_params(key: Array, n: int, d: int, bounds: ParamBounds = ParamBounds(), dtype=None) -> GPParams:
     """``n`` random starting points, stacked (leading axis ``n``), log-uniform in
     lengthscale ``[0.05, 1] sqrt(d)``, outputscale ``[0.3, 3]``, noise ``[1e-4, 1e-1]``,
-    then clipped to ``bounds``. Library decision."""
+    constant mean 0, then clipped to ``bounds``. Library decision."""
     dtype = dtype or jnp.zeros(()).dtype
     k1, k2, k3 = jax.random.split(key, 3)
     s = 0.5 * math.log(d)
@@ -412,39 +422,25 @@ def random_params(key: Array, n: int, d: int, bounds: ParamBounds = ParamBounds(
     def lu(k, shape, lo, hi):
         return jax.random.uniform(k, shape, dtype, math.log(lo), math.log(hi))
 
-    p = GPParams(lu(k1, (n, d), 0.05, 1.0) + s, lu(k2, (n,), 0.3, 3.0), lu(k3, (n,), 1e-4, 1e-1))
+    p = GPParams(lu(k1, (n, d), 0.05, 1.0) + s, lu(k2, (n,), 0.3, 3.0), lu(k3, (n,), 1e-4, 1e-1),
+                 jnp.zeros((n,), dtype))
     return bounds.clip(p)
 
 
 FIT_OPTIMIZERS = ("lbfgs", "adam")
 
 
-def _log_box(bounds: ParamBounds, like: GPParams) -> tuple[GPParams, GPParams]:
-    """Log-scale lower and upper limits shaped like ``like``."""
+def _log_box(bounds: ParamBounds, like: GPParams, learn_constant: bool) -> tuple[GPParams, GPParams]:
+    """Lower and upper limits of the fitted parameters (logs; the constant unbounded, or
+    fixed at its value when not learned), shaped like ``like``."""
     lg = math.log
-    lo = GPParams(*(jnp.full(jnp.shape(a), lg(b[0]), a.dtype) for a, b in zip(like, bounds)))
-    hi = GPParams(*(jnp.full(jnp.shape(a), lg(b[1]), a.dtype) for a, b in zip(like, bounds)))
+    lo = GPParams(*(jnp.full(jnp.shape(a), lg(b[0]), a.dtype) for a, b in zip(like[:3], bounds)),
+                  jnp.full(jnp.shape(like.constant), -jnp.inf, like.log_noise.dtype))
+    hi = GPParams(*(jnp.full(jnp.shape(a), lg(b[1]), a.dtype) for a, b in zip(like[:3], bounds)),
+                  jnp.full(jnp.shape(like.constant), jnp.inf, like.log_noise.dtype))
+    if not learn_constant:
+        lo, hi = lo._replace(constant=like.constant), hi._replace(constant=like.constant)
     return lo, hi
-
-
-def _to_free(p: GPParams, lo: GPParams, hi: GPParams) -> GPParams:
-    """Log parameters in ``[lo, hi]`` -> unconstrained ``z`` (``p = lo + (hi - lo)
-    sigmoid(z)``; ``z = 0`` where ``lo == hi``, a fixed parameter)."""
-    def one(a, l, h):
-        width = h - l
-        fixed = width <= 0
-        f = jnp.clip((a - l) / jnp.where(fixed, 1.0, width), 1e-4, 1.0 - 1e-4)
-        return jnp.where(fixed, 0.0, jnp.log(f) - jnp.log1p(-f))
-
-    return jax.tree.map(one, p, lo, hi)
-
-
-def _from_free(z: GPParams, lo: GPParams, hi: GPParams) -> GPParams:
-    return jax.tree.map(lambda a, l, h: l + (h - l) * jax.nn.sigmoid(a), z, lo, hi)
-
-
-def _all_finite(tree) -> Array:
-    return jnp.all(jnp.stack([jnp.all(jnp.isfinite(leaf)) for leaf in jax.tree.leaves(tree)]))
 
 
 def fit(
@@ -460,19 +456,18 @@ def fit(
     jitter: float = 0.0,
     prior: GPPrior | None = None,
     optimizer: str = "adam",
+    learn_constant: bool = False,
 ) -> tuple[GPParams, Array]:
     """Maximum marginal likelihood (type-II ML; GPML section 5.4.1) or, with ``prior``,
-    maximum a posteriori (:func:`map_objective`), from ``R`` starts (vmapped).
+    maximum a posteriori (:func:`map_objective`), from ``R`` starts.
 
-    ``optimizer="adam"``: Adam (``learning_rate``) on the log parameters, each step projected
-    onto ``bounds``. ``optimizer="lbfgs"``: ``optax.lbfgs`` (backtracking line search; BoTorch
-    fits with scipy's L-BFGS-B) on unconstrained ``z`` with ``log theta = lo + (hi - lo)
-    sigmoid(z)``, so every iterate is inside ``bounds`` (a parameter with ``lo == hi`` stays
-    fixed); ``learning_rate`` is unused; a start stops early once an iteration improves the
-    objective by less than a relative ``2.2e-9`` (float32: ``1e-6``), scipy's L-BFGS-B
-    default (``lax.while_loop``: under ``vmap`` the batch runs until every member stops).
-    Adam runs ``steps`` steps (``lax.scan``). An iterate whose objective or gradient is not
-    finite (failed Cholesky) is not taken, and the best objective seen along each trajectory is kept, so
+    ``optimizer="lbfgs"``: box-constrained L-BFGS (:func:`nbo_jax.lbfgsb.minimize_lbfgsb`;
+    BoTorch fits with scipy's L-BFGS-B) on the log parameters inside ``bounds`` (a parameter
+    with ``low == high`` stays fixed), until scipy's tolerances or ``steps`` iterations;
+    ``learning_rate`` is unused. ``optimizer="adam"``: ``steps`` Adam steps (``learning_rate``)
+    on the log parameters, each projected onto ``bounds``, keeping the best iterate. All
+    ``R`` starts run as one batched computation (one batched Cholesky per evaluation). An
+    iterate whose objective or gradient is not finite (failed Cholesky) is never taken, so
     the result is never worse than the best start.
 
     Args:
@@ -482,6 +477,7 @@ def fit(
         steps: iterations (the most, for L-BFGS; 0 only evaluates the starts).
         prior: :class:`GPPrior` (``None``: maximum likelihood).
         optimizer: one of :data:`FIT_OPTIMIZERS`.
+        learn_constant: fit the constant mean too (else it keeps the starts' values).
 
     Returns:
         ``(params, value)``: the best :class:`GPParams` (unstacked) and its objective ``()``
@@ -494,92 +490,55 @@ def fit(
     if optimizer not in FIT_OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {FIT_OPTIMIZERS}, got {optimizer!r}")
     starts = bounds.clip(starts)
+    starts = starts._replace(constant=jnp.broadcast_to(jnp.asarray(starts.constant, y.dtype),
+                                                       starts.log_noise.shape))
     objective = lambda p: map_objective(kind, p, u, y, mask, prior, jitter)
+    batch_objective = jax.vmap(objective)
     ninf = jnp.asarray(-jnp.inf, y.dtype)
 
-    def keep_best(p, v, best_p, best_v):
-        v = jnp.where(jnp.isfinite(v), v, ninf)
-        better = v > best_v
-        return jax.tree.map(lambda a, b: jnp.where(better, a, b), p, best_p), jnp.where(better, v, best_v)
-
-    if optimizer == "adam":
-        opt = optax.adam(learning_rate)
-        value_and_grad = jax.value_and_grad(lambda p: -objective(p))
-
-        def run_one(p0):
-            def step(carry, _):
-                p, s, best_p, best_v = carry
-                loss, g = value_and_grad(p)
-                ok = jnp.isfinite(loss) & _all_finite(g)
-                best_p, best_v = keep_best(p, jnp.where(ok, -loss, ninf), best_p, best_v)
-                g = jax.tree.map(lambda a: jnp.where(ok, a, 0.0), g)
-                upd, s_new = opt.update(g, s, p)
-                p_new = bounds.clip(optax.apply_updates(p, upd))
-                p = jax.tree.map(lambda a, b: jnp.where(ok, a, b), p_new, p)
-                s = jax.tree.map(lambda a, b: jnp.where(ok, a, b), s_new, s)
-                return (p, s, best_p, best_v), None
-
-            init = (p0, opt.init(p0), p0, ninf)
-            (p, _, best_p, best_v), _ = jax.lax.scan(step, init, None, length=steps)
-            return keep_best(p, objective(p), best_p, best_v)
+    if optimizer == "lbfgs":
+        first = jax.tree.map(lambda a: a[0], starts)
+        _, unravel = ravel_pytree(first)
+        lo, hi = (ravel_pytree(t)[0] for t in _log_box(bounds, first, learn_constant))
+        if not learn_constant:  # each start keeps its own constant: fix it per row
+            const = starts.constant
+            idx = jnp.arange(lo.shape[0]) == lo.shape[0] - 1  # the constant is the last leaf
+            lo = jnp.where(idx, const[:, None], lo)
+            hi = jnp.where(idx, const[:, None], hi)
+        X0 = jax.vmap(lambda p: ravel_pytree(p)[0])(starts)
+        res = minimize_lbfgsb(lambda X: -batch_objective(jax.vmap(unravel)(X)), X0, lo, hi, max_iter=steps)
+        params, values = jax.vmap(unravel)(res.x), jnp.where(jnp.isfinite(res.value), -res.value, ninf)
     else:
-        lo, hi = _log_box(bounds, jax.tree.map(lambda a: a[0], starts))
-        big = jnp.asarray(1e30, y.dtype)
-        _, unravel = ravel_pytree(_to_free(jax.tree.map(lambda a: a[0], starts), lo, hi))
+        opt = optax.adam(learning_rate)
+        value_and_grad = jax.value_and_grad(lambda P: -jnp.sum(batch_objective(P)))
 
-        def params_of(x):
-            return _from_free(unravel(x), lo, hi)
+        def keep_best(p, v, best_p, best_v):
+            v = jnp.where(jnp.isfinite(v), v, ninf)
+            better = v > best_v
+            pick = lambda a, b: jnp.where(better.reshape(better.shape + (1,) * (a.ndim - 1)), a, b)
+            return jax.tree.map(pick, p, best_p), jnp.where(better, v, best_v)
 
-        def loss_of(x):
-            v = -objective(params_of(x))
-            return jnp.where(jnp.isfinite(v), v, big)  # a failed Cholesky: the line search backs off
+        def step(carry, _):
+            P, s, best_p, best_v = carry
+            values = batch_objective(P)
+            _, g = value_and_grad(P)
+            ok = jnp.isfinite(values) & jnp.all(jnp.stack([jnp.all(jnp.isfinite(a.reshape(a.shape[0], -1)), axis=1)
+                                                           for a in g]), axis=0)
+            best_p, best_v = keep_best(P, jnp.where(ok, values, ninf), best_p, best_v)
+            okb = lambda a: ok.reshape(ok.shape + (1,) * (a.ndim - 1))
+            g = jax.tree.map(lambda a: jnp.where(okb(a), a, 0.0), g)
+            if not learn_constant:
+                g = g._replace(constant=jnp.zeros_like(g.constant))
+            upd, s_new = opt.update(g, s, P)
+            P_new = bounds.clip(optax.apply_updates(P, upd))
+            P = jax.tree.map(lambda a, b: jnp.where(okb(a), a, b), P_new, P)
+            s = jax.tree.map(lambda a, b: jnp.where(okb(a), a, b) if a.ndim else a, s_new, s)
+            return (P, s, best_p, best_v), None
 
-        # one flat vector and a backtracking (Armijo) line search of at most 10 steps. Not
-        # optax's default zoom line search: under vmap its branches become selects that
-        # evaluate the objective at two independent points, i.e. two Cholesky calls side by
-        # side, and a vmapped run_bo deadlocked (see _serial_note; reproduced with 3 seeds x
-        # 2 starts at capacity 210); backtracking evaluates one point at a time
-        opt = optax.lbfgs(linesearch=optax.scale_by_backtracking_linesearch(max_backtracking_steps=10,
-                                                                            store_grad=True))
-        value_and_grad = optax.value_and_grad_from_state(loss_of)
-
-        # stop a start once an iteration lowers the loss by less than ftol (relative; scipy's
-        # L-BFGS-B default factr = 1e7 is ftol ~ 2.2e-9) or does not lower it at all
-        ftol = 2.2e-9 if y.dtype == jnp.float64 else 1e-6
-
-        def run_one(p0):
-            z0 = ravel_pytree(_to_free(p0, lo, hi))[0]
-
-            def cond(carry):
-                k, *_, done = carry
-                return (k < steps) & ~done
-
-            def body(carry):
-                k, z, s, best_p, best_v, prev, done = carry
-                loss, g = value_and_grad(z, state=s)
-                ok = (loss < big) & jnp.all(jnp.isfinite(g))
-                best_p, best_v = keep_best(params_of(z), jnp.where(ok, -loss, ninf), best_p, best_v)
-                g = jnp.where(ok, g, 0.0)
-                upd, s_new = opt.update(g, s, z, value=loss, grad=g, value_fn=loss_of)
-                z_new = optax.apply_updates(z, upd)
-                take = ok & jnp.all(jnp.isfinite(z_new))
-                z = jnp.where(take, z_new, z)
-                s = jax.tree.map(lambda a, b: jnp.where(take, a, b), s_new, s)
-                stalled = ~(prev - loss > ftol * jnp.maximum(jnp.maximum(jnp.abs(prev), jnp.abs(loss)), 1.0))
-                done = ~take | (stalled & (k > 0))
-                return k + 1, z, s, best_p, best_v, loss, done
-
-            # the start itself counts (the free map clips a start sitting on a bound); its
-            # value enters the loop's carry, so its factorization runs before the loop's and
-            # the final one after (never two side by side: _serial_note)
-            best_p, best_v = keep_best(p0, objective(p0), p0, ninf)
-            init = (jnp.zeros((), jnp.int32), z0, opt.init(z0), best_p, best_v,
-                    jnp.asarray(jnp.inf, y.dtype), jnp.zeros((), bool))
-            _, z, _, best_p, best_v, _, _ = jax.lax.while_loop(cond, body, init)
-            p = params_of(z)
-            return keep_best(p, objective(p), best_p, best_v)
-
-    params, values = jax.vmap(run_one)(starts)
+        R = starts.log_noise.shape[0]
+        init = (starts, opt.init(starts), starts, jnp.full((R,), ninf))
+        (P, _, best_p, best_v), _ = jax.lax.scan(step, init, None, length=steps)
+        params, values = keep_best(P, batch_objective(P), best_p, best_v)
     i = jnp.argmax(values)
     return jax.tree.map(lambda a: a[i], params), values[i]
 

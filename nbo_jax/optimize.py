@@ -1,35 +1,44 @@
 """Acquisition maximization over the unit cube: one optimizer for every algorithm.
 
 :func:`optimize_acqf` (settings: :class:`AcqOptimizer`, built by :func:`acq_optimizer`) is
-what the algorithms call. Its pieces:
+BoTorch's ``optimize_acqf`` with ``q = 1`` (Balandat et al. 2020)::
 
-- :func:`candidate_set`: ``n_uniform`` uniform points plus ``n_local`` Gaussian
-  perturbations (std ``local_std``, clipped to the cube) of the ``n_best`` best observed
-  points. The authors' Neural-BO code scores one uniform set (the paper leaves the argmax over
-  a continuous domain unspecified); the local
-  points are a library addition (as in BoTorch's raw samples around incumbents).
-- :func:`projected_gradient_ascent`: refine points of a differentiable utility by gradient
-  steps projected onto ``[0, 1]^d`` (raw candidates -> top-k -> gradient steps).
+    raw samples  : scrambled Sobol points of [0, 1]^d (random digital shift) plus Gaussian
+                   perturbations of the best observations (BoTorch's sample_around_best)
+    restarts     : num_restarts of them drawn by Boltzmann sampling of the standardized raw
+                   utilities, weights exp(eta z), the best raw sample always kept
+                   (BoTorch's initialize_q_batch)
+    climb        : every restart climbs the utility by box-constrained L-BFGS
+                   (:func:`nbo_jax.lbfgsb.minimize_lbfgsb`) until scipy's tolerances or
+                   ``steps`` iterations, all restarts in one batched call
+    answer       : the best of the climbed points and the best raw sample
 
-On a **finite domain** (``data.choices`` set, :class:`~nbo_jax.types.FiniteDomain`) the raw
-samples are the domain's points themselves: :func:`optimize_acqf` scores all of them and
-returns the best one not evaluated yet, with no gradient steps (BoTorch's
-``optimize_acqf_discrete`` with ``unique=True``); :func:`random_point` draws a uniform
-unevaluated point and :func:`best_available` is the masked argmax the algorithms with their
-own candidate handling use.
+``method="adam"`` climbs by projected Adam steps instead (the papers' authors' code), and
+``raw_sampler="uniform"`` / ``restarts="top"`` give the papers' uniform candidate sets and
+top-k starts. On a **finite domain** (``data.choices`` set, :class:`~nbo_jax.types.FiniteDomain`)
+:func:`optimize_acqf` scores all choices and returns the best one not evaluated yet, with no
+climb (BoTorch's ``optimize_acqf_discrete`` with ``unique=True``).
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 
+from .lbfgsb import minimize_lbfgsb
 from .types import Dataset
 
 Array = jax.Array
+
+METHODS = ("lbfgsb", "adam")
+RAW_SAMPLERS = ("sobol", "uniform")
+RESTART_RULES = ("boltzmann", "top")
 
 
 def available_score(values: Array, data: Dataset) -> Array:
@@ -56,25 +65,58 @@ def random_point(key: Array, data: Dataset) -> Array:
     return jax.random.uniform(key, data.u.shape[1:], data.u.dtype)
 
 
+@functools.lru_cache(maxsize=64)
+def _sobol_ints(n: int, d: int) -> np.ndarray:
+    """The first ``n`` points of the unscrambled ``d``-dimensional Sobol sequence as 32-bit
+    integers ``(n, d)`` uint32 (scipy's direction numbers, Joe & Kuo 2008)."""
+    from scipy.stats import qmc
+
+    m = max(0, math.ceil(math.log2(max(n, 1))))
+    pts = qmc.Sobol(d, scramble=False, bits=32).random_base2(m)[:n]
+    return (pts * 2.0 ** 32).astype(np.uint64).astype(np.uint32)
+
+
+def sobol_samples(key: Array, n: int, d: int, dtype=jnp.float32) -> Array:
+    """``n`` scrambled Sobol points of ``[0, 1]^d``, ``(n, d)`` ``dtype``: the first ``n``
+    points of the Sobol sequence with a random digital shift (each coordinate's 32 bits XOR a
+    uniform random word; Owen 1995 calls this a digital shift: every draw is uniform on the
+    cube and a power-of-two prefix stays a (t, m, d)-net). ``n``, ``d`` are Python ints."""
+    base = jnp.asarray(_sobol_ints(int(n), int(d)))
+    shift = jax.random.bits(key, (d,), jnp.uint32)
+    words = jnp.bitwise_xor(base, shift[None, :])
+    return jnp.clip(words.astype(dtype) * jnp.asarray(2.0 ** -32, dtype), 0.0, 1.0)
+
+
 def candidate_set(
     key: Array, data: Dataset, n_uniform: int, n_local: int = 0, *, local_std: float = 0.05,
-    n_best: int = 5,
+    n_best: int = 5, sampler: str = "uniform",
 ) -> Array:
-    """Candidates in the unit cube, ``(n_uniform + n_local, d)``; on a finite domain, its
+    """Raw samples in the unit cube, ``(n_uniform + n_local, d)``; on a finite domain, its
     ``(N, d)`` choices (all of them, evaluated ones included: mask their scores with
     :func:`available_score`).
 
-    Local candidates are spread evenly over the ``n_best`` best valid observations (fewer if
+    The first ``n_uniform`` are spread over the cube: scrambled Sobol points
+    (``sampler="sobol"``, :func:`sobol_samples`) or independent uniform draws
+    (``"uniform"``). The ``n_local`` others are Gaussian perturbations (std ``local_std``,
+    clipped to the cube) spread evenly over the ``n_best`` best valid observations (fewer if
     fewer are valid; with none, they are uniform).
+
+    Raises:
+        ValueError: unknown ``sampler``.
     """
     if data.finite:
         return data.choices
+    if sampler not in RAW_SAMPLERS:
+        raise ValueError(f"sampler must be one of {RAW_SAMPLERS}, got {sampler!r}")
     d = data.u.shape[1]
     k_u, k_pick, k_eps = jax.random.split(key, 3)
     dtype = data.u.dtype
-    uniform = jax.random.uniform(k_u, (n_uniform, d), dtype)
+    if sampler == "sobol":
+        spread = sobol_samples(k_u, n_uniform, d, dtype)
+    else:
+        spread = jax.random.uniform(k_u, (n_uniform, d), dtype)
     if n_local == 0:
-        return uniform
+        return spread
     n_best = min(n_best, data.capacity)
     score = jnp.where(data.observed(), data.y, jnp.inf)
     _, best_idx = jax.lax.top_k(-score, n_best)
@@ -84,14 +126,41 @@ def candidate_set(
     local = jnp.clip(centers + local_std * jax.random.normal(k_eps, (n_local, d), dtype), 0.0, 1.0)
     fallback = jax.random.uniform(k_pick, (n_local, d), dtype)
     local = jnp.where(n_valid > 0, local, fallback)
-    return jnp.concatenate([uniform, local], axis=0)
+    return jnp.concatenate([spread, local], axis=0)
+
+
+def initialize_restarts(key: Array, values: Array, n: int, *, eta: float = 1.0, rule: str = "boltzmann") -> Array:
+    """Indices ``(n,)`` of the raw samples that start a climb.
+
+    ``rule="boltzmann"``: ``n`` draws without replacement with probabilities proportional to
+    ``exp(eta z)``, ``z`` the standardized finite ``values`` (Gumbel top-k), the best raw
+    sample always among them (BoTorch's ``initialize_q_batch``; Balandat et al. 2020).
+    ``rule="top"``: the ``n`` largest values. NaN/inf values are drawn last.
+
+    Args:
+        key: PRNG key (unused by ``"top"``). values: ``(N,)`` raw-sample utilities.
+        n: restarts, ``1 <= n <= N`` (Python int). eta: inverse temperature ``> 0``.
+    """
+    finite = jnp.isfinite(values)
+    if rule == "top":
+        return jax.lax.top_k(jnp.where(finite, values, -jnp.inf), n)[1]
+    cnt = jnp.maximum(jnp.sum(finite), 1)
+    v = jnp.where(finite, values, 0.0)
+    mean = jnp.sum(v) / cnt
+    std = jnp.sqrt(jnp.sum(jnp.where(finite, (v - mean) ** 2, 0.0)) / cnt)
+    z = jnp.where(std > 0, (v - mean) / jnp.where(std > 0, std, 1.0), 0.0)
+    logits = jnp.where(finite, eta * z, -jnp.inf)
+    logits = logits.at[jnp.argmax(jnp.where(finite, values, -jnp.inf))].set(jnp.inf)
+    gumbel = jax.random.gumbel(key, values.shape, values.dtype)
+    return jax.lax.top_k(logits + gumbel, n)[1]
 
 
 def projected_gradient_ascent(
     utility: Callable[[Array], Array], u0: Array, *, steps: int = 50, learning_rate: float = 0.01
 ) -> Array:
     """Maximize ``utility(u (d,)) -> ()`` from each start ``u0 (k, d)`` with Adam steps
-    projected onto ``[0, 1]^d`` (vmapped over starts). Returns ``(k, d)``."""
+    projected onto ``[0, 1]^d`` (vmapped over starts; the authors' climb in the Neural-BO and
+    NeuralGreedy code). Returns ``(k, d)``."""
     opt = optax.adam(learning_rate)
     grad = jax.grad(lambda u: -utility(u))
 
@@ -107,39 +176,44 @@ def projected_gradient_ascent(
     return jax.vmap(one)(u0)
 
 
+def climb(utility: Callable[[Array], Array], u0: Array, options: "AcqOptimizer") -> Array:
+    """Climb ``utility (k, d) -> (k,)`` (pointwise, maximized) from each start ``u0 (k, d)``
+    inside ``[0, 1]^d`` with ``options.method`` for at most ``options.steps`` iterations;
+    returns ``(k, d)``. L-BFGS-B calls ``utility`` on all ``k`` rows at once; Adam on one."""
+    if options.method == "adam":
+        return projected_gradient_ascent(lambda u: utility(u[None, :])[0], u0, steps=options.steps,
+                                         learning_rate=options.learning_rate)
+    return minimize_lbfgsb(lambda u: -utility(u), u0, 0.0, 1.0, max_iter=options.steps).x
+
+
 def refine_argmax(
+    key: Array,
     values: Array,
     candidates: Array,
     utility: Callable[[Array], Array],
-    *,
-    n_starts: int,
-    steps: int,
-    learning_rate: float,
-    pool_utility: Callable[[Array], Array] | None = None,
+    options: "AcqOptimizer",
 ) -> Array:
-    """Raw candidates -> top-k -> projected gradient steps -> the best point ``(d,)``.
+    """Raw samples -> restarts (:func:`initialize_restarts`) -> :func:`climb` -> the best
+    point ``(d,)``.
 
     Args:
+        key: PRNG key for the Boltzmann draw of the restarts.
         values: ``(N,)`` utilities of ``candidates (N, d)`` (NaN never wins).
-        utility: ``u (d,) -> ()``, the utility the gradient steps climb.
-        n_starts: how many of the best candidates start a climb; steps, learning_rate:
-            :func:`projected_gradient_ascent` settings (``steps = 0``: no climb).
-        pool_utility: ``(M, d) -> (M,)`` scoring the final pool (the best candidate and the
-            climbed points); default ``vmap(utility)``.
+        utility: ``u (M, d) -> (M,)``, pointwise, the utility climbed and used to score the
+            final pool.
+        options: :class:`AcqOptimizer` (``steps = 0``: no climb).
 
     Returns:
-        The pool point with the largest ``pool_utility`` (the best candidate itself when
+        The pool point with the largest ``utility`` (the best candidate itself when
         ``steps = 0``): never worse than the best candidate, which is in the pool.
     """
     best = argmax_point(values, candidates)
-    if steps == 0:
+    if options.steps == 0:
         return best
-    safe = jnp.where(jnp.isnan(values), -jnp.inf, values)
-    _, top = jax.lax.top_k(safe, n_starts)
-    refined = projected_gradient_ascent(utility, candidates[top], steps=steps, learning_rate=learning_rate)
-    pool = jnp.concatenate([best[None, :], refined], axis=0)
-    score = pool_utility if pool_utility is not None else jax.vmap(utility)
-    return argmax_point(score(pool), pool)
+    n = min(options.num_restarts, candidates.shape[0])
+    starts = candidates[initialize_restarts(key, values, n, eta=options.eta, rule=options.restarts)]
+    pool = jnp.concatenate([best[None, :], climb(utility, starts, options)], axis=0)
+    return argmax_point(utility(pool), pool)
 
 
 def argmax_point(utility_values: Array, candidates: Array) -> Array:
@@ -154,25 +228,34 @@ class AcqOptimizer(NamedTuple):
     Build it with :func:`acq_optimizer`, which checks every field.
 
     Attributes:
-        raw_samples: candidates scored per ask (BoTorch ``raw_samples``).
-        num_restarts: how many of the best raw samples start a gradient climb (BoTorch
-            ``num_restarts``).
-        steps: projected Adam steps per restart; 0 scores the raw samples only (the papers'
-            candidate-set argmax).
-        learning_rate: Adam step size, in unit-cube units.
+        raw_samples: raw samples scored per ask (BoTorch ``raw_samples``).
+        num_restarts: how many raw samples start a climb (BoTorch ``num_restarts``).
+        steps: most climb iterations per restart (L-BFGS-B iterations, or Adam steps); 0
+            scores the raw samples only (the papers' candidate-set argmax).
+        method: ``"lbfgsb"`` (box-constrained L-BFGS to scipy's tolerances, BoTorch's
+            choice) or ``"adam"`` (projected Adam steps of ``learning_rate``).
+        learning_rate: Adam step size, in unit-cube units (``method="adam"`` only).
         local_fraction: share of the raw samples drawn around the ``n_best`` best
             observations (Gaussian, std ``local_std`` in unit-cube units, clipped to the cube);
-            the rest are uniform in the cube.
+            the rest are spread over the cube by ``raw_sampler``.
         local_std, n_best: see ``local_fraction``.
+        raw_sampler: ``"sobol"`` (scrambled Sobol, BoTorch's) or ``"uniform"``.
+        restarts: ``"boltzmann"`` (BoTorch's ``initialize_q_batch``) or ``"top"`` (the
+            ``num_restarts`` best raw samples).
+        eta: inverse temperature of the Boltzmann draw (BoTorch's default 1).
     """
 
-    raw_samples: int = 2048
-    num_restarts: int = 4
-    steps: int = 0
+    raw_samples: int = 512
+    num_restarts: int = 10
+    steps: int = 200
+    method: str = "lbfgsb"
     learning_rate: float = 0.01
     local_fraction: float = 0.25
     local_std: float = 0.05
     n_best: int = 5
+    raw_sampler: str = "sobol"
+    restarts: str = "boltzmann"
+    eta: float = 1.0
 
     @property
     def n_local(self) -> int:
@@ -181,42 +264,53 @@ class AcqOptimizer(NamedTuple):
 
     @property
     def n_uniform(self) -> int:
-        """Raw samples drawn uniformly in the cube."""
+        """Raw samples spread over the cube (Sobol or uniform)."""
         return self.raw_samples - self.n_local
 
 
 def acq_optimizer(
-    raw_samples: int = 2048,
-    num_restarts: int = 4,
-    steps: int = 0,
+    raw_samples: int = 512,
+    num_restarts: int = 10,
+    steps: int = 200,
+    method: str = "lbfgsb",
     learning_rate: float = 0.01,
     local_fraction: float = 0.25,
     local_std: float = 0.05,
     n_best: int = 5,
+    raw_sampler: str = "sobol",
+    restarts: str = "boltzmann",
+    eta: float = 1.0,
 ) -> AcqOptimizer:
-    """Checked :class:`AcqOptimizer` (the one acquisition optimizer's settings).
+    """Checked :class:`AcqOptimizer` (the one acquisition optimizer's settings; defaults as
+    BoTorch's ``optimize_acqf(num_restarts=10, raw_samples=512)`` plus a quarter of the raw
+    samples around the best observations).
 
     Raises:
         TypeError: a count that is not an int, or a rate that is not a number.
         ValueError: ``raw_samples``, ``num_restarts`` or ``n_best`` < 1, ``steps`` < 0,
-            ``learning_rate`` or ``local_std`` not > 0, ``local_fraction`` outside ``[0, 1)``,
-            or no uniform raw sample left; the message names the argument.
+            ``learning_rate``, ``local_std`` or ``eta`` not > 0, ``local_fraction`` outside
+            ``[0, 1)``, no spread raw sample left, or an unknown ``method``, ``raw_sampler`` or
+            ``restarts``; the message names the argument.
     """
-    from .algorithms._common import check_int, check_positive
+    from .algorithms._common import check_choice, check_int, check_positive
 
     opts = AcqOptimizer(
         check_int("raw_samples", raw_samples, 1),
         check_int("num_restarts", num_restarts, 1),
         check_int("steps", steps, 0),
+        check_choice("method", method, METHODS),
         check_positive("learning_rate", learning_rate),
         check_positive("local_fraction", local_fraction, allow_zero=True),
         check_positive("local_std", local_std),
         check_int("n_best", n_best, 1),
+        check_choice("raw_sampler", raw_sampler, RAW_SAMPLERS),
+        check_choice("restarts", restarts, RESTART_RULES),
+        check_positive("eta", eta),
     )
     if not opts.local_fraction < 1.0:
         raise ValueError(f"local_fraction must be in [0, 1), got {local_fraction}")
     if opts.n_uniform < 1:
-        raise ValueError(f"local_fraction={local_fraction} leaves no uniform raw sample out of {raw_samples}")
+        raise ValueError(f"local_fraction={local_fraction} leaves no spread raw sample out of {raw_samples}")
     return opts
 
 
@@ -269,20 +363,21 @@ def optimize_acqf(
     data: Dataset,
     options: AcqOptimizer = AcqOptimizer(),
 ) -> Array:
-    """Maximize an acquisition over the unit cube: raw samples -> best ``num_restarts`` ->
-    projected Adam steps -> the best point (BoTorch's ``optimize_acqf`` with ``q = 1``).
+    """Maximize an acquisition over the unit cube: raw samples -> restarts -> box-constrained
+    climb -> the best point (BoTorch's ``optimize_acqf`` with ``q = 1``; module doc).
 
-    The raw samples are :func:`candidate_set` (uniform plus local around the best
-    observations of ``data``). With ``steps > 0`` the ``num_restarts`` best raw samples climb
-    ``utility`` by Adam steps projected onto ``[0, 1]^d``; the answer is the best of the
-    climbed points and the best raw sample, so it is never worse than the raw-sample argmax.
+    The raw samples are :func:`candidate_set` (Sobol or uniform, plus local points around the
+    best observations of ``data``). With ``steps > 0``, ``num_restarts`` of them
+    (:func:`initialize_restarts`) climb ``utility`` (:func:`climb`); the answer is the best of
+    the climbed points and the best raw sample, so it is never worse than the raw-sample
+    argmax.
 
     Args:
         utility: ``u (N, d) -> (N,)``, the acquisition value of each point (maximized; NaN
             never wins). Pointwise (row ``i`` depends on ``u[i]`` only) and, for
             ``steps > 0``, differentiable in ``u``. A stochastic acquisition closes over its
             sample (e.g. a pathwise Thompson sample), so it is one function here.
-        key: PRNG key for the raw samples.
+        key: PRNG key for the raw samples and the restarts' draw.
         data: :class:`~nbo_jax.types.Dataset` in unit-cube coordinates (its best valid rows
             centre the local raw samples; ``data.y`` ranks them).
         options: :class:`AcqOptimizer` (build with :func:`acq_optimizer`).
@@ -296,9 +391,14 @@ def optimize_acqf(
     """
     if data.finite:
         return best_available(utility(data.choices), data)
-    u_raw = candidate_set(key, data, options.n_uniform, options.n_local, local_std=options.local_std,
-                          n_best=options.n_best)
-    values = utility(u_raw)
-    return refine_argmax(values, u_raw, lambda u: utility(u[None, :])[0],
-                         n_starts=min(options.num_restarts, options.raw_samples), steps=options.steps,
-                         learning_rate=options.learning_rate, pool_utility=utility)
+    k_raw, k_start = jax.random.split(key)
+    u_raw = candidate_set(k_raw, data, options.n_uniform, options.n_local, local_std=options.local_std,
+                          n_best=options.n_best, sampler=options.raw_sampler)
+    return refine_argmax(k_start, utility(u_raw), u_raw, utility, options)
+
+
+__all__ = [
+    "optimize_acqf", "AcqOptimizer", "acq_optimizer", "as_acq_optimizer", "candidate_set", "sobol_samples",
+    "initialize_restarts", "climb", "refine_argmax", "projected_gradient_ascent", "argmax_point",
+    "best_available", "available_score", "random_point", "METHODS", "RAW_SAMPLERS", "RESTART_RULES",
+]

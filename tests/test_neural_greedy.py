@@ -184,7 +184,8 @@ def test_exploration_phase_then_greedy_minimizer(x64):
     = 2). Afterwards the greedy point: its acquisition value is no worse than that of any of
     4096 fresh uniform points (Alg. 1, line 8), for the network ask fitted (rebuilt here from
     the same key path), and it is the point of the optimizer's stages run by hand (raw samples
-    -> the 4 best -> 100 projected Adam steps at lr 0.02 -> best of the pool)."""
+    -> 4 restarts by Boltzmann sampling -> L-BFGS-B of at most 100 iterations -> best of the
+    pool)."""
     import sys
 
     ng = sys.modules["nbo_jax.algorithms.neural_greedy"]  # the module (the package exports the factory)
@@ -218,9 +219,11 @@ def test_exploration_phase_then_greedy_minimizer(x64):
                             k_train, nu=1.0, sigma2=0.0, steps=MID_KW["train_steps"],
                             optimizer=optax.adam(PRESETS["default"]["learning_rate"]))
         util = lambda v: -net.apply(params, 2 * v - 1)  # noqa: E731
-        raw = nbo.optimize.candidate_set(k_cand, data, 192, 64, local_std=0.05, n_best=5)
-        by_hand = nbo.optimize.refine_argmax(jax.vmap(util)(raw), raw, util, n_starts=4, steps=100,
-                                             learning_rate=0.02)
+        aopt = nbo.optimize.as_acq_optimizer(MID_KW["acq_optimizer"], default=PRESETS["default"]["acq_optimizer"])
+        assert (aopt.n_uniform, aopt.n_local, aopt.method, aopt.raw_sampler) == (192, 64, "lbfgsb", "sobol")
+        k_raw, k_start = jax.random.split(k_cand)
+        raw = nbo.optimize.candidate_set(k_raw, data, 192, 64, local_std=0.05, n_best=5, sampler="sobol")
+        by_hand = nbo.optimize.refine_argmax(k_start, jax.vmap(util)(raw), raw, jax.vmap(util), aopt)
         return net.apply(params, 2 * u - 1), predict(net.apply, params, 2 * grid - 1), by_hand
 
     at_x, on_grid, by_hand = check()

@@ -1,4 +1,4 @@
-"""Candidate sets and projected gradient ascent (nbo_jax.optimize)."""
+"""The acquisition optimizer (nbo_jax.optimize): raw samples, restarts, the climb."""
 
 import jax
 import jax.numpy as jnp
@@ -42,39 +42,90 @@ def test_argmax_point_ignores_nan():
 
 
 def test_refine_argmax_climbs_from_the_best_candidates():
-    from nbo_jax.optimize import refine_argmax
+    from nbo_jax.optimize import acq_optimizer, refine_argmax
 
     target = jnp.array([0.3, 0.7])
-    utility = lambda u: -jnp.sum((u - target) ** 2)
+    utility = lambda u: -jnp.sum((u - target) ** 2, axis=-1)
     cand = jax.random.uniform(jax.random.key(0), (64, 2))
-    vals = jax.vmap(utility)(cand).at[5].set(jnp.nan)
+    vals = utility(cand).at[5].set(jnp.nan)
     best = cand[int(jnp.nanargmax(vals))]
+    key = jax.random.key(1)
     # no steps: the best candidate itself (NaN never wins)
-    assert np.array_equal(refine_argmax(vals, cand, utility, n_starts=4, steps=0, learning_rate=0.05), best)
-    out = refine_argmax(vals, cand, utility, n_starts=4, steps=300, learning_rate=0.02)
-    np.testing.assert_allclose(out, target, atol=1e-3)
+    assert np.array_equal(refine_argmax(key, vals, cand, utility, acq_optimizer(num_restarts=4, steps=0)), best)
+    for method in ("lbfgsb", "adam"):
+        opts = acq_optimizer(num_restarts=4, steps=300, method=method, learning_rate=0.02)
+        np.testing.assert_allclose(refine_argmax(key, vals, cand, utility, opts), target, atol=1e-3)
     # a pool utility that prefers the unclimbed point keeps it
-    keep = refine_argmax(vals, cand, utility, n_starts=4, steps=50, learning_rate=0.02,
-                         pool_utility=lambda pool: -jnp.sum((pool - best) ** 2, axis=1))
+    keep = refine_argmax(key, vals, cand, lambda u: jnp.where(jnp.all(u == best, axis=-1), 1.0, utility(u)),
+                         acq_optimizer(num_restarts=4, steps=50))
     assert np.array_equal(keep, best)
+
+
+def test_sobol_raw_samples_are_a_shifted_net():
+    """A power-of-two prefix of the digitally shifted Sobol sequence puts exactly one point in
+    every interval [j/n, (j+1)/n) of each coordinate (a (0, m, 1)-net per coordinate) and every
+    pair of coordinates in every 2 x (n/2) cell pattern the net property implies; different keys
+    give different points."""
+    from nbo_jax.optimize import sobol_samples
+
+    n, d = 64, 5
+    a = np.asarray(sobol_samples(jax.random.key(0), n, d, jnp.float32))
+    b = np.asarray(sobol_samples(jax.random.key(1), n, d, jnp.float32))
+    assert a.shape == (n, d) and np.all((a >= 0) & (a <= 1)) and not np.allclose(a, b)
+    for pts in (a, b):
+        for j in range(d):
+            np.testing.assert_array_equal(np.sort(np.floor(pts[:, j] * n)), np.arange(n))
+        # coordinates 0 and 1: each of the 8 x 8 cells holds exactly one point (t = 0 for the first two)
+        cells = np.floor(pts[:, 0] * 8) * 8 + np.floor(pts[:, 1] * 8)
+        np.testing.assert_array_equal(np.sort(cells), np.arange(64))
+    # the Sobol candidate set and the uniform one differ only in the spread part
+    data = Dataset.empty(4, 3)
+    c = candidate_set(jax.random.key(2), data, 32, 0, sampler="sobol")
+    np.testing.assert_array_equal(np.sort(np.floor(np.asarray(c[:, 2]) * 32)), np.arange(32))
+    with pytest.raises(ValueError, match="sampler"):
+        candidate_set(jax.random.key(2), data, 32, 0, sampler="halton")
+
+
+def test_initialize_restarts_is_boltzmann_sampling_keeping_the_best():
+    """BoTorch's initialize_q_batch: the best raw sample is always drawn; the others are drawn
+    without replacement with probabilities proportional to exp(eta z) (checked with one
+    extra draw: the second index's frequencies); NaN values are drawn last; rule "top" is the
+    top-k."""
+    from nbo_jax.optimize import initialize_restarts
+
+    values = jnp.array([0.0, 1.0, 2.0, jnp.nan, 3.0])
+    draws = jax.vmap(lambda k: initialize_restarts(k, values, 2, eta=1.0))(jax.random.split(jax.random.key(0), 20000))
+    draws = np.asarray(draws)
+    assert np.all(draws[:, 0] == 4)
+    v = np.array([0.0, 1.0, 2.0])
+    z = (v - np.mean([0, 1, 2, 3])) / np.std([0, 1, 2, 3])
+    p = np.exp(z) / np.exp(z).sum()
+    freq = np.bincount(draws[:, 1], minlength=5)[:3] / len(draws)
+    np.testing.assert_allclose(freq, p, atol=0.015)
+    assert not np.any(draws[:, 1] == 3)
+    top = initialize_restarts(jax.random.key(0), values, 3, rule="top")
+    np.testing.assert_array_equal(np.sort(np.asarray(top)), [1, 2, 4])
 
 
 def test_optimize_acqf_finds_the_known_maximum():
     """A smooth acquisition with its maximum at a known interior point: raw samples alone land
-    near it, gradient steps reach it; NaN utilities never win."""
+    near it, the climb reaches it; NaN utilities never win."""
     from nbo_jax.optimize import acq_optimizer, optimize_acqf
 
     target = jnp.array([0.31, 0.77, 0.55])
     utility = lambda u: -jnp.sum((u - target) ** 2, axis=-1)
     data = Dataset.empty(4, 3)
     raw = optimize_acqf(utility, jax.random.key(0), data, acq_optimizer(raw_samples=256, steps=0, local_fraction=0.0))
-    climbed = optimize_acqf(utility, jax.random.key(0), data,
-                            acq_optimizer(raw_samples=256, num_restarts=3, steps=200, learning_rate=0.02))
+    climbed = optimize_acqf(utility, jax.random.key(0), data, acq_optimizer(raw_samples=256, num_restarts=3))
     assert float(jnp.linalg.norm(raw - target)) < 0.25
-    np.testing.assert_allclose(climbed, target, atol=2e-3)
+    np.testing.assert_allclose(climbed, target, atol=1e-5)
     nan_left = lambda u: jnp.where(u[:, 0] < 0.5, jnp.nan, -jnp.sum((u - target) ** 2, axis=-1))
     out = optimize_acqf(nan_left, jax.random.key(1), data, acq_optimizer(raw_samples=512, steps=0))
     assert float(out[0]) >= 0.5
+    climbed = optimize_acqf(nan_left, jax.random.key(1), data, acq_optimizer(raw_samples=512))
+    # the climb never steps into the NaN region and ends near the wall's best point (0.5, 0.77, 0.55)
+    assert float(climbed[0]) >= 0.5 and float(nan_left(climbed[None])[0]) >= float(nan_left(out[None])[0])
+    assert float(nan_left(climbed[None])[0]) > -0.19 ** 2 - 1e-4
 
 
 def test_acq_optimizer_checks_its_arguments():
@@ -82,7 +133,9 @@ def test_acq_optimizer_checks_its_arguments():
 
     for kw, name in [(dict(raw_samples=0), "raw_samples"), (dict(num_restarts=0), "num_restarts"),
                      (dict(steps=-1), "steps"), (dict(learning_rate=0.0), "learning_rate"),
-                     (dict(local_fraction=1.0), "local_fraction"), (dict(local_std=-1.0), "local_std")]:
+                     (dict(local_fraction=1.0), "local_fraction"), (dict(local_std=-1.0), "local_std"),
+                     (dict(method="sgd"), "method"), (dict(raw_sampler="lhs"), "raw_sampler"),
+                     (dict(restarts="all"), "restarts"), (dict(eta=0.0), "eta")]:
         with pytest.raises(ValueError, match=name):
             acq_optimizer(**kw)
     with pytest.raises(TypeError, match="raw_samples"):

@@ -139,11 +139,10 @@ Array = jax.Array
 PRESETS = {
     "paper": dict(optimizer="sgd", warm_start=True, ridge=1e-6, noise_dof="n",
                   learning_rate=1e-2, epochs=100, minibatch_size=32, retrain_every=1,
-                  acq_optimizer=AcqOptimizer(raw_samples=2048, steps=0, local_fraction=0.0)),
+                  acq_optimizer=AcqOptimizer(raw_samples=2048, steps=0, local_fraction=0.0, raw_sampler="uniform")),
     "default": dict(optimizer="adam", warm_start=True, ridge=0.1, noise_dof="residual",
                     learning_rate=1e-2, epochs=100, minibatch_size=32, retrain_every=1,
-                    acq_optimizer=AcqOptimizer(raw_samples=2048, steps=0, local_fraction=0.25, local_std=0.05,
-                                               n_best=5)),
+                    acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=10, steps=200)),
 }
 
 ALPHA_RANGE = (1e-6, 1e6)
@@ -569,8 +568,9 @@ def adaptive_basis(
         return SurrogatePosterior(u_c, mean, jnp.sqrt(jnp.maximum(var, 0.0)), incumbent)
 
     def ask(state: AdaptiveBasisState, key: Array) -> Array:
-        u_c = candidate_set(key, state.data, aopt.n_uniform, aopt.n_local, local_std=aopt.local_std,
-                            n_best=aopt.n_best)
+        k_raw, k_start = jax.random.split(key)
+        u_c = candidate_set(k_raw, state.data, aopt.n_uniform, aopt.n_local, local_std=aopt.local_std,
+                            n_best=aopt.n_best, sampler=aopt.raw_sampler)
         post = surrogate_posterior(state, u_c)
         ei = expected_improvement(post.mean, post.std, post.incumbent)
         if state.data.finite:  # score the unevaluated choices; no gradient steps
@@ -586,9 +586,7 @@ def adaptive_basis(
             p = surrogate_posterior(state, u)
             return jnp.where(use_ei, expected_improvement(p.mean, p.std, p.incumbent), p.std)
 
-        u = refine_argmax(jnp.where(use_ei, ei, post.std), u_c, lambda v: utility(v[None, :])[0],
-                          n_starts=min(aopt.num_restarts, aopt.raw_samples), steps=aopt.steps,
-                          learning_rate=aopt.learning_rate, pool_utility=utility)
+        u = refine_argmax(k_start, jnp.where(use_ei, ei, post.std), u_c, utility, aopt)
         return state.bounds.from_unit(u)
 
     def tell(state: AdaptiveBasisState, x: Array, y: Array, c=None) -> AdaptiveBasisState:

@@ -131,22 +131,24 @@ ACQUISITIONS = ("ei", "ucb", "ts", "cei", "lcb-c")
 CONSTRAINED_ACQUISITIONS = ("cei", "lcb-c")
 
 PRIORS = ("botorch", "none")
+MEANS = ("constant", "zero")
 
-_EI_UCB_OPT = AcqOptimizer(raw_samples=512, num_restarts=10, steps=100, learning_rate=0.01, local_fraction=0.0)
+_EI_UCB_OPT = AcqOptimizer(raw_samples=512, num_restarts=10, steps=200)
 _TS_OPT = AcqOptimizer(raw_samples=512, num_restarts=1, steps=0, local_fraction=0.25)
 PRESETS = {
     "default": dict(
-        kernel="rbf", prior="botorch", learn_outputscale=False, fit_optimizer="adam", fit_steps=50,
-        n_restarts=2, noise_floor=1e-4, lengthscale_bounds=(2.5e-2, 1e3),
+        kernel="rbf", prior="botorch", mean="constant", learn_outputscale=False, fit_optimizer="lbfgs",
+        fit_steps=200, n_restarts=2, noise_floor=1e-4, lengthscale_bounds=(2.5e-2, 1e3),
         acq_optimizer={"ei": _EI_UCB_OPT, "ucb": _EI_UCB_OPT, "ts": _TS_OPT,
-                       "cei": _EI_UCB_OPT._replace(local_fraction=0.25),
+                       "cei": _EI_UCB_OPT,
                        "lcb-c": AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.25)},
     ),
     "paper": dict(
-        kernel="rbf", prior="none", learn_outputscale=True, fit_optimizer="adam", fit_steps=100,
+        kernel="rbf", prior="none", mean="zero", learn_outputscale=True, fit_optimizer="adam", fit_steps=100,
         n_restarts=4, noise_floor=1e-6, lengthscale_bounds=(1e-2, 1e1),
         acq_optimizer={a: AcqOptimizer(raw_samples=512 if a == "ts" else 2048, num_restarts=1, steps=0,
-                                       local_fraction=0.0) for a in ("ei", "ucb", "ts", "cei", "lcb-c")},
+                                       local_fraction=0.0, raw_sampler="uniform")
+                       for a in ("ei", "ucb", "ts", "cei", "lcb-c")},
     ),
 }
 """Per preset: the GP model, its fit and the acquisition optimizer per acquisition (module doc)."""
@@ -232,6 +234,7 @@ class _Fitter(NamedTuple):
     learning_rate: float
     refit_every: int
     jitter: Optional[float]
+    learn_constant: bool
 
     def gp_prior(self, d: int) -> Optional[gpm.GPPrior]:
         return gpm.botorch_prior(d) if self.prior == "botorch" else None
@@ -263,7 +266,7 @@ class _Fitter(NamedTuple):
             starts = jax.tree.map(lambda a, b: jnp.concatenate([a, b], axis=0), starts, rand)
         return gpm.fit(self.kind, starts, u, y, mask, steps=self.steps, learning_rate=self.learning_rate,
                        bounds=self.pb, jitter=self.jitter_of(u.dtype), prior=self.gp_prior(d),
-                       optimizer=self.optimizer)[0]
+                       optimizer=self.optimizer, learn_constant=self.learn_constant)[0]
 
     def scheduled(self, refit: Callable[[], gpm.GPParams], params: gpm.GPParams, count: Array,
                   force: bool) -> gpm.GPParams:
@@ -286,6 +289,7 @@ def gp_bo(
     beta_c=None,
     acq_optimizer: Optional[AcqOptimizer | dict] = None,
     prior: Optional[str] = None,
+    mean: Optional[str] = None,
     learn_outputscale: Optional[bool] = None,
     fit_optimizer: Optional[str] = None,
     n_restarts: Optional[int] = None,
@@ -327,20 +331,24 @@ def gp_bo(
             ``beta``.
         acq_optimizer: :func:`nbo_jax.optimize.acq_optimizer` settings (or a dict of its
             arguments) for :func:`nbo_jax.optimize.optimize_acqf`; ``None`` = the preset's
-            for this acquisition (default preset: EI/UCB 512 raw samples, 10 restarts, 100
-            steps; TS 512 raw samples, no steps; cEI as EI with a quarter local samples;
-            LCB-C 2048 raw samples, no steps). ``"ts"`` and ``"lcb-c"`` need ``steps = 0``
+            for this acquisition (default preset: EI/UCB/cEI 512 raw samples, a quarter around
+            the best observations, 10 restarts, L-BFGS-B of at most 200 iterations; TS 512 raw
+            samples, no climb; LCB-C 2048 raw samples, no climb). ``"ts"`` and ``"lcb-c"`` need ``steps = 0``
             (a joint draw over a finite set / a hard filter has no gradient to climb).
         prior: ``"botorch"`` (MAP with :func:`nbo_jax.gp_model.botorch_prior`) or ``"none"``
             (maximum marginal likelihood).
+        mean: ``"constant"`` (a learned constant prior mean, BoTorch's ``ConstantMean``;
+            default preset) or ``"zero"`` (paper preset).
         learn_outputscale: fit ``s_f^2`` in ``outputscale_bounds``; False fixes it at 1
             (BoTorch's kernel has no outputscale).
-        fit_optimizer: ``"lbfgs"`` (``optax.lbfgs``) or ``"adam"`` (``fit_learning_rate``);
-            see :func:`nbo_jax.gp_model.fit`.
+        fit_optimizer: ``"lbfgs"`` (box-constrained L-BFGS to scipy's tolerances; default
+            preset) or ``"adam"`` (``fit_learning_rate``; paper preset); see
+            :func:`nbo_jax.gp_model.fit`.
         n_restarts: hyperparameter starts per refit: the previous fit (warm start), then the
             prior mode (with ``prior="botorch"``), then random starts
             (:func:`nbo_jax.gp_model.random_params`), vmapped; the best objective wins.
-        fit_steps: optimizer iterations per start; fit_learning_rate: Adam's step size.
+        fit_steps: optimizer iterations per start (the most, for L-BFGS); fit_learning_rate:
+            Adam's step size.
         refit_every: refit the hyperparameters when the number of observations is a multiple
             of this (the posterior is always updated); 1 = every iteration.
         noise_floor: lower limit of the noise variance (standardized units), in ``(0, 1)``
@@ -387,7 +395,7 @@ def gp_bo(
     """
     refuse_renamed(kwargs, BATCH_SIZE_IS_Q, "gp_bo")
     chosen = resolve_preset(
-        PRESETS, preset, kernel=kernel, prior=prior, learn_outputscale=learn_outputscale, fit_optimizer=fit_optimizer,
+        PRESETS, preset, kernel=kernel, prior=prior, mean=mean, learn_outputscale=learn_outputscale, fit_optimizer=fit_optimizer,
         n_restarts=n_restarts, fit_steps=fit_steps, noise_floor=noise_floor, lengthscale_bounds=lengthscale_bounds)
     kind = check_choice("kernel", chosen["kernel"], gpm.KERNELS)
     try:
@@ -396,6 +404,7 @@ def gp_bo(
         raise ValueError(f"{e} (for a custom acquisition function use the surrogate: algo.surrogate(state, u))") \
             from None
     check_choice("prior", chosen["prior"], PRIORS)
+    check_choice("mean", chosen["mean"], MEANS)
     check_choice("fit_optimizer", chosen["fit_optimizer"], gpm.FIT_OPTIMIZERS)
     learn_os = check_bool("learn_outputscale", chosen["learn_outputscale"])
     beta = check_scale("beta", beta)
@@ -422,7 +431,7 @@ def gp_bo(
                             "gradient"}.get(acquisition)
     aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"][acquisition], no_gradient=no_gradient)
     fitter = _Fitter(kind, pb, chosen["prior"], chosen["fit_optimizer"], n_restarts, fit_steps,
-                     fit_learning_rate, refit_every, jitter)
+                     fit_learning_rate, refit_every, jitter, chosen["mean"] == "constant")
 
     if acquisition in CONSTRAINED_ACQUISITIONS:
         init, ask, tell, surrogate = _constrained_gp_bo(acquisition, beta=beta, beta_c=beta_c, fitter=fitter,

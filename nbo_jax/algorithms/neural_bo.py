@@ -92,10 +92,10 @@ OPTIMIZERS = ("sgd", "adam")
 
 PRESETS = {
     "paper": dict(optimizer="sgd", warm_start=False, use_bias=False, thompson="independent", scales="fixed", nu=1.0,
-                  acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.0)),
+                  acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.0,
+                                             raw_sampler="uniform")),
     "default": dict(optimizer="adam", warm_start=True, use_bias=True, thompson="pathwise", scales="fit", nu=0.5,
-                    acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=8, steps=30, learning_rate=0.01,
-                                               local_fraction=0.25, local_std=0.05, n_best=5)),
+                    acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=10, steps=200)),
 }
 
 

@@ -107,7 +107,8 @@ Array = jax.Array
 PRESETS = {
     "paper": dict(width=None, lam=1.0, nu=1.0, training="sgd", optimizer="sgd", learning_rate=1e-3, use_bias=False,
                   incumbent="all",
-                  acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.0)),
+                  acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.0,
+                                             raw_sampler="uniform")),
     "default": dict(width=128, lam=0.01, nu=0.5, training="retrain", optimizer="adam", learning_rate=1e-2,
                     use_bias=True, incumbent="feasible",
                     acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.25,

@@ -106,11 +106,11 @@ VARIANTS = ("simple", "posterior")
 
 PRESETS = {
     "paper": dict(width=5000, gamma=1.0, learning_rate=1e-3, train_steps=1000,
-                  acq_optimizer=AcqOptimizer(raw_samples=10, num_restarts=10, steps=500, learning_rate=0.01,
-                                             local_fraction=0.0)),
+                  acq_optimizer=AcqOptimizer(raw_samples=10, num_restarts=10, steps=500, method="adam",
+                                             learning_rate=0.01, local_fraction=0.0, raw_sampler="uniform",
+                                             restarts="top")),
     "default": dict(width=256, gamma=2.0, learning_rate=1e-2, train_steps=300,
-                    acq_optimizer=AcqOptimizer(raw_samples=512, num_restarts=10, steps=50, learning_rate=0.02,
-                                               local_fraction=0.25, local_std=0.05, n_best=5)),
+                    acq_optimizer=AcqOptimizer(raw_samples=512, num_restarts=10, steps=200)),
 }
 
 

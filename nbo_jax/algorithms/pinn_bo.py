@@ -89,13 +89,13 @@ Array = jax.Array
 PRESETS = {
     "paper": dict(width=100, depth=3, learning_rate=1e-2, lr_decay=0.95, epochs=100, init_epochs=100,
                   retrain_every=10, n_residual=40_000, residual_batch=None, residual_weight="sum",
-                  acq_optimizer=AcqOptimizer(raw_samples=50_000, num_restarts=100, steps=512, learning_rate=1e-3,
-                                             local_fraction=0.0),
+                  acq_optimizer=AcqOptimizer(raw_samples=50_000, num_restarts=100, steps=512, method="adam",
+                                             learning_rate=1e-3, local_fraction=0.0, raw_sampler="uniform",
+                                             restarts="top"),
                   acquisition="greedy"),
     "default": dict(width=64, depth=3, learning_rate=1e-2, lr_decay=0.99, epochs=100, init_epochs=300,
                     retrain_every=1, n_residual=1024, residual_batch=256, residual_weight=1.0,
-                    acq_optimizer=AcqOptimizer(raw_samples=1024, num_restarts=10, steps=50, learning_rate=0.02,
-                                               local_fraction=0.25, local_std=0.05, n_best=5),
+                    acq_optimizer=AcqOptimizer(raw_samples=1024, num_restarts=10, steps=100),
                     acquisition=thompson(1.0)),
 }
 RESIDUAL_POINTS = ("fixed", "resample")

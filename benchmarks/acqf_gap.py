@@ -1,0 +1,158 @@
+"""How close ``optimize_acqf``'s answer is to the acquisition's maximum (float64).
+
+For posteriors taken from real runs (GP-EI, GP-UCB and GP-cEI states, Neural-BO pathwise
+Thompson samples, NeuralUCB bounds), the utility that ``ask`` maximizes is captured (the
+algorithm module's ``optimize_acqf`` is wrapped while ``ask`` runs un-jitted) and compared with
+a scipy L-BFGS-B multi-start maximum of the same utility (jax gradient; starts: the best
+``scipy_starts`` of 4096 scrambled Sobol points and the observed points). The gap is
+
+    gap = (scipy maximum - utility at our answer) / (max - min of the utility over the Sobol points)
+
+and a case passes when ``gap <= 1e-3`` (negative: ours is higher). ``tests/test_optimize.py``
+runs this at a small size; the command below prints the distribution at a larger one.
+
+    uv run python benchmarks/acqf_gap.py                 # d = 6, 30 + 30 points, 3 seeds
+    uv run python benchmarks/acqf_gap.py --dim 10 --n-iter 60 --seeds 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+TOL = 1e-3
+
+
+@contextlib.contextmanager
+def captured_utilities(module_name: str, store: list):
+    """Wrap ``optimize_acqf`` in the algorithm module ``module_name`` so that every call appends
+    ``(utility, data, answer)`` to ``store`` (call ``ask`` un-jitted inside)."""
+    module = importlib.import_module(module_name)
+    real = module.optimize_acqf
+
+    def spy(utility, key, data, options):
+        u = real(utility, key, data, options)
+        store.append((utility, data, u))
+        return u
+
+    module.optimize_acqf = spy
+    try:
+        yield store
+    finally:
+        module.optimize_acqf = real
+
+
+def scipy_maximum(utility, data, n_sobol: int = 4096, n_starts: int = 32, seed: int = 0) -> tuple[float, float]:
+    """``(maximum, spread)``: scipy L-BFGS-B from the best ``n_starts`` scrambled Sobol points and
+    the observed points; ``spread`` = max - min of the finite utilities over the Sobol points."""
+    from scipy.optimize import minimize
+    from scipy.stats import qmc
+
+    d = data.u.shape[1]
+    sob = qmc.Sobol(d, seed=seed).random(n_sobol)
+    f = jax.jit(utility)
+    vals = np.asarray(f(jnp.asarray(sob)), dtype=float)
+    fin = np.isfinite(vals)
+    spread = float(vals[fin].max() - vals[fin].min())
+    obs = np.asarray(data.u)[np.asarray(data.observed())]
+    starts = np.concatenate([sob[np.argsort(-np.where(fin, vals, -np.inf))[:n_starts]], obs])
+    vg = jax.jit(jax.value_and_grad(lambda u: -utility(u[None, :])[0]))
+
+    def fg(u):
+        v, g = vg(jnp.asarray(u))
+        v = float(v)
+        return (v, np.asarray(g, dtype=float)) if np.isfinite(v) else (1e30, np.zeros(d))
+
+    best = -np.inf
+    for s in starts:
+        r = minimize(fg, s, jac=True, method="L-BFGS-B", bounds=[(0.0, 1.0)] * d)
+        best = max(best, -float(r.fun), float(f(jnp.asarray(np.clip(r.x, 0, 1))[None])[0]))
+    return best, spread
+
+
+def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_width: int = 64):
+    """Posteriors from real runs: yields ``(label, module_name, algorithm, state)``."""
+    import nbo_jax as nbo
+
+    specs = [
+        ("gp-ucb", "nbo_jax.algorithms.gp", nbo.gp_bo(acquisition="ucb"), ("ackley", "levy"), ("ucb", "ei")),
+        ("gp-cei", "nbo_jax.algorithms.gp", nbo.gp_bo(acquisition="cei"), ("hartmann6_constrained",), ("cei",)),
+        ("neural-bo", "nbo_jax.algorithms.neural_bo", nbo.neural_bo(width=neural_width, epochs=50), ("ackley",),
+         ("neural-bo", "neural-ucb")),
+    ]
+    for run_name, module, algo, problems, acqs in specs:
+        for pname in problems:
+            if pname.endswith("_constrained"):
+                problem = nbo.benchmarks.get(pname)
+            else:
+                problem = nbo.benchmarks.get(pname, dim=dim, noise_std=0.01)
+            for seed in range(seeds):
+                hist = jax.jit(lambda k: nbo.run_bo(k, algo, problem, n_init=n_init, n_iter=n_iter))(
+                    jax.random.key(seed))
+                n = hist.x.shape[0]
+                for acq in acqs:
+                    if acq == "neural-ucb":
+                        a = nbo.neural_ucb(width=neural_width, epochs=50)
+                    elif acq == "neural-bo":
+                        a = algo
+                    else:
+                        a = nbo.gp_bo(acquisition=acq)
+                    init = jax.jit(lambda x, y, c: a.init(jax.random.key(1), x, y, c, bounds=problem.bounds,
+                                                          capacity=n))
+                    for t in np.linspace(n_init + n_iter // 2, n, prefixes).astype(int):
+                        c = None if hist.c is None else hist.c[:t]
+                        state = init(hist.x[:t], hist.y[:t], c) if c is not None else init(hist.x[:t], hist.y[:t],
+                                                                                             None)
+                        yield f"{acq} {pname}-{problem.dim} seed {seed} t={t}", module, a, state
+
+
+def gaps(dim=6, n_init=30, n_iter=30, seeds=3, prefixes=2, asks=1, n_sobol=4096, n_starts=32, verbose=True):
+    """The gap of every case (module doc): list of ``(label, gap)``."""
+    out = []
+    for label, module, algo, state in cases(dim, n_init, n_iter, seeds, prefixes):
+        for k in range(asks):
+            store = []
+            with captured_utilities(module, store):
+                algo.ask(state, jax.random.key(100 + k))
+            utility, data, u = store[-1]
+            ours = float(utility(u[None])[0])
+            best, spread = scipy_maximum(utility, data, n_sobol, n_starts)
+            gap = (best - ours) / spread if spread > 0 else 0.0
+            out.append((f"{label} ask {k}", gap))
+            if verbose:
+                print(f"{label} ask {k}: ours {ours:.5g}, scipy {best:.5g}, spread {spread:.3g}, gap {gap:.2e}",
+                      flush=True)
+    return out
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dim", type=int, default=6)
+    ap.add_argument("--n-init", type=int, default=30)
+    ap.add_argument("--n-iter", type=int, default=30)
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--prefixes", type=int, default=2)
+    ap.add_argument("--asks", type=int, default=2)
+    args = ap.parse_args(argv)
+    jax.config.update("jax_enable_x64", True)
+    t0 = time.perf_counter()
+    res = gaps(args.dim, args.n_init, args.n_iter, args.seeds, args.prefixes, args.asks)
+    g = np.array([r[1] for r in res])
+    print(f"\n{len(g)} cases in {time.perf_counter() - t0:.0f} s: gap <= {TOL:g} in {np.mean(g <= TOL):.0%}; "
+          f"median {np.median(g):.2e}, 90th percentile {np.percentile(g, 90):.2e}, max {g.max():.2e}")
+    by = {}
+    for label, v in res:
+        by.setdefault(label.split()[0], []).append(v)
+    for k, v in by.items():
+        v = np.array(v)
+        print(f"  {k}: {np.mean(v <= TOL):.0%} of {len(v)} within {TOL:g}; max gap {v.max():.2e}")
+
+
+if __name__ == "__main__":
+    main()
