@@ -137,3 +137,17 @@ def test_contract(name, tmp_path):
     a, b = opt.ask(), resumed.ask()
     np.testing.assert_array_equal(a, b)
     assert _inside(a, problem) and bool(np.all(np.isfinite(a)))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_vmapped_seed_equals_the_seed_run_alone_in_float64(name, x64):
+    """README promise: in float64 a seed run inside ``jax.vmap`` gives exactly the run of the
+    same seed alone (25 BO steps, every registry algorithm, constraint values as data)."""
+    algo = _build(name)
+    problem = nbo.benchmarks.get("branin_constrained")
+    run = lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=25)  # noqa: E731
+    keys = jax.random.split(jax.random.key(7), 2)
+    both = jax.jit(jax.vmap(run))(keys)
+    alone = jax.jit(run)(keys[1])
+    np.testing.assert_array_equal(both.x[1], alone.x)
+    np.testing.assert_array_equal(both.y[1], alone.y)

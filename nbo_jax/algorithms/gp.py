@@ -1,11 +1,11 @@
 """GP-EI, GP-UCB and GP-TS, and the constrained GP-cEI / GP-LCB-C: the Gaussian-process
 baselines.
 
-The model (:mod:`nbo_jax.gp_model`) is an exact zero-mean GP on unit-cube inputs
-``u = (x - lower)/(upper - lower)``, fitted to standardized targets
+The model (:mod:`nbo_jax.gp_model`) is an exact GP with a learned constant mean on unit-cube
+inputs ``u = (x - lower)/(upper - lower)``, fitted to standardized targets
 (``Dataset.standardized()``). Per iteration (minimization form)::
 
-    theta_t = argmax_theta log p(y | U, theta) + log p(theta)     Adam (MAP; default)
+    theta_t = argmax_theta log p(y | U, theta) + log p(theta)     L-BFGS-B (MAP; default)
     (mu_t, sigma_t) = GP posterior of the latent f                (GPML Algorithm 2.1)
     EI : x_t = argmax  log EI(x),  EI = sigma (z Phi(z) + phi(z)),  z = (y_best - mu)/sigma
          (Jones et al. 1998; maximized in the log form of Ament et al. 2023, BoTorch's LogEI)
@@ -14,34 +14,27 @@ The model (:mod:`nbo_jax.gp_model`) is an exact zero-mean GP on unit-cube inputs
          (Chowdhury & Gopalan 2017)
 
 The arg-max runs through the one acquisition optimizer :func:`nbo_jax.optimize.optimize_acqf`
-(raw samples -> the ``num_restarts`` best -> projected gradient steps), configured by
-``acq_optimizer``.
+(raw samples -> restarts -> box-constrained L-BFGS), configured by ``acq_optimizer``.
 
 **Library defaults** (``preset="default"``): BoTorch's ``SingleTaskGP`` +
 ``fit_gpytorch_mll`` + ``optimize_acqf`` (BoTorch 0.12 and later; Hvarfner, Hellsten &
 Nardi 2024): ARD RBF kernel with the outputscale fixed at 1 (BoTorch has none: targets are
-standardized), lengthscale prior ``LogNormal(sqrt2 + log(d)/2, sqrt3)`` with lengthscales
-``>= 2.5e-2``, noise-variance prior ``LogNormal(-4, 1)`` with noise ``>= 1e-4``, MAP fit
-(log marginal likelihood + log priors) by 50 Adam steps (lr 0.05 on the log parameters),
-started from the prior mode (BoTorch's initialization) and from the previous fit (warm
-start), refitted every iteration; EI is
-maximized as LogEI, UCB with ``beta = 2`` (``mu - sqrt(2) sigma``, BoTorch's
-``UpperConfidenceBound(beta=2)``); acquisition optimizer: 512 uniform raw samples, the 10
-best start 100 projected Adam steps (BoTorch: 512 Sobol raw samples, 10 restarts chosen
-by Boltzmann sampling, L-BFGS-B per restart). Differences that remain: our prior mean is
-0 (BoTorch learns a constant), our fit runs a fixed number of Adam steps (BoTorch: scipy
-L-BFGS-B to convergence), and the acquisition climb is Adam from the top raw samples.
-``fit_optimizer="lbfgs"`` (``optax.lbfgs`` with a backtracking line search, early stop)
-reaches scipy's L-BFGS-B optimum but measured 3-10 s per step in float32 at t = 100-200 on
-Ackley-10 (2-core CPU, loaded), against 0.12-0.54 s for the Adam default (BoTorch:
-0.5-1 s); optax's zoom line search was fast but deadlocked a vmapped run (two
-factorizations side by side, ``gp_model._serial_note``). TS: one joint draw over 512 raw
-samples (a quarter around the 5 best observations), no gradient steps.
+standardized), a learned constant mean (BoTorch's ``ConstantMean``), lengthscale prior
+``LogNormal(sqrt2 + log(d)/2, sqrt3)`` with lengthscales ``>= 2.5e-2``, noise-variance prior
+``LogNormal(-4, 1)`` with noise ``>= 1e-4``, MAP fit (log marginal likelihood + log priors)
+by box-constrained L-BFGS (:mod:`nbo_jax.lbfgsb`) to scipy's L-BFGS-B tolerances (at most
+200 iterations), started from the previous fit (warm start) and from the prior mode
+(BoTorch's initialization), refitted every iteration; EI is maximized as LogEI, UCB with
+``beta = 2`` (``mu - sqrt(2) sigma``, BoTorch's ``UpperConfidenceBound(beta=2)``); acquisition
+optimizer: 512 raw samples (384 scrambled Sobol, 128 around the 5 best observations), 10
+restarts by Boltzmann sampling, L-BFGS-B per restart (BoTorch: 512 Sobol raw samples, 10
+restarts, scipy L-BFGS-B). TS: one joint draw over 512 raw samples (a quarter around the 5
+best observations), no climb.
 
 **Paper preset** (``preset="paper"``): squared-exponential ("SE") kernel with a learned
 outputscale and maximum-likelihood hyperparameters (Phan-Trong et al. 2023, Section 7:
 GPyTorch/BoTorch implementations; Phan-Trong et al. 2024, Appendix F: GPflow, ML-II),
-Adam fit from 4 starts, uniform raw samples scored without gradient steps (2048; TS 512).
+zero mean, Adam fit from 4 starts, uniform raw samples scored without a climb (2048; TS 512).
 The papers give no acquisition optimizer, no ``beta`` and no fitting schedule; those stay
 at the library values. The previous library model (Matern-5/2, ML-II, box limits) is
 ``kernel="matern52", prior="none", fit_optimizer="adam", learn_outputscale=True``.
@@ -55,8 +48,9 @@ with a jitter of ``1e-6`` / float32 ``1e-4`` times the outputscale, an eigendeco
 when that fails).
 
 **Cost.** The Gram matrix is ``capacity x capacity`` (masked rows are identity dummies), so
-each step costs ``O(capacity^3)`` for every Cholesky (about ``n_restarts * fit_steps * 2``
-of them per refit) whatever the number of observations so far. ``refit_every > 1`` skips
+each step costs ``O(capacity^3)`` for every Cholesky (one batched factorization over the
+``n_restarts`` starts per L-BFGS evaluation, at most ``fit_steps`` iterations of one or a few
+evaluations) whatever the number of observations so far. ``refit_every > 1`` skips
 refits in a plain (un-vmapped) run; under ``vmap`` the ``lax.cond`` becomes a select and
 both branches run, so it saves nothing there.
 
@@ -90,7 +84,7 @@ are the latent (noise-free) posterior standard deviations; ``beta_c`` defaults t
 (= 2); a quarter of the raw samples are local around the 5 best feasible observations, or
 the least-violating ones (total scaled violation ``sum_k [c_k / rms_k]^+``) while none is
 feasible, as in Neural-CBO (the ranked :class:`~nbo_jax.types.Dataset` is what
-``optimize_acqf`` receives). cEI: 512 raw samples, 10 restarts climb ``EI * PoF``; LCB-C is a
+``optimize_acqf`` receives). cEI: as EI, the climb on ``log(EI * PoF)``; LCB-C is a
 hard filter (discontinuous), scored on 2048 raw samples, and ``acq_optimizer.steps > 0`` is
 refused for it.
 """
