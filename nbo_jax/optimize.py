@@ -192,6 +192,7 @@ def refine_argmax(
     candidates: Array,
     utility: Callable[[Array], Array],
     options: "AcqOptimizer",
+    data: Dataset | None = None,
 ) -> Array:
     """Raw samples -> restarts (:func:`initialize_restarts`) -> :func:`climb` -> the best
     point ``(d,)``.
@@ -202,18 +203,38 @@ def refine_argmax(
         utility: ``u (M, d) -> (M,)``, pointwise, the utility climbed and used to score the
             final pool.
         options: :class:`AcqOptimizer` (``steps = 0``: no climb).
+        data: unit-cube :class:`~nbo_jax.types.Dataset` or ``None``; a point within
+            :data:`DUPLICATE_TOL` (max-norm) of one of its written rows (observed, failed or
+            fantasized: pending points and a batch's earlier points) is never returned while
+            another candidate or climbed point is not (a climb pinned to a corner of the box
+            would otherwise repeat it).
 
     Returns:
         The pool point with the largest ``utility`` (the best candidate itself when
         ``steps = 0``): never worse than the best candidate, which is in the pool.
     """
+    values = jnp.where(_is_written(candidates, data), -jnp.inf, values)
     best = argmax_point(values, candidates)
     if options.steps == 0:
         return best
     n = min(options.num_restarts, candidates.shape[0])
     starts = candidates[initialize_restarts(key, values, n, eta=options.eta, rule=options.restarts)]
     pool = jnp.concatenate([best[None, :], climb(utility, starts, options)], axis=0)
-    return argmax_point(utility(pool), pool)
+    return argmax_point(jnp.where(_is_written(pool, data), -jnp.inf, utility(pool)), pool)
+
+
+DUPLICATE_TOL = 1e-6
+"""Unit-cube max-norm distance within which :func:`refine_argmax` counts a point as a repeat
+of a written row."""
+
+
+def _is_written(u: Array, data: Dataset | None) -> Array:
+    """``(N,)`` bool: ``u (N, d)`` rows within :data:`DUPLICATE_TOL` of a row written in ``data``."""
+    if data is None:
+        return jnp.zeros(u.shape[:1], bool)
+    written = jnp.arange(data.u.shape[0]) < data.count
+    close = jnp.max(jnp.abs(u[:, None, :] - data.u[None, :, :].astype(u.dtype)), axis=-1) <= DUPLICATE_TOL
+    return jnp.any(close & written[None, :], axis=1)
 
 
 def argmax_point(utility_values: Array, candidates: Array) -> Array:
@@ -370,7 +391,8 @@ def optimize_acqf(
     best observations of ``data``). With ``steps > 0``, ``num_restarts`` of them
     (:func:`initialize_restarts`) climb ``utility`` (:func:`climb`); the answer is the best of
     the climbed points and the best raw sample, so it is never worse than the raw-sample
-    argmax.
+    argmax; a point already written in ``data`` (observed, failed, pending or fantasized) is
+    not returned again (:func:`refine_argmax`).
 
     Args:
         utility: ``u (N, d) -> (N,)``, the acquisition value of each point (maximized; NaN
@@ -394,11 +416,11 @@ def optimize_acqf(
     k_raw, k_start = jax.random.split(key)
     u_raw = candidate_set(k_raw, data, options.n_uniform, options.n_local, local_std=options.local_std,
                           n_best=options.n_best, sampler=options.raw_sampler)
-    return refine_argmax(k_start, utility(u_raw), u_raw, utility, options)
+    return refine_argmax(k_start, utility(u_raw), u_raw, utility, options, data)
 
 
 __all__ = [
     "optimize_acqf", "AcqOptimizer", "acq_optimizer", "as_acq_optimizer", "candidate_set", "sobol_samples",
     "initialize_restarts", "climb", "refine_argmax", "projected_gradient_ascent", "argmax_point",
-    "best_available", "available_score", "random_point", "METHODS", "RAW_SAMPLERS", "RESTART_RULES",
+    "best_available", "available_score", "random_point", "DUPLICATE_TOL", "METHODS", "RAW_SAMPLERS", "RESTART_RULES",
 ]

@@ -139,15 +139,27 @@ def test_contract(name, tmp_path):
     assert _inside(a, problem) and bool(np.all(np.isfinite(a)))
 
 
+# bit for bit in float64; the others agree to rounding (README): XLA's CPU backend compiles a
+# reduction fused with elementwise arithmetic differently for a batched shape (measured: the GP's
+# sum_k ((a_k - b_k) / l_k)^2 differs by 1.8e-15 between a vmapped and a single program), and
+# every GP fit, network and climb is full of such reductions
+BIT_FOR_BIT = ("neural-cbo", "neural-ts", "pinn-bo", "random")
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_a_vmapped_seed_equals_the_seed_run_alone_in_float64(name, x64):
-    """README promise: in float64 a seed run inside ``jax.vmap`` gives exactly the run of the
-    same seed alone (25 BO steps, every registry algorithm, constraint values as data)."""
+    """README promise: in float64 a seed run inside ``jax.vmap`` gives the run of the same
+    seed alone (25 BO steps, every registry algorithm, constraint values as data): bit for bit
+    for :data:`BIT_FOR_BIT`, to rounding (relative 1e-6) for the others."""
     algo = _build(name)
     problem = nbo.benchmarks.get("branin_constrained")
     run = lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=25)  # noqa: E731
     keys = jax.random.split(jax.random.key(7), 2)
     both = jax.jit(jax.vmap(run))(keys)
     alone = jax.jit(run)(keys[1])
-    np.testing.assert_array_equal(both.x[1], alone.x)
-    np.testing.assert_array_equal(both.y[1], alone.y)
+    if name in BIT_FOR_BIT:
+        np.testing.assert_array_equal(both.x[1], alone.x)
+        np.testing.assert_array_equal(both.y[1], alone.y)
+    else:
+        np.testing.assert_allclose(both.x[1], alone.x, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(both.y[1], alone.y, rtol=1e-6, atol=1e-8)

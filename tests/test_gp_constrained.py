@@ -54,9 +54,10 @@ def _init(algo, x0, y0, c0):
 
 
 def _candidates(state, key, n):
-    """The uniform candidates an ask with ``key`` scores (local_fraction = 0)."""
-    k_c, _ = jax.random.split(key)
-    return candidate_set(k_c, state.data.column(0), n, 0)
+    """The Sobol raw samples an ask with ``key`` scores (local_fraction = 0)."""
+    k_c, _ = jax.random.split(key)  # ask: (optimizer, acquisition) keys
+    k_raw, _ = jax.random.split(k_c)  # optimize_acqf: (raw samples, restarts) keys
+    return candidate_set(k_raw, state.data.column(0), n, 0, sampler="sobol")
 
 
 def _row_of(x, u_c):
@@ -163,7 +164,7 @@ def test_each_function_has_its_own_gp(x64):
     prior = gpm.botorch_prior(2)
     lengthscales = []
     fit_alone = jax.jit(lambda starts, u, t, m: gpm.fit("rbf", starts, u, t, m, steps=30, bounds=pb, prior=prior,
-                                                         optimizer="adam"))
+                                                         optimizer="lbfgs", learn_constant=True))
     for j in range(3):
         u, t, m = state.data.u, jnp.asarray(T[:, j]), jnp.asarray(mask[:, j])
         mode = gpm.prior_mode(2, prior, pb, jnp.float64)

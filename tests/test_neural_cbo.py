@@ -182,8 +182,9 @@ def test_ask_picks_minimum_violation_when_nothing_is_lcb_feasible(x64):
                       capacity=12, c0=c0)
     key = jax.random.key(5)
     x = algo.ask(state, key)
-    k_c, _ = jax.random.split(key)
-    u_c = candidate_set(k_c, nbo.Dataset.empty(12, 2), 64)  # what ask scores
+    k_c, _ = jax.random.split(key)  # ask: (optimizer, acquisition) keys
+    k_raw, _ = jax.random.split(k_c)  # optimize_acqf: (raw samples, restarts) keys
+    u_c = candidate_set(k_raw, nbo.Dataset.empty(12, 2), 64, sampler="sobol")  # what ask scores
     post = algo.surrogate(state, u_c)
     viol = np.sum(np.maximum(np.asarray(post.constraint_mean), 0.0), axis=1)
     assert np.all(viol > 0)

@@ -286,8 +286,9 @@ def test_presets():
         5000, 1.0, 1e-3, 10, 500, 0.01)
     assert a.raw_samples == a.num_restarts and a.local_fraction == 0.0  # uniform random starts
     d = PRESETS["default"]["acq_optimizer"]
-    assert (d.raw_samples, d.num_restarts, d.steps, d.learning_rate, d.local_fraction, d.local_std, d.n_best) == (
-        512, 10, 50, 0.02, 0.25, 0.05, 5)
+    assert (d.raw_samples, d.num_restarts, d.steps, d.method, d.raw_sampler, d.restarts, d.local_fraction,
+            d.local_std, d.n_best) == (512, 10, 200, "lbfgsb", "sobol", "boltzmann", 0.25, 0.05, 5)
+    assert (a.method, a.raw_sampler, a.restarts) == ("adam", "uniform", "top")
     algo = neural_greedy(preset="paper", width=32, train_steps=20)
     problem, state = _state(algo, n=5, capacity=6)
     x = jax.jit(algo.ask)(state, jax.random.key(0))

@@ -165,13 +165,14 @@ def test_ask_is_the_optimizer_on_the_acquisition():
                                                            bounds=problem.bounds, capacity=6)
     key = jax.random.key(7)
     x = jax.jit(algo.ask)(state, key)
-    k_c, k_a = jax.random.split(key)
-    u_c = nbo.optimize.candidate_set(k_c, state.data, 48, 16, local_std=0.05, n_best=5)
+    k_c, k_a = jax.random.split(key)  # ask: (optimizer, acquisition) keys
+    k_raw, _ = jax.random.split(k_c)  # optimize_acqf: (raw samples, restarts) keys
+    u_c = nbo.optimize.candidate_set(k_raw, state.data, 48, 16, local_std=0.05, n_best=5, sampler="sobol")
     draw = nbo.acquisition.thompson(1.0)(algo.surrogate(state, u_c), k_a)
     np.testing.assert_allclose(x, lo + u_c[jnp.argmax(draw)] * (hi - lo), rtol=1e-6)
 
     greedy = pinn_bo(problem.operator, problem.source, acquisition="greedy",
-                     **{**TINY, "acq_optimizer": dict(raw_samples=64, num_restarts=4, steps=20, learning_rate=0.05)})
+                     **{**TINY, "acq_optimizer": dict(raw_samples=64, num_restarts=4, steps=20)})
     x = jax.jit(greedy.ask)(state, key)
     net = nbo.networks.ntk_mlp(2, TINY["width"], 3, gamma=1.0, activation="tanh")
     h = lambda u: jax.vmap(lambda ui: net.apply(state.params, 2.0 * ui - 1.0))(u)  # noqa: E731
@@ -293,7 +294,8 @@ def test_paper_preset_is_the_thesis_setting_and_runs_greedy():
     assert (paper["retrain_every"], paper["epochs"], paper["lr_decay"], paper["acquisition"]) == (10, 100, 0.95, "greedy")
     assert paper["residual_weight"] == "sum" and a.learning_rate == 1e-3
     d = PRESETS["default"]["acq_optimizer"]
-    assert (d.raw_samples, d.num_restarts, d.steps, d.learning_rate, d.local_fraction) == (1024, 10, 50, 0.02, 0.25)
+    assert (d.raw_samples, d.num_restarts, d.steps, d.method, d.raw_sampler, d.local_fraction) == (
+        1024, 10, 100, "lbfgsb", "sobol", 0.25)
     problem = nbo.benchmarks.get("drop_wave_pde")
     algo = pinn_bo(problem.operator, problem.source, preset="paper", width=16, n_residual=64, epochs=3,
                    init_epochs=3, info=False, acq_optimizer=dict(raw_samples=128, num_restarts=4, steps=2,

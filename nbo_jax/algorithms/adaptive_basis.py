@@ -142,7 +142,7 @@ PRESETS = {
                   acq_optimizer=AcqOptimizer(raw_samples=2048, steps=0, local_fraction=0.0, raw_sampler="uniform")),
     "default": dict(optimizer="adam", warm_start=True, ridge=0.1, noise_dof="residual",
                     learning_rate=1e-2, epochs=100, minibatch_size=32, retrain_every=1,
-                    acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=10, steps=200)),
+                    acq_optimizer=AcqOptimizer(raw_samples=2048, steps=0)),
 }
 
 ALPHA_RANGE = (1e-6, 1e6)
@@ -456,11 +456,15 @@ def adaptive_basis(
             ``sigma`` in the fallback) is scored on ``raw_samples`` points (``>= q``; a
             ``local_fraction`` of them around the ``n_best`` best observations, std
             ``local_std``); with ``q = 1`` and ``steps > 0`` the ``num_restarts`` best then
-            climb it by projected Adam steps (:func:`nbo_jax.optimize.optimize_acqf`); a
+            climb it (:func:`nbo_jax.optimize.refine_argmax`); a
             batch (``q > 1``) is chosen among the raw samples by :func:`select_batch`, so
             ``steps`` must be 0. Both presets: 2048 raw samples, ``steps = 0`` (the
-            candidate-set argmax); paper ``local_fraction = 0``, default 0.25 (std 0.05
-            around the 5 best).
+            candidate-set argmax); paper: uniform draws only; default: scrambled Sobol
+            points plus a 0.25 fraction around the 5 best (std 0.05). The default does not
+            climb: with ReLU features the predictive std grows linearly away from the data,
+            so EI's maximum sits on the box's faces (measured on Branin, 16 seeds: the
+            Bayesian head's median regret rose from below half of random search's to 1.29
+            vs 1.64 with 200 L-BFGS-B steps).
         ei_tol: ``>= 0``; EI at or below this on every candidate triggers the largest-sigma
             fallback (a float or a scalar array).
         standardize: fit on standardized targets (mean 0, std 1 over the trained rows).
@@ -586,7 +590,7 @@ def adaptive_basis(
             p = surrogate_posterior(state, u)
             return jnp.where(use_ei, expected_improvement(p.mean, p.std, p.incumbent), p.std)
 
-        u = refine_argmax(k_start, jnp.where(use_ei, ei, post.std), u_c, utility, aopt)
+        u = refine_argmax(k_start, jnp.where(use_ei, ei, post.std), u_c, utility, aopt, state.data)
         return state.bounds.from_unit(u)
 
     def tell(state: AdaptiveBasisState, x: Array, y: Array, c=None) -> AdaptiveBasisState:
