@@ -149,10 +149,9 @@ def test_fit_recovers_a_known_lengthscale(x64, kind):
             p, lml = gpm.fit(kind, starts, u, y, jnp.ones(n, bool), steps=100, learning_rate=0.05)
             return p.lengthscale, p.noise, lml
 
-        # one data set per call (one compile, a Python loop over the sets), never a vmap over
-        # the sets: the vmapped fit (batched Cholesky factorizations inside the L-BFGS loop)
-        # hung in jaxlib's CPU backend in a full-suite run, as the GP runs vmapped over seeds do
-        # (benchmarks/sample_efficiency.py runs those seeds in sequence for the same reason)
+        # one data set per call (one compile, a Python loop over the sets). This was tried
+        # against the hang named in the skip mark and did not cure it: a single un-vmapped fit
+        # hangs too (scripts/gp_fit_hang_repro.py)
         one = jax.jit(one)
         lml0 = jax.jit(lambda u, y: gpm.log_marginal_likelihood(kind, gpm.default_params(d), u, y,
                                                                 jnp.ones(n, bool)))
