@@ -12,6 +12,10 @@ Public API (everything else lives in the subpackages: ``nbo_jax.posterior``,
     hist = nbo.run_bo(jax.random.key(0), algo, problem, n_init=10, n_iter=200)
 """
 
+from . import _xla_cpu
+
+_xla_cpu.apply()  # before anything compiles: XLA reads XLA_FLAGS once (see _xla_cpu)
+
 from . import (  # noqa: F401 - the subpackages, importable as attributes
     acquisition,
     algorithms,

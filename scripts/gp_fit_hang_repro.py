@@ -1,13 +1,16 @@
-"""Reproduces a hang of jaxlib's CPU backend in the float64 L-BFGS GP fit (issue 23 note).
+"""Reproduces a hang of jaxlib's CPU backend in a float64 GP fit, and its cure (issue 23 note).
 
-    uv run python scripts/gp_fit_hang_repro.py rbf        # hangs, or prints the fit in seconds
-    uv run python scripts/gp_fit_hang_repro.py matern52   # hung in every try
+    uv run python scripts/gp_fit_hang_repro.py matern52      # prints the fit in about 5 s
+    XLA_FLAGS=--xla_cpu_enable_concurrency_optimized_scheduler=true \
+        uv run python scripts/gp_fit_hang_repro.py matern52  # hangs (every try)
 
-Measured on the 2-core CI VM (jax and jaxlib 0.10.2, as locked): the hung process waits in
-BlockUntilReady with every XLA thread idle (gdb); 7 s of CPU in 300 s of wall time.
-RBF at XLA's default level finished in seconds once and hung the next time; with
---xla_backend_optimization_level=0 or 1 (the test conftest sets 0) it hung every time. One jitted
-gp_model.fit: 150 points in 1-D, two starts (the neutral point and one random start), L-BFGS.
+One jitted gp_model.fit: 150 points in 1-D, two starts, 100 Adam steps in a lax.scan (a batched
+Cholesky per step). Measured on the 2-core CI VM (jax and jaxlib 0.10.2, as locked): with
+XLA's concurrency-optimized scheduler on (XLA's default) the process waits in BlockUntilReady
+with every XLA thread idle (gdb), Matern-5/2 every time, RBF in most runs and every
+time at --xla_backend_optimization_level=0. With it off, which importing nbo_jax now does
+(nbo_jax/_xla_cpu.py), every run finished (Matern-5/2 10 of 10, RBF 5 of 5). --xla_cpu_multi_thread_eigen=false,
+--xla_cpu_use_xnnpack=false and --xla_cpu_use_fusion_emitters=false did not help.
 """
 
 import sys
@@ -18,7 +21,7 @@ import numpy as np
 
 jax.config.update("jax_enable_x64", True)
 
-from nbo_jax import gp_model as gpm  # noqa: E402
+from nbo_jax import gp_model as gpm  # noqa: E402  (sets the XLA flag of nbo_jax._xla_cpu)
 
 
 def main(kind: str) -> None:

@@ -128,9 +128,6 @@ def _gp_draws(kind, ls, n, d, seeds, noise=1e-3):
     return jnp.asarray(np.stack(us)), jnp.asarray(np.stack(ys))
 
 
-@pytest.mark.skip(reason="hangs: jaxlib's CPU backend deadlocks (every thread idle) in this float64 "
-                         "L-BFGS GP fit, alone too, for both kernels (issue 23 note; reproduced by "
-                         "scripts/gp_fit_hang_repro.py); skipped so that CI does not hang")
 @pytest.mark.parametrize("kind", gpm.KERNELS)
 def test_fit_recovers_a_known_lengthscale(x64, kind):
     """150 points of a 1-D GP with lengthscale 0.2 (unit cube, noise variance 1e-3), 3 draws:
@@ -149,9 +146,7 @@ def test_fit_recovers_a_known_lengthscale(x64, kind):
             p, lml = gpm.fit(kind, starts, u, y, jnp.ones(n, bool), steps=100, learning_rate=0.05)
             return p.lengthscale, p.noise, lml
 
-        # one data set per call (one compile, a Python loop over the sets). This was tried
-        # against the hang named in the skip mark and did not cure it: a single un-vmapped fit
-        # hangs too (scripts/gp_fit_hang_repro.py)
+        # one data set per call (one compile, a Python loop over the sets)
         one = jax.jit(one)
         lml0 = jax.jit(lambda u, y: gpm.log_marginal_likelihood(kind, gpm.default_params(d), u, y,
                                                                 jnp.ones(n, bool)))
