@@ -164,18 +164,21 @@ def _acqf_gap():
     return module
 
 
-@pytest.mark.xfail(reason="issue 23 target not met yet: 28 posteriors at this size (< 30) and several "
-                          "gaps of 6e-3 to 9e-2 (closing note)", strict=False)
 def test_ask_reaches_the_acquisition_maximum_on_real_posteriors(x64):
     """Issue 23: on at least 30 posteriors from real runs (GP-UCB/EI on Ackley-4 and Levy-4,
     GP-cEI on constrained Hartmann-6, Neural-BO pathwise samples, NeuralUCB bounds), the utility
     at ask's answer is within 1e-3 (relative to the utility's spread over 4096 Sobol points) of
     a scipy L-BFGS-B multi-start maximum in at least 90% of the cases."""
     gap = _acqf_gap()
-    res = gap.gaps(dim=4, n_init=8, n_iter=8, seeds=1, prefixes=4, asks=1, n_sobol=2048, n_starts=16, verbose=False)
+    res = gap.gaps(dim=4, n_init=8, n_iter=8, seeds=1, prefixes=5, asks=1, n_sobol=2048, n_starts=16, verbose=False)
     values = np.array([g for _, g in res])
-    assert len(values) >= 30
+    assert len(values) == 35
     assert np.mean(values <= gap.TOL) >= 0.9, res
+    # the smooth GP utilities: every case at scipy's maximum; the ReLU networks' rugged ones
+    # (many local maxima) miss by at most a few percent of the spread
+    gp = np.array([g for label, g in res if not label.startswith("neural")])
+    assert len(gp) == 25 and np.all(gp <= gap.TOL), res
+    assert np.all(values <= 0.05), res
 
 
 def test_gp_ucb_ask_is_the_maximum_not_the_far_field(x64):
