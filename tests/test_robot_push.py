@@ -1,7 +1,11 @@
 """Robot pushing (Wang and Jegelka 2017): determinism, physics identities, the JAX problem,
-and the ask/tell example. One pool of 2 spawned workers serves the whole file."""
+the ask/tell example, and runs from stdin and from a script without a main guard (issue 24:
+the library starts no process pool)."""
 
 import math
+import os
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -27,33 +31,31 @@ def analytic_reward(p):
 
 @pytest.fixture(scope="module")
 def batch():
-    """Random points, their sequential rewards, and the pool started once (2 workers)."""
+    """Random points, their rewards one by one, and evaluate_batch's."""
     X = np.random.default_rng(0).uniform(rp.LOWER, rp.UPPER, size=(6, rp.DIM))
     X[0] = point((-2.5, 1.5, 8.0, 2.0, 6.0, np.pi / 2), PARK2)  # a push that surely moves the square
     sequential = np.array([rp.push_reward(x) for x in X])
-    pooled = rp.evaluate_batch(X, processes=2)
-    yield X, sequential, pooled
-    rp.shutdown_pool()
+    return X, sequential, rp.evaluate_batch(X)
 
 
 def test_constants_from_the_authors_code():
     assert rp.F_MAX == math.hypot(4.0, 1.5) + math.hypot(4.0, 5.5)
     np.testing.assert_allclose(rp.F_MAX, 11.072737127026487, rtol=1e-15)
-    problem = rp.robot_push(processes=2)
+    problem = rp.robot_push()
     assert (problem.name, problem.dim, problem.optimal_value) == ("robot_push", 14, -rp.F_MAX)
     np.testing.assert_array_equal(problem.bounds.lower, [-5, -5, -10, -10, 2, 0, -5, -5, -10, -10, 2, 0, -5, -5])
     np.testing.assert_array_equal(problem.bounds.upper[[4, 5, 12]], [30, 2 * np.pi, 5])
     assert problem.metadata["goals"] == [[4.0, 3.5], [-4.0, 3.5]]
     assert problem.metadata["starts"] == [[0.0, 2.0], [0.0, -2.0]]
-    assert rp.robot_push(processes=2) is problem  # cached per arguments
-    assert rp.robot_push(noise_std=0.1, processes=2).noise_std == 0.1
+    assert rp.robot_push() is problem  # cached per arguments
+    assert rp.robot_push(noise_std=0.1).noise_std == 0.1
 
 
-def test_deterministic_and_pool_equals_sequential(batch):
+def test_deterministic_and_batch_equals_one_by_one(batch):
     X, sequential, pooled = batch
     assert rp.push_reward(X[0]) == sequential[0]
     np.testing.assert_array_equal(pooled, sequential)  # bit for bit
-    np.testing.assert_array_equal(rp.evaluate_batch(X, processes=1), sequential)
+    np.testing.assert_array_equal(rp.evaluate_batch(X), sequential)
     assert pooled.dtype == np.float64 and pooled.shape == (6,)
     assert np.all(sequential <= rp.F_MAX)
     assert sequential[0] > 1.0  # the designed push brings the square 2.5 m closer
@@ -114,17 +116,15 @@ def test_argument_errors():
         rp.push_reward(point((0, 0, 0, 0, 1000.0, 0), PARK2))
     with pytest.raises(ValueError, match=r"X must have shape \(n, 14\)"):
         rp.evaluate_batch(np.zeros(14))
-    with pytest.raises(ValueError, match="processes must be None or an int >= 1, got 0"):
-        rp.evaluate_batch(np.zeros((2, 14)), processes=0)
-    with pytest.raises(TypeError, match="processes"):
-        rp.robot_push(processes=True)
+    with pytest.raises(TypeError, match="processes"):  # gone: the library starts no processes
+        rp.robot_push(processes=2)
     with pytest.raises(ValueError, match="noise_std"):
         rp.robot_push(noise_std=-1.0)
 
 
 def test_objective_under_jit_vmap_equals_minus_reward(batch):
     X = batch[0]
-    problem = rp.robot_push(processes=2)
+    problem = rp.robot_push()
     X32 = jnp.asarray(X, jnp.float32)
     f = jax.jit(jax.vmap(problem.objective))(X32)
     assert f.dtype == jnp.float32 and f.shape == (6,)
@@ -135,7 +135,7 @@ def test_objective_under_jit_vmap_equals_minus_reward(batch):
 
 
 def test_run_bo_records_minus_reward_and_metric(batch):
-    problem = rp.robot_push(processes=2)
+    problem = rp.robot_push()
     algo = nbo.algorithms.get("random")
     keys = jax.random.split(jax.random.key(0), 2)
     hist = jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=3, n_iter=2)))(keys)
@@ -151,7 +151,7 @@ def test_run_bo_records_minus_reward_and_metric(batch):
 
 
 def test_ask_tell_example_records_every_batch(batch):
-    x, reward = rp.optimize_with_ask_tell("random", n_init=3, n_iter=2, q=2, seed=0, processes=2)
+    x, reward = rp.optimize_with_ask_tell("random", n_init=3, n_iter=2, q=2, seed=0)
     assert x.shape == (7, 14) and reward.shape == (7,)
     np.testing.assert_array_equal(x[:3], np.random.default_rng(0).uniform(rp.LOWER, rp.UPPER, size=(3, 14)))
     np.testing.assert_array_equal(reward, [rp.push_reward(row) for row in x])
@@ -159,3 +159,24 @@ def test_ask_tell_example_records_every_batch(batch):
     assert len(np.unique(x, axis=0)) == 7  # two new batches of two distinct points
     with pytest.raises(ValueError, match="q = 1 points per batch, but q = 2"):
         rp.optimize_with_ask_tell(nbo.algorithms.get("random"), n_init=3, n_iter=1, q=2, seed=0)
+
+
+_USER_CODE = ('import jax, nbo_jax as nbo; p = nbo.benchmarks.get("robot_push"); '
+              'print(nbo.run_bo(jax.random.key(0), nbo.neural_bo(width=16), p, n_init=3, n_iter=2).best_f[-1])')
+
+
+@pytest.mark.parametrize("how", ["stdin", "unguarded script"])
+def test_runs_from_stdin_and_from_a_script_without_a_main_guard(how, tmp_path):
+    """Issue 24's reproduction: a spawn pool re-imported the user's __main__ and every worker
+    died (BrokenProcessPool). Now the simulations run in the calling process."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    if how == "stdin":
+        out = subprocess.run([sys.executable, "-"], input=_USER_CODE, env=env, capture_output=True, text=True,
+                             timeout=600)
+    else:
+        script = tmp_path / "push.py"
+        script.write_text(_USER_CODE + "\n")
+        out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    best = float(out.stdout.strip().splitlines()[-1])
+    assert -rp.F_MAX <= best <= 0.5  # -reward of the best of 5 points; the reward is at most F_MAX

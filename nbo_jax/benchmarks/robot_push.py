@@ -59,20 +59,20 @@ Reward: ``f_max - ||g_1 - p_1|| - ||g_2 - p_2||`` with ``p_k`` the final object 
   body location"; the direction is the commanded velocity ``x[2:4]`` (``x[8:10]``).
 
 Cost: one simulation takes 120-400 Box2D steps, about 2 ms of CPU on average over the box
-(2.2 ms measured on 200 uniform points); batches are simulated in parallel worker processes
-(:func:`evaluate_batch`), whose pool costs a few seconds to start (each worker imports
-``nbo_jax``).
+(2.2 ms measured on 200 uniform points), run in the calling process. The library starts no
+worker processes (a spawn pool re-imports the user's ``__main__`` and dies from a script
+without a main guard or from stdin); to simulate in parallel, evaluate ``push_reward`` on Ray
+workers with :func:`nbo_jax.integrations.ray.optimize`::
+
+    from nbo_jax.benchmarks import robot_push as rp
+    from nbo_jax.integrations.ray import optimize
+    study = optimize(lambda x: -rp.push_reward(x), list(zip(rp.LOWER, rp.UPPER)), n_evaluations=200,
+                     n_workers=8)
 """
 
 from __future__ import annotations
 
-import atexit
 import functools
-import multiprocessing
-import os
-import threading
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 
 import Box2D
 import jax
@@ -94,7 +94,6 @@ __all__ = [
     "optimize_with_ask_tell",
     "push_reward",
     "robot_push",
-    "shutdown_pool",
     "simulate_push",
 ]
 
@@ -256,86 +255,20 @@ def push_reward(x, *, velocity_noise=None) -> float:
     return _reward_from_positions(simulate_push(x, velocity_noise=velocity_noise))
 
 
-def _rewards(rows: np.ndarray) -> np.ndarray:
-    """Worker task: rewards of ``rows (m, 14)`` (already checked), in order."""
-    return np.array([push_reward(r) for r in rows], dtype=np.float64)
-
-
-_POOL: ProcessPoolExecutor | None = None
-_POOL_WORKERS = 0
-_POOL_LOCK = threading.Lock()
-
-
-def _worker_started(barrier) -> None:
-    barrier.wait(timeout=600)
-
-
-def _pool(workers: int) -> ProcessPoolExecutor:
-    """The module's process pool, created on first use (``spawn`` context: JAX is multithreaded,
-    so a process that loaded it is never forked) and grown when more workers are asked for.
-
-    A new pool returns once every worker has started (each imports ``nbo_jax``, seconds), so
-    the first batch is not simulated by the first worker alone while the others start."""
-    global _POOL, _POOL_WORKERS
-    with _POOL_LOCK:
-        if _POOL is None or _POOL_WORKERS < workers:
-            if _POOL is not None:
-                _POOL.shutdown(wait=True)
-            ctx = multiprocessing.get_context("spawn")
-            barrier = ctx.Barrier(workers)  # no worker runs a task before all have started
-            pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_started,
-                                       initargs=(barrier,))
-            _POOL, _POOL_WORKERS = pool, workers
-            # no worker is idle yet, so each submission starts one; a worker that dies while
-            # starting fails these futures (BrokenProcessPool) instead of hanging here
-            for f in [pool.submit(int) for _ in range(workers)]:
-                f.result()
-        return _POOL
-
-
-def shutdown_pool() -> None:
-    """Stop the worker processes of :func:`evaluate_batch` (a later call starts new ones)."""
-    global _POOL, _POOL_WORKERS
-    with _POOL_LOCK:
-        if _POOL is not None:
-            _POOL.shutdown(wait=True)
-        _POOL, _POOL_WORKERS = None, 0
-
-
-atexit.register(shutdown_pool)  # before module teardown, so the pool's threads find their modules
-
-
-def _check_processes(processes) -> int | None:
-    if processes is None:
-        return None
-    if isinstance(processes, bool) or not isinstance(processes, (int, np.integer)):
-        raise TypeError(f"processes must be None or an int >= 1, got {type(processes).__name__}")
-    if processes < 1:
-        raise ValueError(f"processes must be None or an int >= 1, got {processes}")
-    return int(processes)
-
-
-def evaluate_batch(X, *, processes: int | None = None) -> np.ndarray:
-    """Rewards of a batch of points, simulated in parallel worker processes.
-
-    The rows are split into ``processes`` contiguous chunks, each simulated by one worker of
-    a module-level ``ProcessPoolExecutor`` (``spawn`` context, created on the first call and
-    reused; :func:`shutdown_pool` stops it). Every row runs :func:`push_reward` on the same
-    float64 values as in-process, so the results equal the sequential loop bit for bit.
+def evaluate_batch(X) -> np.ndarray:
+    """Rewards of a batch of points, simulated one after another in this process.
 
     Args:
         X: ``(n, 14)`` points in the box (any float dtype; ``n = 0`` allowed).
-        processes: number of worker processes: ``None`` for ``os.cpu_count()``, ``1`` to
-            simulate in this process (also used when ``n <= 1``).
 
     Returns:
-        ``(n,)`` float64 rewards (to be maximized).
+        ``(n,)`` float64 rewards (to be maximized), each equal to :func:`push_reward` of its
+        row bit for bit.
 
     Raises:
-        ValueError: ``X`` not ``(n, 14)``, NaN/inf, or outside the box; ``processes < 1``.
-        TypeError: ``X`` not numeric, ``processes`` not an int.
+        ValueError: ``X`` not ``(n, 14)``, NaN/inf, or outside the box.
+        TypeError: ``X`` not numeric.
     """
-    processes = _check_processes(processes)
     try:
         X = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError):
@@ -343,16 +276,7 @@ def evaluate_batch(X, *, processes: int | None = None) -> np.ndarray:
     if X.ndim != 2 or X.shape[1] != DIM:
         raise ValueError(f"X must have shape (n, {DIM}), got {X.shape}")
     _check_rows(X, "X")
-    workers = min(processes or os.cpu_count() or 1, X.shape[0])
-    if workers <= 1:
-        return _rewards(X)
-    chunks = np.array_split(X, workers)
-    try:
-        parts = list(_pool(workers).map(_rewards, chunks))
-    except BrokenProcessPool:
-        shutdown_pool()  # a worker died: the next call starts a fresh pool
-        raise
-    return np.concatenate(parts)
+    return np.array([push_reward(r) for r in X], dtype=np.float64)
 
 
 def _final_best_reward(history) -> np.ndarray:
@@ -364,10 +288,10 @@ def _best_reward_curve(history) -> np.ndarray:
 
 
 @functools.cache
-def _robot_push(noise_std: float, processes: int | None) -> Problem:
+def _robot_push(noise_std: float) -> Problem:
     def host(x):
         x = np.asarray(x)
-        r = evaluate_batch(x.reshape(-1, DIM), processes=processes)
+        r = evaluate_batch(x.reshape(-1, DIM))
         return (-r).reshape(x.shape[:-1]).astype(x.dtype)
 
     def objective(x):
@@ -391,14 +315,15 @@ def _robot_push(noise_std: float, processes: int | None) -> Problem:
     )
 
 
-def robot_push(*, noise_std: float = 0.0, processes: int | None = None) -> Problem:
+def robot_push(*, noise_std: float = 0.0) -> Problem:
     """The 14-D robot-pushing problem (Wang and Jegelka 2017, Section 5) as a minimization
     :class:`~nbo_jax.types.Problem` (cached per arguments).
 
     ``objective(x) = -push_reward(x)`` for ``x (14,)``, evaluated on the host through
     :func:`jax.pure_callback` (``vmap_method="broadcast_all"``), so it runs inside the
     jit-compiled, vmapped :func:`nbo_jax.run_bo`: one callback receives the whole batch of
-    points of a step (every seed) and simulates it with :func:`evaluate_batch`. The value
+    points of a step (every seed) and simulates it with :func:`evaluate_batch`, in this
+    process (for parallel simulations see the module docstring: Ray). The value
     has the dtype of ``x`` (float32 by default); points are simulated in float64. Not
     differentiable (no gradient through a callback).
 
@@ -411,22 +336,19 @@ def robot_push(*, noise_std: float = 0.0, processes: int | None = None) -> Probl
     Args:
         noise_std: standard deviation of the additive Gaussian observation noise on
             ``-reward`` (metres), ``>= 0``; the simulator itself is deterministic.
-        processes: worker processes of :func:`evaluate_batch` (``None``: all cores; ``1``:
-            in-process).
 
     Raises:
-        ValueError: ``noise_std`` negative or not finite, ``processes < 1``.
-        TypeError: ``processes`` not an int, ``noise_std`` not a number.
+        ValueError: ``noise_std`` negative or not finite.
+        TypeError: ``noise_std`` not a number.
     """
-    processes = _check_processes(processes)
-    return _robot_push(check_positive("noise_std", noise_std, allow_zero=True), processes)
+    return _robot_push(check_positive("noise_std", noise_std, allow_zero=True))
 
 
-def optimize_with_ask_tell(algorithm, n_init: int, n_iter: int, q: int, seed: int,
-                           processes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def optimize_with_ask_tell(algorithm, n_init: int, n_iter: int, q: int,
+                           seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Maximize the reward with :class:`nbo_jax.AskTell`, simulating each batch of ``q``
-    asked points in parallel with :func:`evaluate_batch` (the pattern for any simulator
-    outside JAX).
+    asked points with :func:`evaluate_batch` (the pattern for any simulator outside JAX;
+    replace ``evaluate_batch`` by a call to your own cluster to run a batch in parallel).
 
     ``n_init`` points are drawn uniformly in the box (``numpy.random.default_rng(seed)``),
     then ``n_iter`` batches of ``q`` points are asked and told (``y = -reward``).
@@ -435,8 +357,7 @@ def optimize_with_ask_tell(algorithm, n_init: int, n_iter: int, q: int, seed: in
         algorithm: a registry name (built with ``q``, e.g. ``"gp-ei"``) or a
             :class:`~nbo_jax.types.BOAlgorithm` whose ``q`` equals ``q``.
         n_init: initial points (>= 1); n_iter: batches (>= 0); q: points per batch (>= 1);
-        seed: seeds the initial design and the algorithm's key; processes: as
-            :func:`evaluate_batch`.
+        seed: seeds the initial design and the algorithm's key.
 
     Returns:
         ``(x, reward)``: ``(n_init + n_iter q, 14)`` float64 points in evaluation order and
@@ -456,8 +377,8 @@ def optimize_with_ask_tell(algorithm, n_init: int, n_iter: int, q: int, seed: in
         raise ValueError(f"algorithm {algo.name!r} asks q = {algo.q} points per batch, but q = {q}")
     x0 = np.random.default_rng(seed).uniform(LOWER, UPPER, size=(n_init, DIM))
     opt = AskTell(algo, (LOWER, UPPER), capacity=n_init + n_iter * q, key=jax.random.key(seed),
-                  x0=x0, y0=-evaluate_batch(x0, processes=processes))
+                  x0=x0, y0=-evaluate_batch(x0))
     for _ in range(n_iter):
         X = np.asarray(opt.ask()).reshape(q, DIM)
-        opt.tell(X, -evaluate_batch(X, processes=processes))
+        opt.tell(X, -evaluate_batch(X))
     return opt.x, -opt.y
