@@ -115,14 +115,46 @@ def quiet_failures():
         yield
 
 
-_COMPILED: dict[int, tuple] = {}
+_COMPILED: dict = {}
+_CANONICAL: dict = {}
+
+
+def _plain(value) -> bool:
+    """``value`` is built of None, bools, numbers, strings, tuples, lists and str-keyed dicts
+    (so its ``repr`` identifies it)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, (tuple, list)):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    return False
+
+
+def canonical(algorithm: BOAlgorithm) -> BOAlgorithm:
+    """The first algorithm seen in this process that the same factory built from the same
+    plain arguments (:class:`~nbo_jax.types.FactoryCall`), with the same code for ``init``,
+    ``ask`` and ``tell`` and the same name and ``q``; else ``algorithm`` itself. Two
+    ``nbo.gp_bo()`` calls then share one compiled ``ask`` (an Optuna study or a new
+    :class:`AskTell` does not compile again). An algorithm whose factory arguments hold arrays
+    or functions, or whose parts were replaced by other code, is its own canonical one."""
+    call = algorithm.config
+    if call is None or not _plain(call.kwargs):
+        return algorithm
+    code = tuple(getattr(f, "__code__", None) for f in (algorithm.init, algorithm.ask, algorithm.tell))
+    if any(c is None for c in code):
+        return algorithm
+    key = (call.factory, repr(sorted(call.kwargs.items())), call.name, code, algorithm.name, algorithm.q,
+           algorithm.batch_rule, algorithm.constrained)
+    return _CANONICAL.setdefault(key, algorithm)
 
 
 def _compiled(algorithm: BOAlgorithm) -> tuple:
-    """``(ask, tell, fantasize)`` of ``algorithm``, jit-compiled once per algorithm object, so
-    optimizers rebuilt from a history (an Optuna sampler, a resumed study) reuse the compiled
-    code instead of tracing new functions. The cache keeps the algorithm alive, so its id
-    stays its key."""
+    """``(ask, tell, fantasize)`` of ``algorithm``, jit-compiled once per :func:`canonical`
+    algorithm, so optimizers rebuilt from a history (an Optuna sampler, a resumed study, a
+    second study of the same factory call) reuse the compiled code instead of tracing new
+    functions. The cache keeps the algorithm alive, so its id stays its key."""
+    algorithm = canonical(algorithm)
     entry = _COMPILED.get(id(algorithm))
     if entry is None or entry[0] is not algorithm:
         entry = (algorithm, jax.jit(algorithm.ask), jax.jit(algorithm.tell),

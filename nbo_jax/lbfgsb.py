@@ -8,8 +8,7 @@ Nocedal & Zhu 1995)::
 
     active = {j : x_j = lower_j and g_j > 0, or x_j = upper_j and g_j < 0}
     p      = -H g on the free coordinates (L-BFGS two-loop recursion over the last ``memory``
-             pairs, Nocedal & Wright 2006, Algorithm 7.4; first step -g, i.e. B_0 = I as
-             in scipy's L-BFGS-B), or the
+             pairs, Nocedal & Wright 2006, Algorithm 7.4; first step -g / ||g||), or the
              steepest descent -g on them when p is not a descent direction
     x+     = clip(x + a p, lower, upper),  a = 1, 1/2, 1/4, ... until Armijo
              f(x+) <= f(x) + c1 g.(x+ - x) with f(x+), g(x+) finite
@@ -142,7 +141,7 @@ def minimize_lbfgsb(
         free = ~fixed & ~(((x <= lo) & (g > 0)) | ((x >= hi) & (g < 0)))
         gf = jnp.where(free, g, 0.0)
         first = gamma <= 0
-        g0 = jnp.ones_like(gamma)  # first step -g: B_0 = I, as scipy's L-BFGS-B (not -g / ||g||)
+        g0 = 1.0 / jnp.maximum(jnp.linalg.norm(gf, axis=-1), tiny)
         p = -jnp.where(free, _two_loop(gf, S, Y, rho, jnp.where(first, g0, gamma)), 0.0)
         descent = jnp.sum(p * gf, axis=-1) < 0
         steep = -jnp.where(first, g0, jnp.maximum(gamma, tiny))[:, None] * gf

@@ -235,3 +235,22 @@ def test_constraint_values_are_data_not_a_flag():
     # a constrained algorithm needs them at init
     with pytest.raises(ValueError, match="c0: algorithm 'gp-cei' models constraints"):
         AskTell(nbo.gp_bo(acquisition="cei"), ([-2, -2], [2, 2]), 10, jax.random.key(0), X0, [_f(x) for x in X0])
+
+
+def test_same_factory_call_shares_compiled_code():
+    """Two algorithms from the same factory call with the same plain arguments share one
+    canonical algorithm (one compile per process); other arguments, replaced code or
+    non-plain arguments do not."""
+    import jax.numpy as jnp
+
+    from nbo_jax.ask_tell import _compiled, canonical
+
+    a, b = nbo.gp_bo(acquisition="ucb"), nbo.gp_bo(acquisition="ucb")
+    assert a is not b and canonical(b) is canonical(a)
+    assert _compiled(a)[0] is _compiled(b)[0]
+    assert canonical(nbo.gp_bo(acquisition="ei")) is not canonical(a)
+    assert canonical(nbo.gp_bo(acquisition="ucb", beta=3.0)) is not canonical(a)
+    mine = a._replace(ask=lambda state, key: state.data.u[0])
+    assert canonical(mine) is mine
+    arr = nbo.gp_bo(acquisition="ucb", beta=jnp.asarray(2.0))  # an array argument: its own
+    assert canonical(arr) is arr

@@ -10,12 +10,14 @@ trial's parameters at once, with an independent sampler for the rest)::
     study = optuna.create_study(sampler=NeuralBOSampler(seed=0))
     study.optimize(objective, n_trials=50)
 
-What the nbo_jax algorithm samples (the *relative search space*): the float parameters
-(``suggest_float``, with ``log=True`` or ``step=`` too) that every completed trial
-suggested with the same distribution (:class:`optuna.search_space.IntersectionSearchSpace`),
-except single-valued ones. Integer and categorical parameters, and the first
-``n_startup_trials`` trials, go to the independent sampler (default
-:class:`optuna.samplers.RandomSampler`).
+What the nbo_jax algorithm samples (the *relative search space*): the float and integer
+parameters (``suggest_float``/``suggest_int``, with ``log=True`` or ``step=`` too) that every
+completed trial suggested with the same distribution
+(:class:`optuna.search_space.IntersectionSearchSpace`), except single-valued ones; an integer
+is modelled as a continuous coordinate and the proposal rounded to its step (returned as a
+Python ``int``). Categorical parameters, and the first ``n_startup_trials`` trials, go to the
+independent sampler (default :class:`optuna.samplers.RandomSampler`); so does a categorical
+that a caller passes to ``sample_relative`` itself.
 
 The sampler is stateless between trials: every relative sample rebuilds the optimizer from
 the study's history (:class:`nbo_jax.AskTell`), so it works with any Optuna storage (in
@@ -55,7 +57,7 @@ import numpy as np
 
 try:
     import optuna
-    from optuna.distributions import BaseDistribution, FloatDistribution
+    from optuna.distributions import BaseDistribution, FloatDistribution, IntDistribution
     from optuna.samplers import BaseSampler
     from optuna.study import Study, StudyDirection
     from optuna.trial import FrozenTrial, TrialState
@@ -65,7 +67,7 @@ except ImportError as err:  # pragma: no cover - the extra is installed in the t
 from ..algorithms import get as _get_algorithm
 from ..algorithms import neural_bo
 from ..algorithms._common import check_int
-from ..ask_tell import AskTell, quiet_failures
+from ..ask_tell import AskTell, canonical, quiet_failures
 from ..types import BOAlgorithm, Bounds
 
 # a trial's relative sample, shared with other processes through the storage (chunks below
@@ -99,6 +101,19 @@ def _padded_init(key, x, y, lower, upper, *, init, capacity: int):
     return init(key, x, y, None, bounds=Bounds(lower, upper), capacity=capacity)
 
 
+_FIXED_SHAPE: dict[int, tuple] = {}
+
+
+def _shared_fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
+    """:func:`_fixed_shape_init` of the :func:`~nbo_jax.ask_tell.canonical` algorithm, made
+    once per process (samplers built from the same factory call share its compiled code)."""
+    algorithm = canonical(algorithm)
+    entry = _FIXED_SHAPE.get(id(algorithm))
+    if entry is None or entry[0] is not algorithm:
+        entry = _FIXED_SHAPE[id(algorithm)] = (algorithm, _fixed_shape_init(algorithm))
+    return entry[1]
+
+
 def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
     """``algorithm`` whose ``init`` is compiled once per ``(capacity, d)``: ``x0 (n0, d)`` is
     padded to ``(capacity, d)`` with NaN rows, which are not recorded
@@ -119,7 +134,15 @@ def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
     return algorithm._replace(init=fixed)
 
 
-def _to_internal(value: float, dist: FloatDistribution) -> float:
+_NUMERIC = (FloatDistribution, IntDistribution)
+
+
+def _modelled(dist: BaseDistribution) -> bool:
+    """A float or integer distribution with more than one value (the relative search space)."""
+    return isinstance(dist, _NUMERIC) and not dist.single()
+
+
+def _to_internal(value: float, dist: FloatDistribution | IntDistribution) -> float:
     return math.log10(value) if dist.log else float(value)
 
 
@@ -130,15 +153,17 @@ def _internal_bounds(search_space: dict[str, FloatDistribution]) -> tuple[np.nda
     return lower, upper
 
 
-def _from_internal(x: np.ndarray, search_space: dict[str, FloatDistribution]) -> dict[str, float]:
+def _from_internal(x: np.ndarray, search_space: dict) -> dict[str, float | int]:
     """The parameters of an internal point ``x (d,)``: ``10**x`` for log scales, stepped
-    floats rounded to ``low + k step``; all clipped to ``[low, high]``, as Python floats."""
+    values rounded to ``low + k step`` (an integer's step is 1 unless given); all clipped to
+    ``[low, high]``, as Python floats, or Python ints for :class:`IntDistribution`."""
     params = {}
     for v, (name, dist) in zip(np.asarray(x, dtype=np.float64), search_space.items()):
         v = 10.0 ** float(v) if dist.log else float(v)
         if dist.step is not None:
             v = dist.low + round((v - dist.low) / dist.step) * dist.step
-        params[name] = float(min(max(v, dist.low), dist.high))
+        v = min(max(v, dist.low), dist.high)
+        params[name] = int(round(v)) if isinstance(dist, IntDistribution) else float(v)
     return params
 
 
@@ -227,7 +252,7 @@ class NBOSampler(BaseSampler):
                  seed: int | None = None, independent_sampler: BaseSampler | None = None,
                  capacity_step: int = 32):
         self._algorithm = _check_algorithm(algorithm)
-        self._fast = _fixed_shape_init(self._algorithm)
+        self._fast = _shared_fixed_shape_init(self._algorithm)
         self._n_startup_trials = check_int("n_startup_trials", n_startup_trials, 0)
         self._capacity_step = check_int("capacity_step", capacity_step, 1)
         if seed is not None:
@@ -251,28 +276,32 @@ class NBOSampler(BaseSampler):
         self._independent_sampler.reseed_rng()
 
     def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
-        """The float parameters (``log`` and ``step`` allowed) that every completed trial
-        suggested with the same distribution, except single-valued ones (``low == high``),
-        sorted by name."""
+        """The float and integer parameters (``log`` and ``step`` allowed) that every completed
+        trial suggested with the same distribution, except single-valued ones (``low ==
+        high``), sorted by name."""
         return {name: dist for name, dist in self._intersection_search_space.calculate(study).items()
-                if isinstance(dist, FloatDistribution) and not dist.single()}
+                if _modelled(dist)}
 
     def sample_relative(self, study: Study, trial: FrozenTrial,
                         search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
-        """The algorithm's next point for ``trial`` from the study's history: a dict of
-        Python floats inside the distributions; ``{}`` (independent sampling) when the space
-        is empty, fewer than ``n_startup_trials`` trials finished, or no COMPLETE trial holds
-        the space's parameters.
+        """The algorithm's next point for ``trial`` from the study's history: a dict with a
+        value for every parameter of ``search_space``, of its distribution's type, inside its
+        range and on its step (floats and integers from the algorithm; categorical and
+        single-valued ones from the independent sampler); ``{}`` (independent sampling) when
+        the space is empty, fewer than ``n_startup_trials`` trials finished, or no COMPLETE
+        trial holds the space's float and integer parameters.
 
         Raises:
             ValueError: a multi-objective study (nbo_jax algorithms minimize one value).
         """
-        if len(study.directions) > 1:
-            raise ValueError(f"{type(self).__name__} supports single-objective studies only: this study has "
-                             f"{len(study.directions)} objectives, and nbo_jax algorithms minimize one value")
+        self._refuse_multi_objective(study)
         if not search_space:
             return {}
-        space: dict[str, FloatDistribution] = dict(search_space)  # type: ignore[arg-type]
+        space = {name: dist for name, dist in search_space.items() if _modelled(dist)}
+        others = {name: self._independent_sampler.sample_independent(study, trial, name, dist)
+                  for name, dist in search_space.items() if name not in space}
+        if not space:
+            return others
         trials = study.get_trials(deepcopy=False, states=_FINISHED + (TrialState.RUNNING,))
         finished = [t for t in trials if t.state in _FINISHED]
         if len(finished) < self._n_startup_trials:
@@ -295,7 +324,8 @@ class NBOSampler(BaseSampler):
             opt = AskTell(self._fast, (lower, upper), capacity, key, X, y)
         if P.shape[0]:
             opt.add_pending(P)
-        params = _from_internal(opt.ask(), space)
+        params = {**_from_internal(opt.ask(), space), **others}
+        params = {name: params[name] for name in search_space}
 
         # share the point with other processes before the objective suggests it
         text = json.dumps(params)
@@ -306,8 +336,18 @@ class NBOSampler(BaseSampler):
 
     def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
                            param_distribution: BaseDistribution) -> Any:
-        """A parameter outside the relative search space, from the independent sampler."""
+        """A parameter outside the relative search space, from the independent sampler.
+
+        Raises:
+            ValueError: a multi-objective study (as Optuna's single-objective samplers do).
+        """
+        self._refuse_multi_objective(study)
         return self._independent_sampler.sample_independent(study, trial, param_name, param_distribution)
+
+    def _refuse_multi_objective(self, study: Study) -> None:
+        if len(study.directions) > 1:
+            raise ValueError(f"{type(self).__name__} supports single-objective studies only: this study has "
+                             f"{len(study.directions)} objectives, and nbo_jax algorithms minimize one value")
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         self._independent_sampler.before_trial(study, trial)

@@ -1,0 +1,43 @@
+"""Optuna's own conformance kit for third-party samplers (optuna.testing.pytest_samplers),
+held against NBOSampler at small sizes (issue 24). The relative-sampling and single-objective
+cases run for GP-EI; Neural-BO and NeuralBOSampler run the relative cases on one float and
+one integer distribution each."""
+
+import pytest
+
+optuna = pytest.importorskip("optuna")
+from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution  # noqa: E402
+from optuna.testing import pytest_samplers as kit  # noqa: E402
+
+import nbo_jax as nbo  # noqa: E402
+from nbo_jax.integrations.optuna import NBOSampler, NeuralBOSampler  # noqa: E402
+
+_GP = nbo.gp_bo(acq_optimizer=dict(raw_samples=128, num_restarts=2, steps=20))  # one factory call: shared compiles
+
+
+class TestGPSampler(kit.RelativeSamplerTestCase, kit.SingleOnlySamplerTestCase):
+    @pytest.fixture
+    def sampler(self):
+        return lambda: NBOSampler(_GP, n_startup_trials=0, seed=0)
+
+
+_NEURAL = nbo.neural_bo(width=16, epochs=2)
+
+
+@pytest.mark.parametrize("make", [lambda: NBOSampler(_NEURAL, n_startup_trials=0, seed=0),
+                                  lambda: NeuralBOSampler(n_startup_trials=0, seed=0, width=16, epochs=2)],
+                         ids=["NBOSampler-neural-bo", "NeuralBOSampler"])
+def test_neural_samplers_return_each_distributions_type(make):
+    """The kit's relative-sampling assertions for one float, one stepped integer and one
+    categorical parameter: a Python value of the distribution's type, in range, on the step."""
+    space = dict(x=FloatDistribution(1e-3, 1.0, log=True), n=IntDistribution(3, 9, step=2),
+                 c=CategoricalDistribution([-1, -10, -100]))
+    study = optuna.create_study(sampler=make())
+    trial = study.ask(space)
+    study.tell(trial, 1.0)
+    for _ in range(3):
+        params = study.sampler.sample_relative(study, kit._create_new_trial(study), space)
+        assert list(params) == ["x", "n", "c"]
+        assert type(params["x"]) is float and 1e-3 <= params["x"] <= 1.0
+        assert type(params["n"]) is int and params["n"] in (3, 5, 7, 9)
+        assert type(params["c"]) is int and params["c"] in (-1, -10, -100)
