@@ -99,11 +99,11 @@ def test_mixed_space_log_step_int_categorical_maximize():
     sampler = NBOSampler(nbo.gp_bo(**SMALL_GP), n_startup_trials=8, seed=0)
     study = optuna.create_study(sampler=sampler, direction="maximize")
     study.optimize(_mixed, n_trials=18)
-    # the relative search space: the two floats; int, categorical and the fixed float go to
-    # the independent sampler
+    # the relative search space: the two floats and the int (rounded to Python ints); the
+    # categorical and the fixed float go to the independent sampler
     space = sampler.infer_relative_search_space(study, study.trials[-1])
-    assert list(space) == ["lr", "w"]
-    assert space["lr"].log and space["w"].step == 0.05
+    assert list(space) == ["lr", "n", "w"]
+    assert space["lr"].log and space["w"].step == 0.05 and isinstance(space["n"], optuna.distributions.IntDistribution)
     for t in study.trials:
         p = t.params
         assert 1e-4 <= p["lr"] <= 1e-1
