@@ -28,6 +28,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from ._checks import check_int
 from .types import BATCH_RULES, BOAlgorithm, Dataset
 
 Array = jax.Array
@@ -83,8 +84,6 @@ def batched(algorithm: BOAlgorithm, q: int) -> BOAlgorithm:
         ``q > 1`` points or has an unknown ``batch_rule``; ``"native"`` algorithms batch
         through their factory's ``q`` argument.
     """
-    from .algorithms._common import check_int
-
     q = check_int("q", q, 1)
     if not isinstance(algorithm, BOAlgorithm):
         raise TypeError(f"algorithm must be an nbo_jax.BOAlgorithm, got {type(algorithm).__name__}")

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import functools
 import inspect
-import math
 from typing import Any, Callable, Mapping, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._checks import check_int, check_positive  # noqa: F401 - shared validation, re-exported here
+from ..batch import batched
 from ..types import BATCH_RULES, BOAlgorithm, Bounds, Dataset, FactoryCall, FiniteDomain, as_bounds
 
 Array = jax.Array
@@ -154,8 +155,6 @@ def make_algorithm(init, ask, tell, *, name: str, surrogate=None, info=None, q: 
 
     Raises:
         TypeError / ValueError: ``q`` not an int ``>= 1``; unknown ``batch_rule``."""
-    from ..batch import batched
-
     q = check_int("q", q, 1)
     check_choice("batch_rule", batch_rule, BATCH_RULES)
     if batch_rule == "native":
@@ -234,37 +233,6 @@ def data_info(state) -> dict:
     ``n_observed`` (rows in ``state.data``) and ``n_failed`` (failed evaluations among them)."""
     data = state.data
     return {"n_observed": data.count, "n_failed": jnp.sum(data.failed & data.written)}
-
-
-def check_int(name: str, value, minimum: int) -> int:
-    """``value`` as an int ``>= minimum``.
-
-    Raises:
-        TypeError: not an integer (bools are refused). ValueError: below ``minimum``; both
-        messages name the argument.
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
-
-
-def check_positive(name: str, value, *, allow_zero: bool = False) -> float:
-    """``value`` as a finite float ``> 0`` (``>= 0`` with ``allow_zero``).
-
-    Raises:
-        TypeError: not a number. ValueError: out of range; both messages name the argument.
-    """
-    if isinstance(value, (str, bytes, bool, np.bool_)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}") from None
-    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"{name} must be {'>=' if allow_zero else '>'} 0 and finite, got {value}")
-    return v
 
 
 def check_initial(x0, y0, bounds, capacity: int):
