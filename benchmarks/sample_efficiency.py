@@ -60,8 +60,10 @@ def run_one(problem_name: str, method: str, args, out: pathlib.Path) -> dict:
     sequential = method.startswith("gp-") and not args.vmap_gp
     t0 = time.perf_counter()
     if sequential:
-        # one compile, seeds one after another: a vmapped GP run (batched Cholesky factorizations
-        # inside L-BFGS) hung on this 2-core CPU with every jaxlib thread idle (issue 11 note)
+        # one compile, seeds one after another, as the published GP figures were measured. (A
+        # vmapped GP run hung on the 2-core CPU with every jaxlib thread idle until nbo_jax set
+        # --xla_cpu_enable_concurrency_optimized_scheduler=false, nbo_jax/_xla_cpu.py; since then
+        # --vmap-gp ran GP-EI (4 seeds, float32) and GP-UCB (4 seeds, float64) to the end.)
         compiled = jax.jit(one).lower(keys[0]).compile()
         t1 = time.perf_counter()
         hists = [jax.block_until_ready(compiled(k)) for k in keys]
