@@ -35,16 +35,9 @@ warm start from the previous weights (as in the authors' released code), pathwis
 sampling with ``nu = 0.5`` on fitted scales, and ``acq_optimizer(raw_samples=2048,
 num_restarts=10, steps=200)`` (scrambled Sobol raw samples, a quarter of them around the 5 best
 observations, Boltzmann restarts, box-constrained L-BFGS; :mod:`nbo_jax.optimize`). The
-surrogate settings were chosen on problems other than the issue-11 test problems (Ackley, Levy,
-Michalewicz), with the earlier climb (8 restarts, 30 Adam steps of 0.01): 10 initial + 100
-iterations, paper noise, 4 seeds, median final regret. Pathwise/fitted (nu = 1) / fixed scales / the paper's independent draws
-with fixed scales / pathwise without gradient steps / random search: Styblinski-Tang-10
-117 / 165 / 136 / 126 / 148, Hartmann-6 0.167 / 0.181 / 0.102 / 0.214 / 1.49, Griewank-10
-11.6 / 23.9 / - / - / -. Then nu = 1 / 0.5 / 0.25 on the fitted scale: Styblinski-Tang-10
-117 / 76 / 99, Hartmann-6 0.167 / 0.248 / 0.326, Rastrigin-10 88.5 / 49.4 / -, Griewank-10
-11.6 / 4.70 / -. Half the raw samples local (std 0.1), more epochs (100, lr 2e-3) and 8192
-raw samples did not help on Rastrigin-10 (79.8, 83.1, 76.9 against 88.5 at nu = 1).
-Every choice is an argument.
+surrogate settings were chosen on problems other than the test problems (Ackley, Levy,
+Michalewicz); the measurements are on the documentation site's page "Measured choices"
+(``docs/measurements.md``). Every choice is an argument.
 
 **Batches** (``q > 1``, :mod:`nbo_jax.batch`): Thompson sampling (both ``thompson`` modes)
 asks ``q`` independent draws (Kandasamy et al. 2018); a user ``acquisition=`` is taken as a
