@@ -4,9 +4,8 @@ Figure 3.5): median best reward against evaluations, Neural-BO against GP-EI and
 The thesis setting (``--thesis``): 15 initial points, up to 6000 evaluations, 10 seeds. The
 default is CPU-sized: 15 initial points + 100 evaluations, 5 seeds. Every method sees the
 same initial points per seed. Simulations run in this process (about 2 ms each); the
-simulator is deterministic (the authors' velocity
-noise is off, see :mod:`nbo_jax.benchmarks.robot_push`), ``--noise-std`` adds observation
-noise.
+simulator is deterministic (the authors' velocity noise is off, see
+:mod:`nbo_jax.benchmarks.robot_push`), ``--noise-std`` adds observation noise.
 
 Usage::
 

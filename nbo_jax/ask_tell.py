@@ -153,14 +153,19 @@ def _compiled(algorithm: BOAlgorithm) -> tuple:
     """``(ask, tell, fantasize)`` of ``algorithm``, jit-compiled once per :func:`canonical`
     algorithm, so optimizers rebuilt from a history (an Optuna sampler, a resumed study, a
     second study of the same factory call) reuse the compiled code instead of tracing new
-    functions. The cache keeps the algorithm alive, so its id stays its key."""
+    functions (:func:`per_algorithm`)."""
+    return per_algorithm(_COMPILED, algorithm, lambda a: (jax.jit(a.ask), jax.jit(a.tell),
+                                                          jax.jit(lambda s, x: fantasize(a, s, x))))
+
+
+def per_algorithm(cache: dict, algorithm: BOAlgorithm, make):
+    """``make(a)`` for ``a = canonical(algorithm)``, made once per process and kept in ``cache``
+    (keyed by ``id(a)``; the entry keeps ``a`` alive, so the id is not reused while cached)."""
     algorithm = canonical(algorithm)
-    entry = _COMPILED.get(id(algorithm))
+    entry = cache.get(id(algorithm))
     if entry is None or entry[0] is not algorithm:
-        entry = (algorithm, jax.jit(algorithm.ask), jax.jit(algorithm.tell),
-                 jax.jit(lambda s, x: fantasize(algorithm, s, x)))
-        _COMPILED[id(algorithm)] = entry
-    return entry[1:]
+        entry = cache[id(algorithm)] = (algorithm, make(algorithm))
+    return entry[1]
 
 
 class AskTell:

@@ -1,7 +1,7 @@
 """Optuna's own conformance kit for third-party samplers (optuna.testing.pytest_samplers),
 held against NBOSampler at small sizes (issue 24). The relative-sampling and single-objective
-cases run for GP-EI; Neural-BO and NeuralBOSampler run the relative cases on one float and
-one integer distribution each."""
+cases run for GP-EI; Neural-BO and NeuralBOSampler run the kit's relative-sampling assertions
+on one float, one stepped integer and one categorical parameter."""
 
 import pytest
 

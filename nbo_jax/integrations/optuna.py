@@ -67,7 +67,7 @@ except ImportError as err:  # pragma: no cover - the extra is installed in the t
 from ..algorithms import get as _get_algorithm
 from ..algorithms import neural_bo
 from ..algorithms._common import check_int
-from ..ask_tell import AskTell, canonical, quiet_failures
+from ..ask_tell import AskTell, per_algorithm, quiet_failures
 from ..types import BOAlgorithm, Bounds
 
 # a trial's relative sample, shared with other processes through the storage (chunks below
@@ -102,16 +102,6 @@ def _padded_init(key, x, y, lower, upper, *, init, capacity: int):
 
 
 _FIXED_SHAPE: dict[int, tuple] = {}
-
-
-def _shared_fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
-    """:func:`_fixed_shape_init` of the :func:`~nbo_jax.ask_tell.canonical` algorithm, made
-    once per process (samplers built from the same factory call share its compiled code)."""
-    algorithm = canonical(algorithm)
-    entry = _FIXED_SHAPE.get(id(algorithm))
-    if entry is None or entry[0] is not algorithm:
-        entry = _FIXED_SHAPE[id(algorithm)] = (algorithm, _fixed_shape_init(algorithm))
-    return entry[1]
 
 
 def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
@@ -252,7 +242,8 @@ class NBOSampler(BaseSampler):
                  seed: int | None = None, independent_sampler: BaseSampler | None = None,
                  capacity_step: int = 32):
         self._algorithm = _check_algorithm(algorithm)
-        self._fast = _shared_fixed_shape_init(self._algorithm)
+        # one padded init per factory call and process: samplers of the same call share its compiles
+        self._fast = per_algorithm(_FIXED_SHAPE, self._algorithm, _fixed_shape_init)
         self._n_startup_trials = check_int("n_startup_trials", n_startup_trials, 0)
         self._capacity_step = check_int("capacity_step", capacity_step, 1)
         if seed is not None:
@@ -298,10 +289,10 @@ class NBOSampler(BaseSampler):
         if not search_space:
             return {}
         space = {name: dist for name, dist in search_space.items() if _modelled(dist)}
-        others = {name: self._independent_sampler.sample_independent(study, trial, name, dist)
-                  for name, dist in search_space.items() if name not in space}
+        independent = lambda name: self._independent_sampler.sample_independent(study, trial, name,
+                                                                                 search_space[name])
         if not space:
-            return others
+            return {name: independent(name) for name in search_space}
         trials = study.get_trials(deepcopy=False, states=_FINISHED + (TrialState.RUNNING,))
         finished = [t for t in trials if t.state in _FINISHED]
         if len(finished) < self._n_startup_trials:
@@ -324,8 +315,8 @@ class NBOSampler(BaseSampler):
             opt = AskTell(self._fast, (lower, upper), capacity, key, X, y)
         if P.shape[0]:
             opt.add_pending(P)
-        params = {**_from_internal(opt.ask(), space), **others}
-        params = {name: params[name] for name in search_space}
+        asked = _from_internal(opt.ask(), space)
+        params = {name: asked[name] if name in asked else independent(name) for name in search_space}
 
         # share the point with other processes before the objective suggests it
         text = json.dumps(params)
