@@ -30,14 +30,16 @@ TOL = 1e-3
 
 
 @contextlib.contextmanager
-def captured_utilities(module_name: str, store: list):
+def captured_utilities(module_name: str, store: list, optimize: bool = True):
     """Wrap ``optimize_acqf`` in the algorithm module ``module_name`` so that every call appends
-    ``(utility, data, answer)`` to ``store`` (call ``ask`` un-jitted inside)."""
+    ``(utility, data, answer)`` to ``store`` (call ``ask`` un-jitted inside). With
+    ``optimize=False`` the optimizer is not run (``answer`` is the first observed point): the
+    utility alone is captured, and the answer comes from a jitted ``ask`` with the same key."""
     module = importlib.import_module(module_name)
     real = module.optimize_acqf
 
     def spy(utility, key, data, options):
-        u = real(utility, key, data, options)
+        u = real(utility, key, data, options) if optimize else data.u[0]
         store.append((utility, data, u))
         return u
 
@@ -77,7 +79,10 @@ def scipy_maximum(utility, data, n_sobol: int = 4096, n_starts: int = 32, seed: 
 
 
 def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_width: int = 64):
-    """Posteriors from real runs: yields ``(label, module_name, algorithm, state)``."""
+    """Posteriors from real runs: yields ``(label, module_name, algorithm, state)``. Each
+    algorithm's state is built by ``init`` on a run's first ``n_init`` points and ``tell`` of
+    the rest one by one (as in the run: one compile of each, capacity the run's length), and
+    ``prefixes`` states from the second half of the run are yielded."""
     import nbo_jax as nbo
 
     specs = [
@@ -96,6 +101,8 @@ def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_
                 hist = jax.jit(lambda k: nbo.run_bo(k, algo, problem, n_init=n_init, n_iter=n_iter))(
                     jax.random.key(seed))
                 n = hist.x.shape[0]
+                c = hist.c if hist.c is not None else jnp.zeros((n, 0))
+                constrained = hist.c is not None
                 for acq in acqs:
                     if acq == "neural-ucb":
                         a = nbo.neural_ucb(width=neural_width, epochs=50)
@@ -103,24 +110,31 @@ def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_
                         a = algo
                     else:
                         a = nbo.gp_bo(acquisition=acq)
-                    init = jax.jit(lambda x, y, c: a.init(jax.random.key(1), x, y, c, bounds=problem.bounds,
-                                                          capacity=n))
-                    for t in np.linspace(n_init + n_iter // 2, n, prefixes).astype(int):
-                        c = None if hist.c is None else hist.c[:t]
-                        state = init(hist.x[:t], hist.y[:t], c) if c is not None else init(hist.x[:t], hist.y[:t],
-                                                                                             None)
-                        yield f"{acq} {pname}-{problem.dim} seed {seed} t={t}", module, a, state
+                    init = jax.jit(lambda x, y, c: a.init(jax.random.key(1), x, y, c if constrained else None,
+                                                          bounds=problem.bounds, capacity=n))
+                    tell = jax.jit(lambda s, x, y, c: a.tell(s, x, y, c if constrained else None))
+                    wanted = set(np.linspace(n_init + n_iter // 2, n, prefixes).astype(int).tolist())
+                    state = init(hist.x[:n_init], hist.y[:n_init], c[:n_init])
+                    for t in range(n_init, n + 1):
+                        if t > n_init:
+                            state = tell(state, hist.x[t - 1], hist.y[t - 1], c[t - 1])
+                        if t in wanted:
+                            yield f"{acq} {pname}-{problem.dim} seed {seed} t={t}", module, a, state
 
 
 def gaps(dim=6, n_init=30, n_iter=30, seeds=3, prefixes=2, asks=1, n_sobol=4096, n_starts=32, verbose=True):
     """The gap of every case (module doc): list of ``(label, gap)``."""
     out = []
+    asks_of = {}
     for label, module, algo, state in cases(dim, n_init, n_iter, seeds, prefixes):
+        ask = asks_of.setdefault(id(algo), (algo, jax.jit(algo.ask)))[1]
         for k in range(asks):
+            key = jax.random.key(100 + k)
             store = []
-            with captured_utilities(module, store):
-                algo.ask(state, jax.random.key(100 + k))
-            utility, data, u = store[-1]
+            with captured_utilities(module, store, optimize=False):
+                algo.ask(state, key)
+            utility, data, _ = store[-1]
+            u = state.bounds.to_unit(ask(state, key))
             ours = float(utility(u[None])[0])
             best, spread = scipy_maximum(utility, data, n_sobol, n_starts)
             gap = (best - ours) / spread if spread > 0 else 0.0
