@@ -150,11 +150,14 @@ def canonical(algorithm: BOAlgorithm) -> BOAlgorithm:
 
 
 def _compiled(algorithm: BOAlgorithm) -> tuple:
-    """``(ask, tell, fantasize)`` of ``algorithm``, jit-compiled once per :func:`canonical`
-    algorithm, so optimizers rebuilt from a history (an Optuna sampler, a resumed study, a
-    second study of the same factory call) reuse the compiled code instead of tracing new
-    functions (:func:`per_algorithm`)."""
-    return per_algorithm(_COMPILED, algorithm, lambda a: (jax.jit(a.ask), jax.jit(a.tell),
+    """``(init, ask, tell, fantasize)`` of ``algorithm``, jit-compiled once per
+    :func:`canonical` algorithm, so optimizers rebuilt from a history (an Optuna sampler, a
+    resumed study, a second study of the same factory call) reuse the compiled code instead of
+    tracing new functions (:func:`per_algorithm`). ``init`` is compiled too (static
+    ``capacity``, the bounds an argument): run eagerly, a GP's ``init`` took 9.5 s on a 2-core
+    CPU, compiled 1.5 s, and 0.04 s for a second optimizer of the same shapes."""
+    return per_algorithm(_COMPILED, algorithm, lambda a: (jax.jit(a.init, static_argnames=("capacity",)),
+                                                          jax.jit(a.ask), jax.jit(a.tell),
                                                           jax.jit(lambda s, x: fantasize(a, s, x))))
 
 
@@ -236,16 +239,18 @@ class AskTell:
 
     # ------------------------------------------------------------------ internals
     def _compile(self) -> None:
-        self._ask, self._tell, self._fantasize = _compiled(self.algorithm)
+        self._init, self._ask, self._tell, self._fantasize = _compiled(self.algorithm)
 
     def _jnp(self, a: Optional[np.ndarray]):
         return None if a is None else jnp.asarray(a, jnp.zeros(()).dtype)
 
     def _init_state(self, key, capacity: int):
         c = self._c if self.algorithm.constrained else None
-        return self.algorithm.init(key, self._jnp(self._x), self._jnp(self._y), self._jnp(c),
-                                   bounds=self.bounds if self.domain is None else self.domain,
-                                   capacity=capacity)
+        args = (key, self._jnp(self._x), self._jnp(self._y), self._jnp(c))
+        if self.domain is None:
+            return self._init(*args, bounds=self.bounds, capacity=capacity)
+        # a finite domain is checked on its concrete points: compiled with it as a constant
+        return jax.jit(lambda *a: self.algorithm.init(*a, bounds=self.domain, capacity=capacity))(*args)
 
     @property
     def n_constraints(self) -> Optional[int]:
