@@ -252,20 +252,10 @@ def test_run_bo_vmapped_records_interaction_information():
     np.testing.assert_array_equal(saved["info.interaction_information"], inter[0])
 
 
-def test_beats_neural_bo_on_a_heat_problem():
-    """Heat with boundary conditions 2 (Laplace known, boundary hidden), paper noise, 6 seeds,
-    5 initial points + 20 iterations: PINN-BO's median final simple regret is below
-    Neural-BO's (measured: PINN-BO 56.3, Neural-BO 119.9)."""
-    problem = nbo.benchmarks.get("heat", boundary_conditions=2, resolution=64, noise_std="paper")
-    algos = {"pinn-bo": pinn_bo(problem.operator, problem.source, info=False),
-             "neural-bo": nbo.neural_bo(width=200)}
-    keys = jax.random.split(jax.random.key(1), 6)
-    med = {}
-    for name, algo in algos.items():
-        hist = jax.jit(jax.vmap(lambda k, a=algo: nbo.run_bo(k, a, problem, 5, 20)))(keys)
-        med[name] = float(np.median(np.asarray(hist.best_f[:, -1]) - problem.optimal_value))
-    print(med)
-    assert med["pinn-bo"] < med["neural-bo"], med
+# PINN-BO against Neural-BO on heat (boundary conditions 2) is a sample-efficiency claim: it is
+# measured in benchmarks/, not asserted here (issue 24: CI under 15 minutes). Measured there
+# with 6 seeds, 5 + 20: median final simple regret PINN-BO 56.3, Neural-BO 119.9;
+#   uv run python benchmarks/reproduce_pinn_bo_table.py --problems heat_bc2 --methods pinn-bo neural-bo
 
 
 def test_cli_compare_attaches_the_problem_pde(tmp_path, capsys):
