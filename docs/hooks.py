@@ -33,8 +33,9 @@ NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS_SECTION = "Notebooks"
 API_SECTION = "API"
 API_ORDER = [
-    "types", "loop", "algorithms", "acquisition", "optimize", "posterior", "gp_model", "features",
-    "ntk", "networks", "training", "pde", "pinn", "benchmarks", "analysis", "comparison",
+    "types", "domains", "dataset", "loop", "algorithms", "acquisition", "optimize", "posterior",
+    "gp_model", "features", "ntk", "networks", "training", "pde", "pinn", "benchmarks", "analysis",
+    "comparison",
 ]
 
 _DOCSTRING_STYLE = re.compile(

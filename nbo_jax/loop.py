@@ -141,7 +141,7 @@ def _report_invalid(n_invalid) -> None:
 # --------------------------------------------------------------------------- run_bo
 def initial_design(key: Array, bounds: Union[Bounds, FiniteDomain], n: int, dtype=None) -> Array:
     """``n`` points uniform in the box, ``(n, d)`` (the initial design; the same for every
-    algorithm given the same key); for a :class:`~nbo_jax.types.FiniteDomain`, ``n`` distinct
+    algorithm given the same key); for a :class:`~nbo_jax.domains.FiniteDomain`, ``n`` distinct
     points drawn uniformly from its points (``n <= N``)."""
     dtype = dtype or jnp.zeros(()).dtype
     if isinstance(bounds, FiniteDomain):
@@ -276,7 +276,7 @@ def run_bo(
         evaluations than points.
 
     On a finite problem (``problem.choices``, e.g. :func:`nbo_jax.benchmarks.finite.finite_problem`)
-    the algorithm receives the :class:`~nbo_jax.types.FiniteDomain` as ``bounds``: its
+    the algorithm receives the :class:`~nbo_jax.domains.FiniteDomain` as ``bounds``: its
     acquisition is scored on the points not evaluated yet and no point is evaluated twice.
 
     The jit cache is keyed on the identity of ``algorithm`` and ``problem``: build them once

@@ -15,7 +15,7 @@ BoTorch's ``optimize_acqf`` with ``q = 1`` (Balandat et al. 2020)::
 
 ``method="adam"`` climbs by projected Adam steps instead (the papers' authors' code), and
 ``raw_sampler="uniform"`` / ``restarts="top"`` give the papers' uniform candidate sets and
-top-k starts. On a **finite domain** (``data.choices`` set, :class:`~nbo_jax.types.FiniteDomain`)
+top-k starts. On a **finite domain** (``data.choices`` set, :class:`~nbo_jax.domains.FiniteDomain`)
 :func:`optimize_acqf` scores all choices and returns the best one not evaluated yet, with no
 climb (BoTorch's ``optimize_acqf_discrete`` with ``unique=True``).
 """
@@ -203,7 +203,7 @@ def refine_argmax(
         utility: ``u (M, d) -> (M,)``, pointwise, the utility climbed and used to score the
             final pool.
         options: :class:`AcqOptimizer` (``steps = 0``: no climb).
-        data: unit-cube :class:`~nbo_jax.types.Dataset` or ``None``; a point within
+        data: unit-cube :class:`~nbo_jax.dataset.Dataset` or ``None``; a point within
             :data:`DUPLICATE_TOL` (max-norm) of one of its written rows (observed, failed or
             fantasized: pending points and a batch's earlier points) is never returned while
             another candidate or climbed point is not (a climb pinned to a corner of the box
@@ -400,7 +400,7 @@ def optimize_acqf(
             ``steps > 0``, differentiable in ``u``. A stochastic acquisition closes over its
             sample (e.g. a pathwise Thompson sample), so it is one function here.
         key: PRNG key for the raw samples and the restarts' draw.
-        data: :class:`~nbo_jax.types.Dataset` in unit-cube coordinates (its best valid rows
+        data: :class:`~nbo_jax.dataset.Dataset` in unit-cube coordinates (its best valid rows
             centre the local raw samples; ``data.y`` ranks them).
         options: :class:`AcqOptimizer` (build with :func:`acq_optimizer`).
 

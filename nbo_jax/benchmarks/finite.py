@@ -79,7 +79,7 @@ def finite_problem(
         choices: ``(N, d)`` distinct points (e.g. documents as word-frequency vectors).
         values: ``(N,)`` finite objective values, minimized.
         bounds: box of the unit-cube map; default the points' bounding box
-            (:func:`nbo_jax.types.finite_domain`).
+            (:func:`nbo_jax.domains.finite_domain`).
         noise_std: observation noise standard deviation (same units as ``values``).
         optimal_value: ``f*``; default ``min(values)`` (exact on a finite domain).
         metric: the task's own :class:`~nbo_jax.types.TaskMetric`, if any.
@@ -89,7 +89,7 @@ def finite_problem(
         :class:`~nbo_jax.types.Problem` with ``choices`` set and ``optimizer`` the best row.
 
     Raises:
-        ValueError: bad ``choices`` (:func:`~nbo_jax.types.finite_domain`), ``values`` not
+        ValueError: bad ``choices`` (:func:`~nbo_jax.domains.finite_domain`), ``values`` not
         ``(N,)`` or not finite, negative ``noise_std``.
     """
     dom = finite_domain(choices, bounds)

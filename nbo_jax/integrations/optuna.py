@@ -107,7 +107,7 @@ _FIXED_SHAPE: dict[int, tuple] = {}
 def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
     """``algorithm`` whose ``init`` is compiled once per ``(capacity, d)``: ``x0 (n0, d)`` is
     padded to ``(capacity, d)`` with NaN rows, which are not recorded
-    (:meth:`nbo_jax.types.Dataset.add_batch`), so the state is the one of ``x0`` alone. (Run
+    (:meth:`nbo_jax.dataset.Dataset.add_batch`), so the state is the one of ``x0`` alone. (Run
     eagerly, as :class:`nbo_jax.AskTell` calls it, ``init`` compiles its inner loops anew at
     every call: seconds per trial.)"""
     init = algorithm.init
