@@ -12,6 +12,8 @@ import numpy as np
 
 from .._checks import check_int, check_positive  # noqa: F401 - shared validation, re-exported here
 from ..batch import batched
+from ..networks import ACTIVATIONS, Network, mlp
+from ..training import TrainConfig, make_optimizer
 from ..types import BATCH_RULES, BOAlgorithm, Bounds, Dataset, FactoryCall, FiniteDomain, as_bounds
 
 Array = jax.Array
@@ -56,6 +58,53 @@ def check_scale(name: str, value, *, allow_zero: bool = True, allow_array: bool 
     if isinstance(value, (str, bool, np.bool_)) or value is None:
         raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
     return check_positive(name, value, allow_zero=allow_zero)
+
+
+OPTIMIZERS = ("sgd", "adam")
+
+
+def network_builder(width, depth, activation, *, build: Callable = mlp, min_width: int = 1, min_depth: int = 2,
+                    use_bias=None, **options) -> Callable[[int, Any], Network]:
+    """A factory's network, checked once and built once per input dimension and dtype.
+
+    Checks ``width`` (an int ``>= min_width``), ``depth`` (an int ``>= min_depth``),
+    ``activation`` (a name in :data:`nbo_jax.networks.ACTIVATIONS`) and, when given,
+    ``use_bias`` (a bool), then returns the cached ``network(d, dtype)``: ``build(d, width,
+    depth, activation=activation, dtype=dtype, **options)`` (with ``use_bias=`` when given);
+    ``build`` is :func:`nbo_jax.networks.mlp` or, e.g. with ``gamma=``,
+    :func:`nbo_jax.networks.ntk_mlp`.
+
+    Raises:
+        TypeError: ``width``/``depth`` not an int, ``use_bias`` not a bool.
+        ValueError: ``width``/``depth`` too small, unknown ``activation`` (the messages name
+        the argument)."""
+    width = check_int("width", width, min_width)
+    depth = check_int("depth", depth, min_depth)
+    activation = check_choice("activation", activation, ACTIVATIONS)
+    if use_bias is not None:
+        options["use_bias"] = check_bool("use_bias", use_bias)
+
+    @functools.lru_cache(maxsize=None)
+    def network(d: int, dtype) -> Network:
+        return build(d, width, depth, activation=activation, dtype=dtype, **options)
+
+    return network
+
+
+def train_config(optimizer, learning_rate, epochs, minibatch_size, reg, *, min_epochs: int = 1) -> TrainConfig:
+    """The network's training settings (:func:`nbo_jax.training.train_regression`), checked:
+    ``optimizer`` (``"sgd"`` or ``"adam"``) at ``learning_rate`` (a float ``> 0``), ``epochs``
+    (an int ``>= min_epochs``) of mini-batches of ``minibatch_size`` (an int ``>= 1``) and the
+    pull ``reg`` toward the initial weights (as given: it may be a traced scalar).
+
+    Raises:
+        TypeError / ValueError: a bad argument (the message names it)."""
+    optimizer = check_choice("optimizer", optimizer, OPTIMIZERS)
+    learning_rate = check_scale("learning_rate", learning_rate, allow_zero=False, allow_array=False)
+    epochs = check_int("epochs", epochs, min_epochs)
+    minibatch_size = check_int("minibatch_size", minibatch_size, 1)
+    return TrainConfig(epochs=epochs, batch_size=minibatch_size, optimizer=make_optimizer(optimizer, learning_rate),
+                       reg=reg)
 
 
 def resolve_preset(presets: Mapping[str, Mapping[str, Any]], preset: str, **given) -> dict:
@@ -170,8 +219,8 @@ def initial_data(x0, y0, c0, bounds, capacity: int, *, constrained: bool) -> tup
         x0: ``(n0, d)`` initial points in the box. y0: ``(n0,)`` observed values.
         c0: ``(n0, K)`` observed constraint values or ``None``; stored only when
             ``constrained`` (then required), as columns ``1..K`` of the dataset.
-        bounds: :class:`Bounds` or anything :func:`nbo_jax.types.as_bounds` reads; a
-            :class:`~nbo_jax.types.FiniteDomain` makes the dataset hold its points
+        bounds: :class:`Bounds` or anything :func:`nbo_jax.domains.as_bounds` reads; a
+            :class:`~nbo_jax.domains.FiniteDomain` makes the dataset hold its points
             (``Dataset.choices``), so the acquisition is scored on them.
         capacity: total rows (Python int ``>= n0``).
 
@@ -319,7 +368,7 @@ def observed_feasible(data: Dataset) -> Array:
 
 
 def feasibility_ranked(data: Dataset, scale: Array) -> Dataset:
-    """A single-output :class:`~nbo_jax.types.Dataset` whose ``y`` ranks the rows of the
+    """A single-output :class:`~nbo_jax.dataset.Dataset` whose ``y`` ranks the rows of the
     ``(cap, J)`` ``data`` for local candidates (:func:`nbo_jax.optimize.candidate_set`):
     the feasible rows by objective value, or, while none is feasible, every row by its total
     scaled violation ``sum_k [c_k / scale_k]^+`` (``scale (J,)``)."""

@@ -118,7 +118,7 @@ from jax.scipy.special import ndtr
 from ..acquisition import SurrogatePosterior, expected_improvement
 from ..networks import ACTIVATIONS
 from ..optimize import AcqOptimizer, as_acq_optimizer, candidate_set, refine_argmax
-from ..training import TrainConfig, make_optimizer, train_regression
+from ..training import train_regression
 from ..types import BOAlgorithm, Bounds, Dataset
 from ._common import (
     BATCH_SIZE_RENAMED,
@@ -132,6 +132,7 @@ from ._common import (
     refuse_renamed,
     resolve_preset,
     told_rows,
+    train_config,
 )
 
 Array = jax.Array
@@ -388,11 +389,11 @@ class AdaptiveBasisState(NamedTuple):
     """State of adaptive-basis BO / DNGO (a pytree; fixed shapes).
 
     Attributes:
-        data: :class:`~nbo_jax.types.Dataset` (unit-cube inputs).
+        data: :class:`~nbo_jax.dataset.Dataset` (unit-cube inputs).
         params0: initial network weights; params: current weights.
         head: :class:`LinearHead` fitted on the current features.
         since_train: ``()`` int32, observations added since the network was last trained.
-        bounds: the box (:class:`~nbo_jax.types.Bounds`, ``(d,)`` arrays).
+        bounds: the box (:class:`~nbo_jax.domains.Bounds`, ``(d,)`` arrays).
         key: PRNG key for training shuffles.
     """
 
@@ -499,9 +500,8 @@ def adaptive_basis(
         raise TypeError(f"hidden must be a non-empty sequence of ints, got {hidden!r}")
     hidden = tuple(check_int(f"hidden[{i}]", h, 1) for i, h in enumerate(hidden))
     check_choice("activation", activation, sorted(ACTIVATIONS))
-    lr = check_scale("learning_rate", chosen["learning_rate"], allow_zero=False, allow_array=False)
-    n_epochs = check_int("epochs", chosen["epochs"], 0)
-    bs = check_int("minibatch_size", chosen["minibatch_size"], 1)
+    train_cfg = train_config(chosen["optimizer"], chosen["learning_rate"], chosen["epochs"], chosen["minibatch_size"],
+                             0.0, min_epochs=0)
     K = check_int("retrain_every", chosen["retrain_every"], 1)
     rdg = check_scale("ridge", chosen["ridge"], allow_zero=False)
     dof_mode = check_choice("noise_dof", chosen["noise_dof"], ("residual", "n"))
@@ -514,8 +514,6 @@ def adaptive_basis(
     ei_tol = check_scale("ei_tol", ei_tol, allow_zero=True)
     warm = check_bool("warm_start", chosen["warm_start"])
     standardize = check_bool("standardize", standardize)
-    opt = make_optimizer(check_choice("optimizer", chosen["optimizer"], ("adam", "sgd")), lr)
-    train_cfg = TrainConfig(epochs=n_epochs, batch_size=bs, optimizer=opt, reg=0.0)
     act = ACTIVATIONS[activation]
 
     @functools.lru_cache(maxsize=None)
@@ -549,7 +547,7 @@ def adaptive_basis(
         start = state.params if warm else state.params0
         apply_out = lambda p, zz: mod.apply({"params": p}, zz)[0]  # noqa: E731
         params = train_regression(apply_out, start, start, z, targets, data.mask, k_train, train_cfg,
-                                  epochs=jnp.where(retrain, n_epochs, 0))
+                                  epochs=jnp.where(retrain, train_cfg.epochs, 0))
         params = jax.tree.map(lambda a, b: jnp.where(retrain, a, b), params, state.params)
         lin = fit_head(features(params, mod, z), targets, data.mask)
         return state._replace(data=data, params=params, head=lin,

@@ -50,7 +50,6 @@ sampling too: build it with ``q=1`` and batch it with
 
 from __future__ import annotations
 
-import functools
 from typing import Any, NamedTuple, Optional
 
 import jax
@@ -59,22 +58,24 @@ import jax.numpy as jnp
 from .. import posterior as post_lib
 from ..acquisition import AcquisitionFn, SurrogatePosterior, thompson as independent_thompson
 from ..features import gradient_features, jacobian_vector_product, predict
-from ..networks import ACTIVATIONS, mlp
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
-from ..training import TrainConfig, make_optimizer, train_regression
+from ..training import train_regression
 from ..types import BOAlgorithm, Bounds, Dataset
 from ._common import (
     BATCH_SIZE_RENAMED,
+    OPTIMIZERS,  # noqa: F401 - the optimizer names, as before
     check_bool,
     check_choice,
     check_int,
     check_scale,
     initial_data,
     make_algorithm,
+    network_builder,
     records_config,
     refuse_renamed,
     resolve_preset,
     told_rows,
+    train_config,
 )
 
 Array = jax.Array
@@ -82,7 +83,6 @@ Array = jax.Array
 THOMPSON = ("pathwise", "independent")
 SCALES = ("fit", "fixed")
 FEATURE_PARAMS = ("initial", "current")
-OPTIMIZERS = ("sgd", "adam")
 
 PRESETS = {
     "paper": dict(optimizer="sgd", warm_start=False, use_bias=False, thompson="independent", scales="fixed", nu=1.0,
@@ -97,8 +97,8 @@ class NeuralBOState(NamedTuple):
     """Neural-BO state (a pytree; fixed shapes).
 
     Attributes:
-        data: :class:`~nbo_jax.types.Dataset` (unit-cube inputs ``(cap, d)``, ``y (cap,)``).
-        bounds: :class:`~nbo_jax.types.Bounds`, the box (``(d,)`` arrays).
+        data: :class:`~nbo_jax.dataset.Dataset` (unit-cube inputs ``(cap, d)``, ``y (cap,)``).
+        bounds: :class:`~nbo_jax.domains.Bounds`, the box (``(d,)`` arrays).
         params0: initial weights ``theta_0``; params: current weights ``theta_t``.
         posterior: ``FullState | DiagonalState | DualState`` (:mod:`nbo_jax.posterior`).
         key: PRNG key used for training shuffles.
@@ -114,6 +114,108 @@ class NeuralBOState(NamedTuple):
     key: Array
     post_lam: Array
     post_scale: Array
+
+
+def _initial_state(net, data: Dataset, box: Bounds, key: Array, mode: str, lam) -> NeuralBOState:
+    """The state before the initial rows are absorbed: ``theta_0`` drawn, an empty
+    ``mode`` posterior (:func:`nbo_jax.posterior.init`) with ``lam`` and unit output scale."""
+    dtype = data.u.dtype
+    k_net, k_state = jax.random.split(key)
+    params0 = net.init(k_net)
+    return NeuralBOState(
+        data=data,
+        bounds=box,
+        params0=params0,
+        params=params0,
+        posterior=post_lib.init(mode, net.num_params, data.capacity, lam, dtype),
+        key=k_state,
+        post_lam=jnp.asarray(lam, dtype),
+        post_scale=jnp.ones((), dtype),
+    )
+
+
+def _new_rows(data: Dataset, start: Array, n: int) -> tuple[Array, Array, Array, Array]:
+    """The ``n`` rows added at ``start``: ``(rows, written, u_new, mask_new)``, ``written``
+    False for a row past ``data.count`` or the capacity (a point not recorded)."""
+    rows = start + jnp.arange(n)
+    written = (rows < data.count) & (rows < data.capacity)
+    u_new = jnp.take(data.u, rows, axis=0, mode="clip")
+    mask_new = written & jnp.take(data.mask, rows, mode="clip")
+    return rows, written, u_new, mask_new
+
+
+def _train(state: NeuralBOState, apply, targets: Array, cfg, warm: bool) -> NeuralBOState:
+    """TrainNN on every row of ``state.data``, from ``theta_t`` (``warm``) or ``theta_0``,
+    regularized toward ``theta_0``; the state's key is split for the shuffles."""
+    key, k_train = jax.random.split(state.key)
+    start_params = state.params if warm else state.params0
+    params = train_regression(apply, start_params, state.params0, 2.0 * state.data.u - 1.0, targets,
+                              state.data.mask, k_train, cfg)
+    return state._replace(params=params, key=key)
+
+
+def _append_rows(state: NeuralBOState, G_new: Array, rows: Array, mask_new: Array, m: float) -> NeuralBOState:
+    """Fixed scales: the features ``G_new (n, p)`` of the new ``rows`` added to the posterior
+    one by one (rank-one updates; a row outside ``mask_new`` leaves it unchanged)."""
+
+    def add_row(post, j):
+        return post_lib.update(post, G_new[j], rows[j], mask_new[j], state.post_lam, m), None
+
+    post, _ = jax.lax.scan(add_row, state.posterior, jnp.arange(G_new.shape[0]))
+    return state._replace(posterior=post)
+
+
+def _refit_scales(state: NeuralBOState, apply, targets: Array, G_new: Array, rows: Array, written: Array,
+                  m: float) -> NeuralBOState:
+    """Fitted scales: the new rows' features written into the dual posterior, ``(lam, s^2)``
+    refitted by type-II maximum likelihood of the linearized network around ``theta_0``
+    (prior mean ``h(x; theta_0)``, :func:`nbo_jax.posterior.fit_scales`) and the factor
+    rebuilt for the new ``lam``. The new rows are only written (no rank-one Cholesky
+    appends), and one Gram matrix serves the fit and the factor."""
+    data = state.data
+    G = state.posterior.G.at[jnp.where(written, rows, data.capacity)].set(
+        G_new.astype(state.posterior.G.dtype), mode="drop")
+    K0 = post_lib.feature_gram(G, data.mask, m)
+    r = targets - predict(apply, state.params0, 2.0 * data.u - 1.0)
+    lam_t, s2, _ = post_lib.fit_scales(G, data.mask, r, m, gram=K0)
+    post = post_lib.rebuild(state.posterior, G, data.mask, lam_t, m, gram=K0)
+    return state._replace(posterior=post, post_lam=lam_t, post_scale=jnp.sqrt(s2))
+
+
+def _posterior_at(state: NeuralBOState, apply, weights, targets: Array, u_c: Array, m: float,
+                  chunk_size) -> SurrogatePosterior:
+    """The linearized network's posterior at ``u_c (N, d)``: mean ``h(x; theta_t)``, std
+    ``s sigma(x)`` from the features at ``weights``, incumbent the best observed ``targets``."""
+    z_c = 2.0 * u_c - 1.0
+    G_c = gradient_features(apply, weights, z_c, chunk_size=chunk_size)
+    var = post_lib.variance(state.posterior, G_c, state.post_lam, m)
+    mean = predict(apply, state.params, z_c)
+    incumbent = jnp.min(jnp.where(state.data.observed(), targets, jnp.inf))
+    return SurrogatePosterior(u_c, mean, state.post_scale * jnp.sqrt(var), incumbent)
+
+
+def _pathwise_sample(state: NeuralBOState, apply, weights, key: Array, m: float, nu):
+    """``u (N, d) -> f~(u) (N,)``: one joint Thompson sample of the linearized network,
+    ``h(x; theta_t) + nu s g(x)^T delta / sqrt(m)`` with ``g`` at ``weights``."""
+    delta = post_lib.sample_weights(state.posterior, key, state.post_lam, m)
+    scale = nu * state.post_scale / jnp.sqrt(m)
+
+    def f(u_c):
+        z_c = 2.0 * u_c - 1.0
+        return predict(apply, state.params, z_c) + scale * jacobian_vector_product(apply, weights, z_c, delta)
+
+    return f
+
+
+def _check_acquisition(acquisition, nu) -> None:
+    """``nu`` only with the default Thompson sampling; ``acquisition`` callable."""
+    if acquisition is not None and nu is not None:
+        raise ValueError(
+            "nu only scales the default Thompson acquisition; with acquisition= given, put the "
+            "exploration scale into it (e.g. nbo.acquisition.thompson(nu)) and drop nu"
+        )
+    if acquisition is not None and not callable(acquisition):
+        raise TypeError(f"acquisition must be callable (posterior, key) -> (N,), got {type(acquisition).__name__}")
 
 
 @records_config
@@ -214,27 +316,16 @@ def neural_bo(
         raise ValueError(f"scales='fit' needs posterior='dual' (or 'auto'): refitting lam rebuilds the "
                          f"posterior, which only the dual form does cheaply; got posterior={posterior!r}")
     feature_params = check_choice("feature_params", feature_params, FEATURE_PARAMS)
-    opt_name = check_choice("optimizer", chosen["optimizer"], OPTIMIZERS)
-    activation = check_choice("activation", activation, ACTIVATIONS)
     warm = check_bool("warm_start", chosen["warm_start"])
-    use_bias = check_bool("use_bias", chosen["use_bias"])
     standardize = check_bool("standardize", standardize)
-    width = check_int("width", width, 1)
-    depth = check_int("depth", depth, 2)
-    epochs = check_int("epochs", epochs, 1)
-    minibatch_size = check_int("minibatch_size", minibatch_size, 1)
+    network = network_builder(width, depth, activation, use_bias=chosen["use_bias"])
     chunk_size = None if chunk_size is None else check_int("chunk_size", chunk_size, 1)
     lam = check_scale("lam", lam, allow_zero=False)
-    learning_rate = check_scale("learning_rate", learning_rate, allow_zero=False, allow_array=False)
+    m = float(width)
+    train_cfg = train_config(chosen["optimizer"], learning_rate, epochs, minibatch_size, m * lam)
     if nu is not None:
         nu = check_scale("nu", nu)
-    if acquisition is not None and nu is not None:
-        raise ValueError(
-            "nu only scales the default Thompson acquisition; with acquisition= given, put the "
-            "exploration scale into it (e.g. nbo.acquisition.thompson(nu)) and drop nu"
-        )
-    if acquisition is not None and not callable(acquisition):
-        raise TypeError(f"acquisition must be callable (posterior, key) -> (N,), got {type(acquisition).__name__}")
+    _check_acquisition(acquisition, nu)
     pathwise = acquisition is None and thompson == "pathwise"
     no_gradient = None
     if acquisition is None and not pathwise:
@@ -242,13 +333,6 @@ def neural_bo(
     aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"], no_gradient=no_gradient)
     nu_value = chosen["nu"] if nu is None else nu
     acq = acquisition if acquisition is not None else independent_thompson(nu_value)
-    opt = make_optimizer(opt_name, learning_rate)
-    m = float(width)
-    train_cfg = TrainConfig(epochs=epochs, batch_size=minibatch_size, optimizer=opt, reg=m * lam)
-
-    @functools.lru_cache(maxsize=None)
-    def network(d: int, dtype):
-        return mlp(d, width, depth, activation=activation, use_bias=use_bias, dtype=dtype)
 
     def net_of(state: NeuralBOState):
         return network(state.data.u.shape[1], state.data.u.dtype)
@@ -264,83 +348,31 @@ def neural_bo(
         ``start`` (rows past ``data.count`` or the capacity, i.e. points not recorded, leave
         it unchanged)."""
         net = net_of(state)
-        data = state.data
-        rows = start + jnp.arange(n)
-        written = (rows < data.count) & (rows < data.capacity)
-        u_new = jnp.take(data.u, rows, axis=0, mode="clip")
-        mask_new = written & jnp.take(data.mask, rows, mode="clip")
-        key, k_train = jax.random.split(state.key)
-        targets = targets_of(data)
-        start_params = state.params if warm else state.params0
-        params = train_regression(net.apply, start_params, state.params0, 2.0 * data.u - 1.0, targets,
-                                  data.mask, k_train, train_cfg)
-        state = state._replace(params=params, key=key)
+        rows, written, u_new, mask_new = _new_rows(state.data, start, n)
+        targets = targets_of(state.data)
+        state = _train(state, net.apply, targets, train_cfg, warm)
         G_new = gradient_features(net.apply, feature_weights(state), 2.0 * u_new - 1.0)
-        if not fit:
-            def add_row(post, j):
-                return post_lib.update(post, G_new[j], rows[j], mask_new[j], state.post_lam, m), None
-
-            post, _ = jax.lax.scan(add_row, state.posterior, jnp.arange(n))
-            return state._replace(posterior=post)
-        # the factor is rebuilt for the new lam below, so the new rows are only written (no
-        # rank-one Cholesky appends), and one Gram matrix serves the fit and the factor
-        G = state.posterior.G.at[jnp.where(written, rows, data.capacity)].set(
-            G_new.astype(state.posterior.G.dtype), mode="drop")
-        K0 = post_lib.feature_gram(G, data.mask, m)
-        # Type-II ML of (lam, s^2) for the linearized network around theta_0 (prior mean h(x; theta_0))
-        r = targets - predict(net.apply, state.params0, 2.0 * data.u - 1.0)
-        lam_t, s2, _ = post_lib.fit_scales(G, data.mask, r, m, gram=K0)
-        post = post_lib.rebuild(state.posterior, G, data.mask, lam_t, m, gram=K0)
-        return state._replace(posterior=post, post_lam=lam_t, post_scale=jnp.sqrt(s2))
+        if fit:
+            return _refit_scales(state, net.apply, targets, G_new, rows, written, m)
+        return _append_rows(state, G_new, rows, mask_new, m)
 
     def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> NeuralBOState:
         data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=False)
-        dtype = data.u.dtype
-        net = network(data.u.shape[1], dtype)
+        net = network(data.u.shape[1], data.u.dtype)
         if posterior == "auto":
             mode = "dual" if fit else post_lib.choose_mode(net.num_params, capacity)
         else:
             mode = posterior
-        k_net, k_state = jax.random.split(key)
-        params0 = net.init(k_net)
-        state = NeuralBOState(
-            data=data,
-            bounds=box,
-            params0=params0,
-            params=params0,
-            posterior=post_lib.init(mode, net.num_params, capacity, lam, dtype),
-            key=k_state,
-            post_lam=jnp.asarray(lam, dtype),
-            post_scale=jnp.ones((), dtype),
-        )
-        return absorb(state, jnp.zeros((), jnp.int32), jnp.shape(x0)[0])
+        return absorb(_initial_state(net, data, box, key, mode, lam), jnp.zeros((), jnp.int32), jnp.shape(x0)[0])
 
     def surrogate_posterior(state: NeuralBOState, u_c: Array) -> SurrogatePosterior:
-        net = net_of(state)
-        z_c = 2.0 * u_c - 1.0
-        G_c = gradient_features(net.apply, feature_weights(state), z_c, chunk_size=chunk_size)
-        var = post_lib.variance(state.posterior, G_c, state.post_lam, m)
-        mean = predict(net.apply, state.params, z_c)
-        incumbent = jnp.min(jnp.where(state.data.observed(), targets_of(state.data), jnp.inf))
-        return SurrogatePosterior(u_c, mean, state.post_scale * jnp.sqrt(var), incumbent)
-
-    def pathwise_sample(state: NeuralBOState, key: Array):
-        """``u (N, d) -> f~(u) (N,)``: one joint Thompson sample of the linearized network."""
-        net = net_of(state)
-        delta = post_lib.sample_weights(state.posterior, key, state.post_lam, m)
-        scale = nu_value * state.post_scale / jnp.sqrt(m)
-
-        def f(u_c):
-            z_c = 2.0 * u_c - 1.0
-            return (predict(net.apply, state.params, z_c)
-                    + scale * jacobian_vector_product(net.apply, feature_weights(state), z_c, delta))
-
-        return f
+        return _posterior_at(state, net_of(state).apply, feature_weights(state), targets_of(state.data), u_c, m,
+                             chunk_size)
 
     def ask(state: NeuralBOState, key: Array) -> Array:
         k_c, k_a = jax.random.split(key)
         if pathwise:
-            sample = pathwise_sample(state, k_a)
+            sample = _pathwise_sample(state, net_of(state).apply, feature_weights(state), k_a, m, nu_value)
             utility = lambda u_c: -sample(u_c)
         else:
             utility = lambda u_c: acq(surrogate_posterior(state, u_c), k_a)

@@ -40,7 +40,7 @@ at its ``lam = 1`` and matches the ridge ``lam`` of the training loss at any ``l
 Targets: the objective is standardized (mean 0, std 1 over valid rows);
 each constraint is divided by its root-mean-square over valid rows, *not* centred, so that
 0 stays the feasibility threshold. A NaN/inf value is a failed evaluation: the
-:class:`~nbo_jax.types.Dataset` stores the worst value of its column there, every network
+:class:`~nbo_jax.dataset.Dataset` stores the worst value of its column there, every network
 trains on it and every posterior conditions on it, and the row never counts as an observed
 (feasible) point for the incumbent.
 
@@ -81,10 +81,11 @@ from .. import posterior as post_lib
 from ..acquisition import AcquisitionFn, SurrogatePosterior, constrained_ei
 from ..networks import factor_diag, factor_kernel, zero_init_mlp
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
-from ..training import TrainConfig, make_optimizer, train_regression
+from ..training import train_regression
 from ..types import BOAlgorithm, Bounds, Dataset
 from ._common import (
     BATCH_SIZE_RENAMED,
+    OPTIMIZERS,
     check_beta_count,
     check_betas,
     check_bool,
@@ -100,6 +101,7 @@ from ._common import (
     refuse_renamed,
     resolve_preset,
     told_rows,
+    train_config,
 )
 
 Array = jax.Array
@@ -116,14 +118,13 @@ PRESETS = {
 }
 TRAINING = ("sgd", "retrain")
 INCUMBENTS = ("all", "feasible")
-OPTIMIZERS = ("sgd", "adam")
 
 
 class NeuralCBOState(NamedTuple):
     """Neural-CBO state (a pytree; fixed shapes; ``J = K + 1`` functions, objective first).
 
     Attributes:
-        data: :class:`~nbo_jax.types.Dataset` with ``y``/``mask`` ``(cap, J)``: column 0 the
+        data: :class:`~nbo_jax.dataset.Dataset` with ``y``/``mask`` ``(cap, J)``: column 0 the
             objective, columns ``1..K`` the constraints (``c <= 0`` feasible).
         params0, params: initial / current weights, stacked over the ``J`` networks.
         q: ``(J, m)`` fixed outer weights.
@@ -131,7 +132,7 @@ class NeuralCBOState(NamedTuple):
             observed points at ``params0`` (zero on rows outside ``data.mask``).
         chol: ``(J, cap, cap)`` lower Cholesky factors of ``K_j + lam I``.
         shift, scale: ``(J,)`` target transform of the last training (``(v - shift)/scale``).
-        bounds: the box (:class:`~nbo_jax.types.Bounds`). key: PRNG key for training shuffles.
+        bounds: the box (:class:`~nbo_jax.domains.Bounds`). key: PRNG key for training shuffles.
     """
 
     data: Dataset
@@ -245,17 +246,15 @@ def neural_cbo(
     check_int("depth", depth, 1)
     train_steps = check_int("train_steps", train_steps, 1)
     init_steps = check_int("init_steps", init_steps, 1)
-    minibatch_size = check_int("minibatch_size", minibatch_size, 1)
     check_choice("training", chosen["training"], TRAINING)
     check_choice("incumbent", chosen["incumbent"], INCUMBENTS)
-    check_choice("optimizer", chosen["optimizer"], OPTIMIZERS)
     lam = check_scale("lam", chosen["lam"], allow_zero=False, allow_array=False)
     nu_value = check_scale("nu", chosen["nu"], allow_zero=False)
     lr = check_scale("learning_rate", chosen["learning_rate"], allow_zero=False, allow_array=False)
     approx_error = check_scale("approx_error", approx_error, allow_array=False)
     bias = check_bool("use_bias", chosen["use_bias"])
     betas = check_betas("beta", 1.0 if beta is None else beta)
-    opt = make_optimizer(chosen["optimizer"], lr)
+    train_cfg = train_config(chosen["optimizer"], lr, 1, minibatch_size, lam)
     if acquisition is None:
         acq = constrained_ei(beta=betas, nu=nu_value, approx_error=approx_error)
         no_gradient = ("the default acquisition, constrained EI under the LCB feasibility test, is a hard "
@@ -270,7 +269,6 @@ def neural_cbo(
         acq, no_gradient = acquisition, None
     aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"], no_gradient=no_gradient)
     sgd_mode = chosen["training"] == "sgd"
-    train_cfg = TrainConfig(epochs=1, batch_size=minibatch_size, optimizer=opt, reg=lam)
 
     @functools.lru_cache(maxsize=None)
     def network(d: int, m: int, dtype):
@@ -339,7 +337,7 @@ def neural_cbo(
 
             def fit_net(params, params0, q, t_j, m_j, k):
                 apply = lambda p, z: net.apply(p, q, z)
-                batches = jnp.maximum((jnp.sum(m_j) + minibatch_size - 1) // minibatch_size, 1)
+                batches = jnp.maximum((jnp.sum(m_j) + train_cfg.batch_size - 1) // train_cfg.batch_size, 1)
                 epochs = (steps + batches - 1) // batches
                 return train_regression(apply, params, params0, z_all, t_j, m_j, k, train_cfg, epochs=epochs)
 

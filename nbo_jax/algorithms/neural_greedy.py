@@ -71,7 +71,6 @@ fantasized points count as evaluations, so a batch holds ``T_e`` random points i
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -81,7 +80,7 @@ import optax
 
 from ..acquisition import SurrogatePosterior
 from ..features import predict
-from ..networks import ACTIVATIONS, Network, last_layer_name, ntk_mlp  # ntk_mlp, last_layer_name: re-exported
+from ..networks import last_layer_name, ntk_mlp  # ntk_mlp, last_layer_name: re-exported
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf, random_point
 from ..training import TrainConfig, make_optimizer, train_regression
 from ..types import BOAlgorithm, Bounds, Dataset
@@ -93,6 +92,7 @@ from ._common import (
     check_scale,
     initial_data,
     make_algorithm,
+    network_builder,
     records_config,
     refuse_renamed,
     resolve_preset,
@@ -198,8 +198,8 @@ class NeuralGreedyState(NamedTuple):
     """NeuralGreedy state (a pytree; fixed shapes).
 
     Attributes:
-        data: :class:`~nbo_jax.types.Dataset` (unit-cube inputs).
-        bounds: :class:`~nbo_jax.types.Bounds`, the box (``(d,)`` arrays).
+        data: :class:`~nbo_jax.dataset.Dataset` (unit-cube inputs).
+        bounds: :class:`~nbo_jax.domains.Bounds`, the box (``(d,)`` arrays).
         n_initial: ``()`` int32, number of initial points recorded (``n_init`` when all are
             finite).
         n_explore: ``()`` int32, ``T_e``: evaluations after the initial points answered by
@@ -292,8 +292,6 @@ def neural_greedy(
     chosen = resolve_preset(PRESETS, preset, width=width, gamma=gamma, learning_rate=learning_rate,
                             train_steps=train_steps)
     posterior = check_choice("variant", variant, VARIANTS) == "posterior"
-    width = check_int("width", chosen["width"], 1)
-    depth = check_int("depth", depth, 2)
     train_steps = check_int("train_steps", chosen["train_steps"], 1)
     aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"])
     surrogate_samples = check_int("surrogate_samples", surrogate_samples, 1)
@@ -301,17 +299,13 @@ def neural_greedy(
     nu = check_scale("nu", nu, allow_zero=False)
     sigma2 = check_scale("sigma2", sigma2, allow_array=False)
     lr = check_scale("learning_rate", chosen["learning_rate"], allow_zero=False, allow_array=False)
-    activation = check_choice("activation", activation, ACTIVATIONS)
+    network = network_builder(chosen["width"], depth, activation, build=ntk_mlp, gamma=gamma)
     standardize = check_bool("standardize", standardize)
     if isinstance(exploration, str):
         check_choice("exploration", exploration, ("auto",))
     else:
         exploration = check_int("exploration", exploration, 0)
     optimizer = make_optimizer("adam", lr)
-
-    @functools.lru_cache(maxsize=None)
-    def network(d: int, dtype) -> Network:
-        return ntk_mlp(d, width, depth, gamma=gamma, activation=activation, dtype=dtype)
 
     def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> NeuralGreedyState:
         data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=False)

@@ -56,7 +56,6 @@ the issue-5 note and come from ``benchmarks/reproduce_pinn_bo_table.py``.
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -69,7 +68,7 @@ from .. import pde
 from .. import pinn as pinn_lib
 from ..acquisition import SurrogatePosterior, thompson
 from ..features import gradient_features, predict
-from ..networks import ACTIVATIONS, Network, ntk_mlp
+from ..networks import Network, ntk_mlp
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..types import BOAlgorithm, Bounds, Dataset
 from ._common import (
@@ -79,6 +78,7 @@ from ._common import (
     check_scale,
     initial_data,
     make_algorithm,
+    network_builder,
     records_config,
     resolve_preset,
     told_rows,
@@ -124,10 +124,10 @@ class PINNBOState(NamedTuple):
     """PINN-BO state (a pytree; fixed shapes).
 
     Attributes:
-        data: :class:`~nbo_jax.types.Dataset` (unit-cube inputs).
+        data: :class:`~nbo_jax.dataset.Dataset` (unit-cube inputs).
         params: current weights ``theta_t``.
         residual_x: ``(N_r, d)`` residual (collocation) points in box coordinates.
-        bounds: the box (:class:`~nbo_jax.types.Bounds`, ``(d,)`` arrays).
+        bounds: the box (:class:`~nbo_jax.domains.Bounds`, ``(d,)`` arrays).
         key: PRNG key of ``init`` (residual draws, shuffles).
         n_initial: ``()`` int32, number of initial points recorded (the retraining
             schedule counts from it).
@@ -260,7 +260,7 @@ def pinn_bo(
         ``residual_loss``).
 
     Failed evaluations (NaN/inf ``y``) are trained on at the worst value observed (the
-    :class:`~nbo_jax.types.Dataset` rule) and shrink the posterior variance there; they are
+    :class:`~nbo_jax.dataset.Dataset` rule) and shrink the posterior variance there; they are
     never the incumbent and carry no information about ``f`` in ``info``.
 
     Raises:
@@ -284,8 +284,7 @@ def pinn_bo(
                             learning_rate=learning_rate, lr_decay=lr_decay, epochs=epochs, init_epochs=init_epochs,
                             retrain_every=retrain_every, residual_batch=residual_batch,
                             residual_weight=residual_weight)
-    width = check_int("width", chosen["width"], 1)
-    depth = check_int("depth", chosen["depth"], 2)
+    network = network_builder(chosen["width"], chosen["depth"], activation, build=ntk_mlp, gamma=1.0)
     n_res = check_int("n_residual", chosen["n_residual"], 1)
     epochs = check_int("epochs", chosen["epochs"], 0)
     init_epochs = check_int("init_epochs", chosen["init_epochs"], 0)
@@ -306,7 +305,6 @@ def pinn_bo(
         check_choice("residual_weight", weight, ("sum",))
     else:
         weight = check_scale("residual_weight", weight, allow_zero=True)
-    check_choice("activation", activation, sorted(ACTIVATIONS))
     if operator is not None and activation == "relu":
         raise ValueError("activation: 'relu' has zero second derivatives; use a smooth one ('tanh') with a PDE")
     if isinstance(residual_scale, str):
@@ -341,10 +339,6 @@ def pinn_bo(
     use_features = use_info or acquisition is not None
     schedule = optax.exponential_decay(lr, transition_steps=1, decay_rate=decay)
     optimizer = optax.adam(schedule)
-
-    @functools.lru_cache(maxsize=None)
-    def network(d: int, dtype) -> Network:
-        return ntk_mlp(d, width, depth, gamma=1.0, activation=activation, dtype=dtype)
 
     def network_of(state: PINNBOState) -> Network:
         return network(state.data.u.shape[1], state.data.u.dtype)
