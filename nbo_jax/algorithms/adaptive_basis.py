@@ -62,8 +62,7 @@ The network is retrained every ``retrain_every`` new observations (Brofos, Shu &
 linear head is refitted after every observation. Retraining is a loop whose trip count is
 ``epochs`` or ``0`` rather than a ``lax.cond``: under ``vmap`` a ``cond`` on batched data
 runs both branches, while a loop runs the largest trip count of the batch, which is ``0`` on
-the steps where no seed retrains (all seeds share the schedule). Measured: 16 vmapped Branin
-runs of 25 iterations take 0.30 s with ``retrain_every=5`` against 0.99 s with ``1``.
+the steps where no seed retrains (all seeds share the schedule).
 
 **Paper preset** (``preset="paper"``; Brofos, Shu & Jin, Sections 3 and 5): 3 hidden layers of 50
 tanh units, linear output, plain SGD ("backpropagation and stochastic gradient descent"),
@@ -79,29 +78,9 @@ presets).
 **Library defaults** (``preset="default"``): Adam at lr 1e-2, 100 epochs of mini-batches of 32,
 retraining after every observation from the previous weights (warm start), ``ridge = 0.1``
 (standardized targets), residual-dof ``s^2``, a quarter of the candidates around the 5 best
-observations (as :func:`~nbo_jax.algorithms.neural_bo.neural_bo`). Measured (5 initial
-points + 25 iterations, ``noise_std="paper"``, median final simple regret over 16 seeds
-of ``jax.random.split(jax.random.key(2024), 16)``):
-
-=========================================  ===========  ===========
-configuration                              Branin       Ackley-2
-=========================================  ===========  ===========
-random search                              1.64         11.1
-OLS, default (ridge 0.1)                   0.27         3.4
-OLS, ridge 1e-3 / 1e-2 / 1.0               0.71/0.70/0.52
-OLS, paper preset                          0.91         6.9
-DNGO, default                              0.43         2.7
-DNGO, lr 1e-3 / 3e-3                       1.36 (8 seeds) / 0.60
-OLS / DNGO, retrain every 3                1.05 / 0.87
-OLS / DNGO, no warm start                  1.22 / 0.90
-=========================================  ===========  ===========
-
-Local candidates help on Ackley-2 (24 other seeds: OLS 1.0 with, 2.3 without) and hurt on
-Branin (48 other seeds: OLS 0.62 with, 0.26 without; random 0.82): perturbations clipped to
-the box put many candidates exactly on the edge ``x1 = 10``, where the tanh features
-extrapolate optimistically and Branin's edge minimum (regret 1.55) traps several runs.
-Branin with the paper's noise (std 1.7) is noise-dominated at 30 evaluations: random search's
-median ranges 0.45-1.64 over seed sets.
+observations (as :func:`~nbo_jax.algorithms.neural_bo.neural_bo`). The measurements behind
+these choices are on the documentation site's page "Measured choices"
+(``docs/measurements.md``).
 """
 
 from __future__ import annotations

@@ -14,58 +14,22 @@ inputs ``u = (x - lower)/(upper - lower)``, fitted to standardized targets
          (Chowdhury & Gopalan 2017)
 
 The arg-max runs through the one acquisition optimizer :func:`nbo_jax.optimize.optimize_acqf`
-(raw samples -> restarts -> box-constrained L-BFGS), configured by ``acq_optimizer``.
+(raw samples -> restarts -> box-constrained L-BFGS), configured by ``acq_optimizer``. As in
+Srinivas et al. (2010) and BoTorch, ``beta`` enters through its square root.
 
-**Library defaults** (``preset="default"``): BoTorch's ``SingleTaskGP`` +
-``fit_gpytorch_mll`` + ``optimize_acqf`` (BoTorch 0.12 and later; Hvarfner, Hellsten &
-Nardi 2024): ARD RBF kernel with the outputscale fixed at 1 (BoTorch has none: targets are
-standardized), a learned constant mean (BoTorch's ``ConstantMean``), lengthscale prior
-``LogNormal(sqrt2 + log(d)/2, sqrt3)`` with lengthscales ``>= 2.5e-2``, noise-variance prior
-``LogNormal(-4, 1)`` with noise ``>= 1e-4``, MAP fit (log marginal likelihood + log priors)
-by box-constrained L-BFGS (:mod:`nbo_jax.lbfgsb`) to scipy's L-BFGS-B tolerances (at most
-200 iterations), started from the previous fit (warm start) and from the prior mode
-(BoTorch's initialization), refitted every iteration; EI is maximized as LogEI, UCB with
-``beta = 2`` (``mu - sqrt(2) sigma``, BoTorch's ``UpperConfidenceBound(beta=2)``); acquisition
-optimizer: 512 raw samples (384 scrambled Sobol, 128 around the 5 best observations), 10
-restarts by Boltzmann sampling, L-BFGS-B per restart (BoTorch: 512 Sobol raw samples, 10
-restarts, scipy L-BFGS-B). TS: one joint draw over 512 raw samples (a quarter around the 5
-best observations), no climb.
-
-**Paper preset** (``preset="paper"``): squared-exponential ("SE") kernel with a learned
-outputscale and maximum-likelihood hyperparameters (Phan-Trong et al. 2023, Section 7:
-GPyTorch/BoTorch implementations; Phan-Trong et al. 2024, Appendix F: GPflow, ML-II),
-zero mean, Adam fit from 4 starts, uniform raw samples scored without a climb (2048; TS 512).
-The papers give no acquisition optimizer, no ``beta`` and no fitting schedule; those stay
-at the library values. The previous library model (Matern-5/2, ML-II, box limits) is
-``kernel="matern52", prior="none", fit_optimizer="adam", learn_outputscale=True``.
-
-**One meaning of beta.** As in Srinivas et al. (2010) and BoTorch, ``beta`` enters the
-confidence bound through its square root: ``mu -/+ sqrt(beta) sigma``
-(:func:`nbo_jax.acquisition.lcb`). EI's incumbent is the best *observed* standardized value
-(BoTorch's ``best_f = Y.max()``), and EI/UCB use the latent (noise-free) standard
-deviation. A TS draw is joint over its raw samples (Cholesky of the posterior covariance
-with a jitter of ``1e-6`` / float32 ``1e-4`` times the outputscale, an eigendecomposition
-when that fails).
-
-**Cost.** The Gram matrix is ``capacity x capacity`` (masked rows are identity dummies), so
-each step costs ``O(capacity^3)`` for every Cholesky (one batched factorization over the
-``n_restarts`` starts per L-BFGS evaluation, at most ``fit_steps`` iterations of one or a few
-evaluations) whatever the number of observations so far. ``refit_every > 1`` skips
-refits in a plain (un-vmapped) run; under ``vmap`` the ``lax.cond`` becomes a select and
-both branches run, so it saves nothing there.
+**Library defaults** (``preset="default"``): BoTorch's ``SingleTaskGP`` + ``fit_gpytorch_mll``
++ ``optimize_acqf`` (BoTorch 0.12 and later; Hvarfner, Hellsten & Nardi 2024): ARD RBF
+kernel, constant mean, dimension-scaled lengthscale prior, MAP fit by L-BFGS-B, LogEI, UCB
+with ``beta = 2``. **Paper preset** (``preset="paper"``): SE kernel with a learned
+outputscale, ML-II fit by Adam, zero mean, uniform raw samples without a climb (Phan-Trong
+et al. 2023, Section 7; Phan-Trong et al. 2024, Appendix F).
 
 **Constrained baselines** (``acquisition="cei"`` or ``"lcb-c"``; the Neural-CBO
 comparisons). The problem has black-box constraints ``c_k(x) <= 0`` (``k = 1..K``, feasible
 when all hold); the returned algorithm is ``constrained=True``: ``init`` needs ``c0 (n0, K)``
-and ``tell`` needs ``c (K,)`` or ``(n, K)``, as :mod:`nbo_jax.algorithms.neural_cbo`. One independent GP
-per function, ``J = K + 1`` (objective first), each with its own hyperparameters fitted by
-the same machinery; the ``J`` fits and factorizations run as *one* batched (vmapped over
-the functions) call, never as ``J`` independent calls (the jaxlib CPU deadlock of
-``gp_model._serial_note``). Targets follow Neural-CBO: the objective standardized, each
-constraint divided by its root mean square over its rows but *not* centred, so 0 stays the
-feasibility threshold (the zero prior mean then sits on the threshold). A NaN/inf value is a
-failed evaluation: the :class:`~nbo_jax.types.Dataset` stores the worst value of its column
-there (every GP fits it), and the row never counts as an observed (feasible) point::
+and ``tell`` needs ``c (K,)`` or ``(n, K)``, as :mod:`nbo_jax.algorithms.neural_cbo`. One
+independent GP per function (objective first, fitted in one batched call); the objective is
+standardized, each constraint divided by its root mean square (not centred)::
 
     cEI   (Gardner et al. 2014, ICML, "Bayesian optimization with inequality constraints",
            eqs. 5-6):  x_t = argmax  EI(x; y_best) * prod_k Phi(-mu_k(x) / sigma_k(x)),
@@ -76,17 +40,9 @@ there (every GP fits it), and the row never counts as an observed (feasible) poi
                  over  {x : mu_k(x) - sqrt(beta_c) sigma_k(x) <= 0 for every k};
            no candidate passes: argmin sum_k [mu_k(x) - sqrt(beta_c) sigma_k(x)]^+.
 
-(cEI is maximized in log form, :func:`nbo_jax.acquisition.log_cei`, as BoTorch's
-``LogConstrainedExpectedImprovement``; :func:`nbo_jax.acquisition.lcb_feasible`.) **Decisions**
-(papers silent): "feasible observation" = every *observed* (noisy) constraint value
-``<= 0`` and the objective valid (noisy feasibility is not modelled further); the sigmas
-are the latent (noise-free) posterior standard deviations; ``beta_c`` defaults to ``beta``
-(= 2); a quarter of the raw samples are local around the 5 best feasible observations, or
-the least-violating ones (total scaled violation ``sum_k [c_k / rms_k]^+``) while none is
-feasible, as in Neural-CBO (the ranked :class:`~nbo_jax.types.Dataset` is what
-``optimize_acqf`` receives). cEI: as EI, the climb on ``log(EI * PoF)``; LCB-C is a
-hard filter (discontinuous), scored on 2048 raw samples, and ``acq_optimizer.steps > 0`` is
-refused for it.
+The full settings of both presets, the TS draw, the cost, the constrained targets and the
+decisions where the papers are silent are on the documentation site's page "The GP
+baselines" (``docs/gp.md``).
 """
 
 from __future__ import annotations
@@ -152,13 +108,13 @@ class GPState(NamedTuple):
     """GP-BO state (a pytree; fixed shapes).
 
     Attributes:
-        data: :class:`~nbo_jax.types.Dataset` (unit-cube inputs, observations ``y (cap,)``;
+        data: :class:`~nbo_jax.dataset.Dataset` (unit-cube inputs, observations ``y (cap,)``;
             failed evaluations imputed with the worst value, see the Dataset).
         params: fitted :class:`~nbo_jax.gp_model.GPParams` (standardized-target units).
         posterior: :class:`~nbo_jax.gp_model.GPPosterior` conditioned on ``data`` with
             ``params`` (the Cholesky factor is kept, so ``ask`` does not refactorize).
         lml: ``()`` log marginal likelihood of the fit (standardized targets).
-        bounds: the box (:class:`~nbo_jax.types.Bounds`, ``(d,)`` arrays).
+        bounds: the box (:class:`~nbo_jax.domains.Bounds`, ``(d,)`` arrays).
         key: PRNG key for the random restarts.
     """
 
@@ -175,7 +131,7 @@ class GPConstrainedState(NamedTuple):
     functions, objective first).
 
     Attributes:
-        data: :class:`~nbo_jax.types.Dataset` with ``y``/``mask`` ``(cap, J)``: column 0 the
+        data: :class:`~nbo_jax.dataset.Dataset` with ``y``/``mask`` ``(cap, J)``: column 0 the
             objective, columns ``1..K`` the constraints (``c <= 0`` feasible).
         params: :class:`~nbo_jax.gp_model.GPParams` stacked over the ``J`` functions
             (leading axis ``J``; transformed-target units).
@@ -184,7 +140,7 @@ class GPConstrainedState(NamedTuple):
         lml: ``(J,)`` log marginal likelihoods of the fits.
         shift, scale: ``(J,)`` target transform ``(y - shift) / scale`` (objective:
             mean/std; constraints: 0/root mean square).
-        bounds: the box (:class:`~nbo_jax.types.Bounds`). key: PRNG key for the random restarts.
+        bounds: the box (:class:`~nbo_jax.domains.Bounds`). key: PRNG key for the random restarts.
     """
 
     data: Dataset
@@ -370,7 +326,7 @@ def gp_bo(
         For ``"cei"`` / ``"lcb-c"``: ``BOAlgorithm(..., name="gp-cei" | "gp-lcb-c",
         constrained=True)`` with the same signatures, ``c0 (n0, K)`` and ``c (K,) | (n, K)``
         required (``c <= 0`` feasible; a NaN/inf value is a failed evaluation, imputed as the
-        :class:`~nbo_jax.types.Dataset` does), the state a :class:`GPConstrainedState`, and
+        :class:`~nbo_jax.dataset.Dataset` does), the state a :class:`GPConstrainedState`, and
         ``surrogate(state, u (N, d)) -> SurrogatePosterior`` with
         ``constraint_mean``/``constraint_std`` ``(N, K)`` (RMS-scaled units, 0 = threshold)
         and ``incumbent`` = best observed feasible standardized objective value (``+inf``

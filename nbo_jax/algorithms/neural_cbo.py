@@ -62,11 +62,8 @@ mini-batch steps of 32 per observation, 500 on the initial design, warm start, r
 whose observed constraints are all ``<= 0`` (all observations while there is none), 2048
 raw samples of which a quarter are local around the 5 best feasible observations (the
 least violating ones while none is feasible; std 0.05 in unit-cube units). Every choice is
-an argument. Measured (8 seeds, 10 initial + 40 iterations, paper noise, median final best
-positive regret plus violation, ``nu = 1`` / ``nu = 0.5``): constrained Branin 0.92 / 0.17,
-Hartmann-6 0.50 / 0.56, Ackley-5 2.35 / 1.95, Simionescu 0.0019 / 0.0021; ``lam = 0.1`` or
-``1`` and ``beta = 4`` (two standard deviations) were worse, and so were ``beta = 0.25`` on
-Hartmann-6 and 256 units at this budget.
+an argument; the measurements behind them are on the documentation site's page "Measured
+choices" (``docs/measurements.md``).
 """
 
 from __future__ import annotations

@@ -47,20 +47,14 @@ projected Adam steps in the unit cube; the best point wins.
 steps at lr 0.01. The paper uses plain
 gradient descent on the acquisition; here the steps are projected Adam in the unit cube (the
 library's optimizer). The number of training steps is not stated in the paper:
-**decision** 1000 full-batch Adam steps (measured on standardized Branin values: training MSE
-0.005-0.007 with 20 points and 0.022-0.026 with 100 points, against 0.05 / 0.11 at 250 steps).
+**decision** 1000 full-batch Adam steps (measured: "Measured choices", ``docs/measurements.md``).
 
 **Library defaults** (``preset="default"``): width 256, ``gamma = 2``, Adam lr 1e-2 for 300
-full-batch steps (fits as well as the paper's 1000 steps at lr 1e-3; lr 1e-3 with 300 steps
-underfits at width 256: training MSE 0.16-0.26 vs 0.02), acquisition from the 10 best of 512
-raw samples (a quarter of them local, std 0.05 around the 5 best observations) refined by 50
-projected Adam steps at lr 0.02 (``acq_optimizer(raw_samples=512, num_restarts=10, steps=50,
-learning_rate=0.02)``). Median final simple regret over 10 seeds (noise "paper",
-5 initial points), ``gamma = 1 / 2`` vs random search: Branin (30 iterations) 1.43 / 0.047
-vs 0.55; Ackley-2 (40) 4.2 / 3.3 vs 13.4; Hartmann-6 (40) 0.71 / 0.38 vs 1.45; Levy-5 (40)
-1.27 / 1.43 vs 6.7 (``gamma = 3`` was worse on Levy-5: 7.9). Cost on a 2-core CPU at
-t = 100 observations: about 0.015 s per ``ask`` (d = 2 and d = 10) for the defaults, about
-0.7 s for the paper preset (width 5000), after compilation (3-7 s).
+full-batch steps, acquisition from the 10 best of 512 raw samples (a quarter of them local,
+std 0.05 around the 5 best observations) refined by 50 projected Adam steps at lr 0.02
+(``acq_optimizer(raw_samples=512, num_restarts=10, steps=50, learning_rate=0.02)``). The
+measurements behind these choices, and the cost per ``ask``, are on the documentation site's
+page "Measured choices" (``docs/measurements.md``).
 
 **Batches** (``q > 1``): the greedy point is deterministic given the state and ``ask``'s
 key, so ``q`` points come from the constant liar (``batch_rule="fantasy"``; Ginsbourger et
