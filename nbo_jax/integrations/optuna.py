@@ -107,9 +107,8 @@ _FIXED_SHAPE: dict[int, tuple] = {}
 def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
     """``algorithm`` whose ``init`` is compiled once per ``(capacity, d)``: ``x0 (n0, d)`` is
     padded to ``(capacity, d)`` with NaN rows, which are not recorded
-    (:meth:`nbo_jax.dataset.Dataset.add_batch`), so the state is the one of ``x0`` alone. (Run
-    eagerly, as :class:`nbo_jax.AskTell` calls it, ``init`` compiles its inner loops anew at
-    every call: seconds per trial.)"""
+    (:meth:`nbo_jax.dataset.Dataset.add_batch`), so the state is the one of ``x0`` alone. (:class:`nbo_jax.AskTell`
+    compiles an ``init`` per shape of ``x0``: here once per trial, as every trial adds a row.)"""
     init = algorithm.init
 
     def fixed(key, x0, y0, c0=None, *, bounds, capacity: int):
@@ -121,6 +120,7 @@ def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
         return _padded_init(key, x, y, np.asarray(bounds.lower), np.asarray(bounds.upper), init=init,
                             capacity=capacity)
 
+    fixed.compiles_itself = True  # AskTell calls it as it is (no jit around the host padding)
     return algorithm._replace(init=fixed)
 
 
