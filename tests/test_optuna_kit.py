@@ -1,6 +1,8 @@
 """Optuna's own conformance kit for third-party samplers (optuna.testing.pytest_samplers),
-held against NBOSampler at small sizes (issue 24). The relative-sampling and single-objective
-cases run for GP-EI; Neural-BO and NeuralBOSampler run the kit's relative-sampling assertions
+held against NBOSampler at small sizes (issue 24). The basic, relative-sampling and
+single-objective cases run for GP-EI (the basic ones mostly test ``sample_independent``, which
+delegates to Optuna's independent sampler, and short studies with NaN values, fixed
+parameters and dynamic ranges); Neural-BO and NeuralBOSampler run the kit's relative-sampling assertions
 on one float, one stepped integer and one categorical parameter."""
 
 import pytest
@@ -15,7 +17,7 @@ from nbo_jax.integrations.optuna import NBOSampler, NeuralBOSampler  # noqa: E40
 _GP = nbo.gp_bo(acq_optimizer=dict(raw_samples=128, num_restarts=2, steps=20))  # one factory call: shared compiles
 
 
-class TestGPSampler(kit.RelativeSamplerTestCase, kit.SingleOnlySamplerTestCase):
+class TestGPSampler(kit.BasicSamplerTestCase, kit.RelativeSamplerTestCase, kit.SingleOnlySamplerTestCase):
     @pytest.fixture
     def sampler(self):
         return lambda: NBOSampler(_GP, n_startup_trials=0, seed=0)
