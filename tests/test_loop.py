@@ -150,8 +150,8 @@ def test_nan_observations_are_flagged_reported_and_learned_from():
     np.testing.assert_allclose(hist.best_f[-1], np.nanmin(np.where(np.isfinite(f), f, np.nan)))
 
 
-def test_nan_tell_is_a_failure_imputed_with_the_worst_value():
-    algo = nbo.neural_bo(**SMALL_NBO, posterior="full", scales="fixed")
+def test_nan_tell_is_a_failure_imputed_with_the_worst_value(compiled):
+    algo = compiled(nbo.neural_bo(**SMALL_NBO, posterior="full", scales="fixed"))
     bounds = nbo.benchmarks.get("branin").bounds
     x0 = np.array([[0.0, 5.0], [5.0, 5.0], [-2.0, 10.0]])
     state = algo.init(jax.random.key(0), x0, np.array([1.0, 2.0, 3.0]), bounds=bounds, capacity=6)

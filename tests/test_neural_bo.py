@@ -28,9 +28,9 @@ def test_full_and_dual_give_the_same_run(x64):
     np.testing.assert_allclose(hists["full"].x, hists["dual"].x, rtol=1e-7, atol=1e-9)
 
 
-def test_state_posterior_matches_direct_computation(x64):
+def test_state_posterior_matches_direct_computation(x64, compiled):
     for feature_params in ("initial", "current"):
-        algo = nbo.neural_bo(**SMALL, posterior="dual", scales="fixed", feature_params=feature_params)
+        algo = compiled(nbo.neural_bo(**SMALL, posterior="dual", scales="fixed", feature_params=feature_params))
         problem, state = _state(algo)
         for i in range(2):
             x = algo.ask(state, jax.random.key(10 + i))
@@ -61,10 +61,10 @@ def test_training_fits_the_data(x64):
     assert float(after) < 0.2 * float(before), (float(before), float(after))
 
 
-def test_custom_acquisition_is_used():
+def test_custom_acquisition_is_used(compiled):
     """A user's acquisition decides: 'closest to the box center' must propose the center-most candidate."""
     center = lambda post, key: -jnp.linalg.norm(post.u - 0.5, axis=-1)
-    algo = nbo.neural_bo(**{**SMALL, "acq_optimizer": dict(raw_samples=4096, steps=0)}, acquisition=center)
+    algo = compiled(nbo.neural_bo(**{**SMALL, "acq_optimizer": dict(raw_samples=4096, steps=0)}, acquisition=center))
     problem, state = _state(algo)
     x = algo.ask(state, jax.random.key(0))
     u = problem.bounds.to_unit(x)

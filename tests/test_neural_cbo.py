@@ -108,8 +108,8 @@ def test_sigma_matches_direct_feature_space_computation(x64, lam):
     assert float(state.data.y[3, 1]) == float(jnp.nanmax(c0[:, 0]))
 
 
-def test_mean_is_trained_network_and_constraints_keep_zero_threshold(x64):
-    algo = neural_cbo(width=16, acq_optimizer=dict(raw_samples=16))
+def test_mean_is_trained_network_and_constraints_keep_zero_threshold(x64, compiled):
+    algo = compiled(neural_cbo(width=16, acq_optimizer=dict(raw_samples=16)))
     problem, state, x0, y0, c0 = _init_state(algo, n=15)
     # the transform: objective standardized, constraint divided by its RMS (not centred)
     np.testing.assert_allclose(state.shift, [np.mean(y0), 0.0], rtol=1e-10, atol=1e-12)
@@ -170,12 +170,12 @@ def test_constrained_ei_rule_and_fallback(x64):
     np.testing.assert_array_equal(np.isfinite(util4), viol4 <= 0)
 
 
-def test_ask_picks_minimum_violation_when_nothing_is_lcb_feasible(x64):
+def test_ask_picks_minimum_violation_when_nothing_is_lcb_feasible(x64, compiled):
     """A constraint that no point satisfies (c = 50 + 0.1 |x|^2, 20 + x_1) and beta = 0: the chosen point
     minimizes the total LCB violation over the raw samples (library decision)."""
     base = nbo.benchmarks.get("branin")
     problem = dataclasses.replace(base, constraints=lambda x: jnp.array([50.0 + 0.1 * x @ x, 20.0 + x[0]]))
-    algo = neural_cbo(width=16, beta=0.0, acq_optimizer=dict(raw_samples=64, local_fraction=0.0))
+    algo = compiled(neural_cbo(width=16, beta=0.0, acq_optimizer=dict(raw_samples=64, local_fraction=0.0)))
     x0 = nbo.initial_design(jax.random.key(0), problem.bounds, 10)
     c0 = jax.vmap(problem.constraints)(x0)
     state = algo.init(jax.random.key(1), x0, jax.vmap(problem.objective)(x0), bounds=problem.bounds,
