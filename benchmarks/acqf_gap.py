@@ -125,9 +125,10 @@ def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_
 def gaps(dim=6, n_init=30, n_iter=30, seeds=3, prefixes=2, asks=1, n_sobol=4096, n_starts=32, verbose=True):
     """The gap of every case (module doc): list of ``(label, gap)``."""
     out = []
-    asks_of = {}
+    ask, ask_of = None, None
     for label, module, algo, state in cases(dim, n_init, n_iter, seeds, prefixes):
-        ask = asks_of.setdefault(id(algo), (algo, jax.jit(algo.ask)))[1]
+        if algo is not ask_of:  # cases come grouped by algorithm: one compiled ask per group
+            ask, ask_of = jax.jit(algo.ask), algo
         for k in range(asks):
             key = jax.random.key(100 + k)
             store = []
