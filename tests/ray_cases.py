@@ -98,15 +98,21 @@ def test_four_workers_against_sequential_wall_time(tmp_path):
 
 
 def test_asynchronous_bo_keeps_workers_apart_and_improves():
-    study = optimize(sphere, BOX, 16, algorithm=nbo.gp_bo(**SMALL_GP), n_init=6, n_workers=4, timeout_s=60,
+    # 18 model-based proposals: the order of results (so how many are pending at each ask)
+    # depends on timing; with 10, one CI run in which asks waited on compilation did not beat
+    # a lucky initial design (0.048). A simulation over random completion orders
+    # (AsyncStudy alone, 30 orders, 1-4 pending) gave a worst best-proposal of 0.158 at 16
+    # evaluations and 0.0086 at 24.
+    study = optimize(sphere, BOX, 24, algorithm=nbo.gp_bo(**SMALL_GP), n_init=6, n_workers=4, timeout_s=60,
                      key=jax.random.key(2))
-    assert study.n_told == 16 and study.x.shape == (16, 3)
+    assert study.n_told == 24 and study.x.shape == (24, 3)
     assert np.all((study.x >= 0) & (study.x <= 1))
     # no point was proposed twice while others were pending
-    dist = np.linalg.norm(study.x[:, None] - study.x[None], axis=-1) + np.eye(16)
+    dist = np.linalg.norm(study.x[:, None] - study.x[None], axis=-1) + np.eye(24)
     assert dist.min() > 1e-4
     # the model-based proposals beat the initial design
-    assert study.best()[1] < np.min(study.y[:6]), (study.best(), study.y[:6])
+    design_best = min(sphere(x) for x in study.design)
+    assert study.best()[1] < design_best, (study.best(), design_best)
 
 
 def test_failures_crashes_and_timeouts_are_recorded_and_the_study_goes_on(tmp_path):
