@@ -330,37 +330,24 @@ def test_refit_every_keeps_hyperparameters_between_refits(ei_setup):
     assert bool(s10.data.mask[9]) and not np.allclose(s10.posterior.alpha, s9.posterior.alpha)
 
 
-_RESULTS = {}  # random search's final regrets, computed once for the three acquisitions
-
-
-KEYS = jax.random.split(jax.random.key(2024), 6)
-
-
-def _final_regret(algo, problem, keys=KEYS, n_init=5, n_iter=25):
-    return jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=n_init, n_iter=n_iter))(keys)
+KEYS = jax.random.split(jax.random.key(2024), 3)
 
 
 @pytest.mark.parametrize("acquisition", ["ei", "ucb", "ts"])
-def test_gp_bo_beats_random_search_and_is_deterministic(acquisition):
-    """Branin with the paper's noise, 5 initial + 25 iterations, 6 seeds vmapped."""
+def test_gp_bo_is_deterministic_per_key(acquisition):
+    """Branin with the paper's noise, 5 initial + 5 iterations, 3 seeds vmapped: the same keys
+    in reverse order (cached compilation) give the same runs in reverse order; seeds differ.
+    How well it optimizes (median regret against random search) is measured by
+    ``benchmarks/beats_random.py``."""
     problem = nbo.benchmarks.get("branin", noise_std="paper")
-    if "random" not in _RESULTS:
-        rs = _final_regret(nbo.random_search(), problem)
-        _RESULTS["random"] = np.asarray(rs.best_f[:, -1]) - problem.optimal_value
     small = dict(raw_samples=128) if acquisition == "ts" else dict(raw_samples=256, num_restarts=4, steps=30)
     algo = gp_bo(acquisition=acquisition, acq_optimizer=small, **FAST)
     assert algo.name == f"gp-{acquisition}"
-    hists = _final_regret(algo, problem)
-    # deterministic per key: the same keys in reverse order (cached compilation) give the
-    # same runs in reverse order
-    again = _final_regret(algo, problem, keys=KEYS[::-1])
-    np.testing.assert_array_equal(hists.x, again.x[::-1])
+    run = jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=5)))
+    hists = run(KEYS)
+    np.testing.assert_array_equal(hists.x, run(KEYS[::-1]).x[::-1])
     assert len({tuple(np.asarray(h)) for h in hists.x[:, -1]}) == hists.x.shape[0]  # seeds differ
     assert np.all((hists.x >= problem.bounds.lower) & (hists.x <= problem.bounds.upper))
-    gp_r = np.asarray(hists.best_f[:, -1]) - problem.optimal_value
-    rs_r = _RESULTS["random"]
-    print(f"branin gp-{acquisition}: median final regret {np.median(gp_r):.3f} vs random {np.median(rs_r):.3f}")
-    assert np.median(gp_r) < 0.5 * np.median(rs_r)
 
 
 def test_bad_arguments_are_named():

@@ -85,21 +85,6 @@ def test_paper_preset_settings():
         assert type(state.posterior).__name__.lower().startswith(mode)
 
 
-def _final_regret(algo, problem, seeds, n_init, n_iter):
-    keys = jax.random.split(jax.random.key(2024), seeds)
-    hists = jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=n_init, n_iter=n_iter))(keys)
-    return np.asarray(hists.best_f[:, -1] - problem.optimal_value)
-
-
-@pytest.mark.parametrize("name,dim", [("branin", None), ("ackley", 2)])
-def test_neural_bo_beats_random_search(name, dim):
-    problem = nbo.benchmarks.get(name, dim=dim, noise_std="paper")
-    nbo_r = _final_regret(nbo.neural_bo(width=100, acq_optimizer=dict(raw_samples=512, steps=10)), problem, 6, 5, 30)
-    rs_r = _final_regret(nbo.random_search(), problem, 6, 5, 30)
-    print(f"{name}: Neural-BO median {np.median(nbo_r):.3f} vs random {np.median(rs_r):.3f}")
-    assert np.median(nbo_r) < np.median(rs_r)
-
-
 def test_nu_with_acquisition_is_refused():
     with pytest.raises(ValueError, match="nu"):
         nbo.neural_bo(nu=2.0, acquisition=nbo.acquisition.ei())

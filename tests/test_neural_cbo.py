@@ -226,19 +226,17 @@ def test_paper_preset_is_one_sgd_step_per_observation(x64):
 
 
 # ------------------------------------------------------------------ loop
-def test_run_bo_vmapped_records_constraints_and_beats_random():
+def test_run_bo_vmapped_records_constraints():
+    """The constraint values a vmapped run records are the problem's, and ``feasible`` is
+    their sign (2 seeds, 5 + 5). How well Neural-CBO optimizes is measured by
+    ``benchmarks/beats_random.py``."""
     problem = nbo.benchmarks.get("branin_constrained", noise_std="paper")
-    keys = jax.random.split(jax.random.key(0), 4)
-    results = {}
-    for name, algo in (("neural-cbo", neural_cbo(width=64, acq_optimizer=dict(raw_samples=512))), ("random", nbo.random_search())):
-        hist = jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=20))(keys)
-        assert hist.c.shape == (4, 25, 1) and hist.c_true.shape == (4, 25, 1)
-        np.testing.assert_allclose(hist.c_true[..., 0], jax.vmap(jax.vmap(BRANIN_C))(hist.x)[..., 0], rtol=1e-5, atol=1e-3)
-        assert np.array_equal(np.asarray(hist.feasible), np.asarray(hist.c_true[..., 0] <= 0))
-        results[name] = np.asarray(hist.regret_plus_violation(problem.optimal_value))[:, -1]
-    med_cbo, med_rand = np.median(results["neural-cbo"]), np.median(results["random"])
-    print(f"constrained Branin, median final regret+violation: neural-cbo {med_cbo:.3f}, random {med_rand:.3f}")
-    assert med_cbo < med_rand
+    keys = jax.random.split(jax.random.key(0), 2)
+    algo = neural_cbo(width=64, acq_optimizer=dict(raw_samples=512))
+    hist = jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=5))(keys)
+    assert hist.c.shape == (2, 10, 1) and hist.c_true.shape == (2, 10, 1)
+    np.testing.assert_allclose(hist.c_true[..., 0], jax.vmap(jax.vmap(BRANIN_C))(hist.x)[..., 0], rtol=1e-5, atol=1e-3)
+    assert np.array_equal(np.asarray(hist.feasible), np.asarray(hist.c_true[..., 0] <= 0))
 
 
 def test_errors():

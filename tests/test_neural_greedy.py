@@ -327,26 +327,18 @@ def test_wrong_types_raise():
         neural_greedy(n_raw=512)  # the old option names are gone
 
 
-def _final_regret(algo, problem, keys, n_init=5, n_iter=15):
-    hists = jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=n_init, n_iter=n_iter))(keys)
-    return np.asarray(hists.best_f[:, -1] - problem.optimal_value)
-
-
-def test_both_variants_beat_random_search_under_run_bo_vmap():
-    """Branin, noise 'paper', 5 initial + 15 iterations, 4 seeds vmapped; the same keys give
-    the same histories (determinism per key), different keys different ones."""
+def test_both_variants_are_deterministic_per_key_under_run_bo_vmap():
+    """Branin, noise 'paper', 5 initial + 5 iterations, 2 seeds vmapped (library defaults): the
+    same keys give the same histories, different keys different ones. How well they optimize
+    is measured by ``benchmarks/beats_random.py``."""
     problem = nbo.benchmarks.get("branin", noise_std="paper")
-    keys = jax.random.split(jax.random.key(2024), 4)
-    rs = _final_regret(nbo.random_search(), problem, keys)
+    keys = jax.random.split(jax.random.key(2024), 2)
     for variant in ("simple", "posterior"):
         algo = neural_greedy(variant)
         assert algo.name == ("neural-greedy" if variant == "simple" else "neural-greedy-posterior")
-        run = jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=15)))
+        run = jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=5)))
         h = run(keys)
-        assert h.x.shape == (4, 20, 2)
+        assert h.x.shape == (2, 10, 2)
         assert np.all(h.x >= problem.bounds.lower) and np.all(h.x <= problem.bounds.upper)
         np.testing.assert_array_equal(run(keys).x, h.x)
         assert not np.allclose(h.x[0, 5:], h.x[1, 5:])
-        r = np.asarray(h.best_f[:, -1] - problem.optimal_value)
-        print(f"branin: neural-greedy[{variant}] median {np.median(r):.3f} vs random {np.median(rs):.3f}")
-        assert np.median(r) < np.median(rs)
