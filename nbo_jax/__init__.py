@@ -49,6 +49,7 @@ from .ask_tell import AskTell
 from .batch import batched
 from .loop import initial_design, run_bo
 from .sharding import run_bo_sharded
+from .trust_region import trust_region
 from .types import (
     BOAlgorithm,
     Bounds,
@@ -71,6 +72,7 @@ __all__ = [
     "AskTell",
     "initial_design",
     "batched",
+    "trust_region",
     # the types
     "BOAlgorithm",
     "Bounds",

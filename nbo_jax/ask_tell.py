@@ -41,6 +41,12 @@ def _jsonable(value):
         return value
     if isinstance(value, (np.generic,)):
         return value.item()
+    if isinstance(value, BOAlgorithm):  # an algorithm argument (trust_region's): its factory call
+        call = _config_json(value)
+        if call is None:
+            raise TypeError(f"algorithm {value.name!r} was built by hand or with arguments that are not "
+                            "JSON-serializable")
+        return {"__algorithm__": call}
     if isinstance(value, tuple) and hasattr(value, "_fields"):
         cls = type(value)
         return {"__namedtuple__": f"{cls.__module__}:{cls.__qualname__}",
@@ -62,6 +68,10 @@ def _from_json(value):
         return value
     if "__tuple__" in value:
         return tuple(_from_json(v) for v in value["__tuple__"])
+    if "__algorithm__" in value:
+        call = value["__algorithm__"]
+        return FactoryCall(call["factory"], {k: _from_json(v) for k, v in call["kwargs"].items()},
+                           call["name"]).build()
     if "__dict__" in value:
         return {k: _from_json(v) for k, v in value["__dict__"].items()}
     if "__array__" in value:

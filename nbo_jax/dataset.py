@@ -40,6 +40,13 @@ class Dataset(NamedTuple):
         evaluated: ``(N,)`` bool with ``choices``: the points told so far (a told row marks
             every choice within :func:`choice_tolerance` of it in every coordinate), which
             the acquisition optimizer never proposes again; ``None`` for a box.
+        region: ``(2, d)`` lower and upper corners, in unit-cube coordinates, of a box inside
+            ``[0, 1]^d`` that the acquisition optimizer (:mod:`nbo_jax.optimize`) proposes
+            points from (a trust region, :func:`nbo_jax.trust_region.trust_region`): its raw
+            samples, climbs and random points stay in it, and on a finite domain it picks a
+            choice inside it (:meth:`eligible`); ``None`` (the default): the whole cube. A
+            field of the state only while an algorithm asks; observations are never
+            filtered by it.
     """
 
     u: Array
@@ -49,6 +56,7 @@ class Dataset(NamedTuple):
     failed: Array
     choices: Optional[Array] = None
     evaluated: Optional[Array] = None
+    region: Optional[Array] = None
 
     @staticmethod
     def empty(capacity: int, dim: int, dtype=None, outputs: Optional[int] = None,
@@ -88,6 +96,28 @@ class Dataset(NamedTuple):
         hit = jax.lax.map(lambda ui: jnp.all(jnp.abs(self.choices - ui) <= tol, axis=1), u)
         return self._replace(evaluated=self.evaluated | jnp.any(hit, axis=0))
 
+    def in_region(self, u: Array) -> Array:
+        """``(N,)`` bool: the rows of ``u (N, d)`` (unit cube) inside :attr:`region`, within
+        :func:`~nbo_jax.domains.choice_tolerance` of its faces (all True when ``region`` is
+        ``None``)."""
+        if self.region is None:
+            return jnp.ones(u.shape[:1], bool)
+        tol = choice_tolerance(self.u.dtype)
+        lo, hi = self.region[0].astype(u.dtype), self.region[1].astype(u.dtype)
+        return jnp.all((u >= lo - tol) & (u <= hi + tol), axis=-1)
+
+    def eligible(self) -> Array:
+        """``(N,)`` bool, on a finite domain: the choices an ask may return. Those not
+        evaluated yet that lie inside :attr:`region`; when none does (every choice of the
+        region was evaluated, or the region holds no choice), every choice not evaluated yet:
+        the region is then widened to the whole domain rather than repeat a point. Without a
+        region: the choices not evaluated yet."""
+        free = ~self.evaluated
+        if self.region is None:
+            return free
+        inside = free & self.in_region(self.choices)
+        return jnp.where(jnp.any(inside), inside, free)
+
     @property
     def capacity(self) -> int:
         return self.y.shape[0]
@@ -122,14 +152,12 @@ class Dataset(NamedTuple):
         y_store = jnp.where(finite, y, jnp.where(has_worst, worst, 0.0))
         m_store = finite | has_worst
         failed_row = jnp.any(~finite, axis=tuple(range(1, y.ndim)))
-        return Dataset(
-            self.u.at[idx].set(u, mode="drop"),
-            self.y.at[idx].set(y_store, mode="drop"),
-            self.mask.at[idx].set(m_store, mode="drop"),
-            self.count + jnp.sum(row_ok).astype(self.count.dtype),
-            self.failed.at[idx].set(failed_row, mode="drop"),
-            self.choices,
-            self.evaluated,
+        return self._replace(
+            u=self.u.at[idx].set(u, mode="drop"),
+            y=self.y.at[idx].set(y_store, mode="drop"),
+            mask=self.mask.at[idx].set(m_store, mode="drop"),
+            count=self.count + jnp.sum(row_ok).astype(self.count.dtype),
+            failed=self.failed.at[idx].set(failed_row, mode="drop"),
         ).mark_evaluated(u)
 
     def write_index(self, u: Array) -> Array:

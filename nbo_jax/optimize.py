@@ -18,6 +18,13 @@ BoTorch's ``optimize_acqf`` with ``q = 1`` (Balandat et al. 2020)::
 top-k starts. On a **finite domain** (``data.choices`` set, :class:`~nbo_jax.domains.FiniteDomain`)
 :func:`optimize_acqf` scores all choices and returns the best one not evaluated yet, with no
 climb (BoTorch's ``optimize_acqf_discrete`` with ``unique=True``).
+
+**Inside a box.** Everything above runs in ``[0, 1]^d`` or, when ``data.region`` is set (a
+``(2, d)`` box of the unit cube, e.g. a trust region, :func:`nbo_jax.trust_region.trust_region`),
+inside that box: the spread raw samples fill it, the local ones are clipped to it, the climb
+is constrained to it, :func:`random_point` draws in it, and a finite domain picks among the
+choices inside it (:meth:`~nbo_jax.dataset.Dataset.eligible`: the whole domain's unevaluated
+choices when the region holds none). ``data.region = None`` runs exactly the cube's code.
 """
 
 from __future__ import annotations
@@ -43,11 +50,13 @@ RESTART_RULES = ("boltzmann", "top")
 
 def available_score(values: Array, data: Dataset) -> Array:
     """``values (N,)`` of a finite domain's choices, ready for an argmax that never picks an
-    evaluated choice: evaluated ones become ``-inf``; NaN and ``-inf`` utilities of the others
-    become the dtype's lowest finite number (they still beat every evaluated choice)."""
+    evaluated choice: evaluated ones (and, with ``data.region``, those outside it while the
+    region holds an unevaluated one: :meth:`~nbo_jax.dataset.Dataset.eligible`) become
+    ``-inf``; NaN and ``-inf`` utilities of the others become the dtype's lowest finite number
+    (they still beat every excluded choice)."""
     low = jnp.finfo(values.dtype).min
     clean = jnp.where(jnp.isnan(values) | (values == -jnp.inf), low, values)
-    return jnp.where(data.evaluated, -jnp.inf, clean)
+    return jnp.where(data.eligible(), clean, -jnp.inf)
 
 
 def best_available(values: Array, data: Dataset) -> Array:
@@ -57,12 +66,31 @@ def best_available(values: Array, data: Dataset) -> Array:
 
 
 def random_point(key: Array, data: Dataset) -> Array:
-    """A uniform random point ``(d,)`` of the unit cube, or, on a finite domain, a uniform
-    random choice among those not evaluated yet (random search; exploration steps)."""
+    """A uniform random point ``(d,)`` of the unit cube (of ``data.region`` when set), or, on
+    a finite domain, a uniform random choice among those not evaluated yet (inside the region
+    when it holds one: :meth:`~nbo_jax.dataset.Dataset.eligible`) (random search; exploration
+    steps)."""
     if data.finite:
-        logits = jnp.where(data.evaluated, -jnp.inf, 0.0)
+        logits = jnp.where(data.eligible(), 0.0, -jnp.inf)
         return data.choices[jax.random.categorical(key, logits)]
-    return jax.random.uniform(key, data.u.shape[1:], data.u.dtype)
+    u = jax.random.uniform(key, data.u.shape[1:], data.u.dtype)
+    return u if data.region is None else _into_region(u, data.region)
+
+
+def _into_region(u: Array, region: Array) -> Array:
+    """Unit-cube points ``u (..., d)`` mapped affinely onto the box ``region (2, d)``."""
+    lo, hi = region[0].astype(u.dtype), region[1].astype(u.dtype)
+    return jnp.clip(lo + (hi - lo) * u, lo, hi)
+
+
+def region_bounds(data: Dataset | None, dtype=None):
+    """``(lower, upper)`` of the box the acquisition optimizer works in: ``data.region``'s
+    corners ``(d,)`` each, or the scalars ``0.0``, ``1.0`` (the unit cube) when there is no
+    region (or no ``data``)."""
+    if data is None or data.region is None:
+        return 0.0, 1.0
+    dtype = dtype or data.u.dtype
+    return data.region[0].astype(dtype), data.region[1].astype(dtype)
 
 
 @functools.lru_cache(maxsize=64)
@@ -101,6 +129,11 @@ def candidate_set(
     clipped to the cube) spread evenly over the ``n_best`` best valid observations (fewer if
     fewer are valid; with none, they are uniform).
 
+    With ``data.region`` (a ``(2, d)`` box) the spread points are mapped affinely onto the
+    region, the local ones have std ``local_std`` times the region's width in each
+    coordinate and are clipped to the region (their centres too: an observation outside the
+    region centres points on its nearest face).
+
     Raises:
         ValueError: unknown ``sampler``.
     """
@@ -115,6 +148,8 @@ def candidate_set(
         spread = sobol_samples(k_u, n_uniform, d, dtype)
     else:
         spread = jax.random.uniform(k_u, (n_uniform, d), dtype)
+    if data.region is not None:
+        spread = _into_region(spread, data.region)
     if n_local == 0:
         return spread
     n_best = min(n_best, data.capacity)
@@ -123,8 +158,14 @@ def candidate_set(
     n_valid = jnp.minimum(jnp.sum(data.observed()), n_best)
     which = jnp.arange(n_local) % jnp.maximum(n_valid, 1)
     centers = data.u[best_idx[which]]
-    local = jnp.clip(centers + local_std * jax.random.normal(k_eps, (n_local, d), dtype), 0.0, 1.0)
+    eps = jax.random.normal(k_eps, (n_local, d), dtype)
     fallback = jax.random.uniform(k_pick, (n_local, d), dtype)
+    if data.region is None:
+        local = jnp.clip(centers + local_std * eps, 0.0, 1.0)
+    else:
+        lo, hi = region_bounds(data, dtype)
+        local = jnp.clip(jnp.clip(centers, lo, hi) + (local_std * (hi - lo)) * eps, lo, hi)
+        fallback = _into_region(fallback, data.region)
     local = jnp.where(n_valid > 0, local, fallback)
     return jnp.concatenate([spread, local], axis=0)
 
@@ -156,11 +197,13 @@ def initialize_restarts(key: Array, values: Array, n: int, *, eta: float = 1.0, 
 
 
 def projected_gradient_ascent(
-    utility: Callable[[Array], Array], u0: Array, *, steps: int = 50, learning_rate: float = 0.01
+    utility: Callable[[Array], Array], u0: Array, *, steps: int = 50, learning_rate: float = 0.01,
+    lower=0.0, upper=1.0,
 ) -> Array:
     """Maximize ``utility(u (d,)) -> ()`` from each start ``u0 (k, d)`` with Adam steps
-    projected onto ``[0, 1]^d`` (vmapped over starts; the authors' climb in the Neural-BO and
-    NeuralGreedy code). Returns ``(k, d)``."""
+    projected onto ``[lower, upper]`` (default ``[0, 1]^d``; scalars or ``(d,)`` arrays)
+    (vmapped over starts; the authors' climb in the Neural-BO and NeuralGreedy code).
+    Returns ``(k, d)``."""
     opt = optax.adam(learning_rate)
     grad = jax.grad(lambda u: -utility(u))
 
@@ -168,7 +211,7 @@ def projected_gradient_ascent(
         def step(c, _):
             u, s = c
             upd, s = opt.update(grad(u), s, u)
-            return (jnp.clip(optax.apply_updates(u, upd), 0.0, 1.0), s), None
+            return (jnp.clip(optax.apply_updates(u, upd), lower, upper), s), None
 
         (u, _), _ = jax.lax.scan(step, (u, opt.init(u)), None, length=steps)
         return u
@@ -176,14 +219,16 @@ def projected_gradient_ascent(
     return jax.vmap(one)(u0)
 
 
-def climb(utility: Callable[[Array], Array], u0: Array, options: "AcqOptimizer") -> Array:
+def climb(utility: Callable[[Array], Array], u0: Array, options: "AcqOptimizer", lower=0.0, upper=1.0) -> Array:
     """Climb ``utility (k, d) -> (k,)`` (pointwise, maximized) from each start ``u0 (k, d)``
-    inside ``[0, 1]^d`` with ``options.method`` for at most ``options.steps`` iterations;
-    returns ``(k, d)``. L-BFGS-B calls ``utility`` on all ``k`` rows at once; Adam on one."""
+    inside the box ``[lower, upper]`` (default ``[0, 1]^d``; scalars or ``(d,)`` arrays, e.g.
+    a trust region from :func:`region_bounds`) with ``options.method`` for at most
+    ``options.steps`` iterations; returns ``(k, d)``. L-BFGS-B calls ``utility`` on all ``k``
+    rows at once; Adam on one."""
     if options.method == "adam":
         return projected_gradient_ascent(lambda u: utility(u[None, :])[0], u0, steps=options.steps,
-                                         learning_rate=options.learning_rate)
-    return minimize_lbfgsb(lambda u: -utility(u), u0, 0.0, 1.0, max_iter=options.steps).x
+                                         learning_rate=options.learning_rate, lower=lower, upper=upper)
+    return minimize_lbfgsb(lambda u: -utility(u), u0, lower, upper, max_iter=options.steps).x
 
 
 def refine_argmax(
@@ -207,7 +252,9 @@ def refine_argmax(
             :data:`DUPLICATE_TOL` (max-norm) of one of its written rows (observed, failed or
             fantasized: pending points and a batch's earlier points) is never returned while
             another candidate or climbed point is not (a climb pinned to a corner of the box
-            would otherwise repeat it).
+            would otherwise repeat it). With ``data.region`` set the climb stays in that box
+            (:func:`region_bounds`); ``candidates`` should lie in it too
+            (:func:`candidate_set` draws them there).
 
     Returns:
         The pool point with the largest ``utility`` (the best candidate itself when
@@ -219,7 +266,8 @@ def refine_argmax(
         return best
     n = min(options.num_restarts, candidates.shape[0])
     starts = candidates[initialize_restarts(key, values, n, eta=options.eta, rule=options.restarts)]
-    pool = jnp.concatenate([best[None, :], climb(utility, starts, options)], axis=0)
+    lower, upper = region_bounds(data, candidates.dtype)
+    pool = jnp.concatenate([best[None, :], climb(utility, starts, options, lower, upper)], axis=0)
     return argmax_point(jnp.where(_is_written(pool, data), -jnp.inf, utility(pool)), pool)
 
 
@@ -401,15 +449,19 @@ def optimize_acqf(
             sample (e.g. a pathwise Thompson sample), so it is one function here.
         key: PRNG key for the raw samples and the restarts' draw.
         data: :class:`~nbo_jax.dataset.Dataset` in unit-cube coordinates (its best valid rows
-            centre the local raw samples; ``data.y`` ranks them).
+            centre the local raw samples; ``data.y`` ranks them; ``data.region``, when set,
+            is the box every raw sample, climb and answer stays in: module doc).
         options: :class:`AcqOptimizer` (build with :func:`acq_optimizer`).
 
     On a finite domain (``data.choices`` set) the utility is scored on all ``N`` choices
     at once (memory as for ``N`` raw samples) and the best unevaluated one is returned; the
-    raw-sample and restart settings do not apply there.
+    raw-sample and restart settings do not apply there; with ``data.region`` only the
+    unevaluated choices inside it are eligible, or, when it holds none, every unevaluated
+    choice (:meth:`~nbo_jax.dataset.Dataset.eligible`).
 
     Returns:
-        ``(d,)`` unit-cube point, dtype of ``data.u``.
+        ``(d,)`` unit-cube point, dtype of ``data.u``: inside ``data.region`` when set (on a
+        finite domain, when the region holds an unevaluated choice).
     """
     if data.finite:
         return best_available(utility(data.choices), data)
@@ -422,5 +474,5 @@ def optimize_acqf(
 __all__ = [
     "optimize_acqf", "AcqOptimizer", "acq_optimizer", "as_acq_optimizer", "candidate_set", "sobol_samples",
     "initialize_restarts", "climb", "refine_argmax", "projected_gradient_ascent", "argmax_point",
-    "best_available", "available_score", "random_point", "DUPLICATE_TOL", "METHODS", "RAW_SAMPLERS", "RESTART_RULES",
+    "best_available", "available_score", "random_point", "region_bounds", "DUPLICATE_TOL", "METHODS", "RAW_SAMPLERS", "RESTART_RULES",
 ]

@@ -1,0 +1,350 @@
+"""TuRBO-1: any algorithm asking inside a trust region that grows, shrinks and restarts.
+
+Eriksson, Pearce, Gardner, Turner & Poloczek 2019, "Scalable global optimization via local
+Bayesian optimization" (NeurIPS), Section 2 (TuRBO with ``m = 1`` region); defaults as in the
+paper and BoTorch's TuRBO-1 tutorial. :func:`trust_region` is a transformation of algorithms,
+as :func:`nbo_jax.batch.batched` is: it takes a :class:`~nbo_jax.types.BOAlgorithm` and
+returns one, wrapping the inner state; the inner algorithm asks through
+:mod:`nbo_jax.optimize`, which keeps its raw samples, climbs and answers inside
+``Dataset.region``::
+
+    region   : a box of the unit cube centred at the best observation x* of the current
+               run, side L * w_i in coordinate i (w = the inner GP's ARD lengthscales over
+               their geometric mean, prod(w) = 1; w = 1 without them), clipped to [0, 1]^d
+    ask      : the inner algorithm's ask with Dataset.region = that box
+    tell     : success if min(y_batch) < f* - min_improvement |f*| (f* the run's best
+               value), else failure (a failed evaluation is never a success);
+               tau_succ successes in a row: L = min(2 L, L_max);
+               tau_fail failures in a row: L = L / 2
+    restart  : when L < L_min: a fresh design of n_design scrambled Sobol points of the
+               whole box (distinct random unevaluated points of a finite domain) is asked,
+               then the inner algorithm is initialized on it alone, with L = L_init
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+
+from ._checks import check_int, check_positive
+from .algorithms._common import check_bool, initial_data
+from .batch import batched
+from .optimize import sobol_samples
+from .types import BATCH_RULES, BOAlgorithm, Bounds, Dataset, FactoryCall
+
+Array = jax.Array
+
+
+class TrustRegionState(NamedTuple):
+    """State of :func:`trust_region` (a pytree; fixed shapes).
+
+    Attributes:
+        inner: the inner algorithm's state, built from the observations of the current run
+            only (since the last restart's design; before the first restart, everything).
+            Stale while a restart design is being asked.
+        data: :class:`~nbo_jax.dataset.Dataset` of *every* observation (unit cube, all
+            runs), so counts, the finite domain's evaluated points and pending points are
+            global.
+        bounds: the box (:class:`~nbo_jax.domains.Bounds`).
+        length: ``()`` the side ``L`` of the region in unit-cube units (before the
+            lengthscale shaping), in ``[L_min / 2, L_max]``.
+        successes, failures: ``()`` int32, consecutive successes / failures of the run.
+        restarts: ``()`` int32, restarts so far.
+        in_design: ``()`` bool, True while a restart design is being asked.
+        start: ``()`` int32, row of ``data`` where the current run starts.
+        design: ``(n_design, d)`` the current restart design (unit cube).
+        key: PRNG key for the restart designs and the inner re-initializations.
+    """
+
+    inner: Any
+    data: Dataset
+    bounds: Bounds
+    length: Array
+    successes: Array
+    failures: Array
+    restarts: Array
+    in_design: Array
+    start: Array
+    design: Array
+    key: Array
+
+
+def state_lengthscales(state) -> Optional[Array]:
+    """``(d,)`` ARD lengthscales (unit-cube units) of an inner state that holds GP
+    hyperparameters as ``state.params.log_lengthscale`` of shape ``(d,)`` (GP-BO's
+    :class:`~nbo_jax.algorithms.gp.GPState`), else ``None`` (neural surrogates, random
+    search). Read at trace time, without reaching into any algorithm's code."""
+    log_ls = getattr(getattr(state, "params", None), "log_lengthscale", None)
+    d = state.data.u.shape[1]
+    if log_ls is None or jnp.shape(log_ls) != (d,):
+        return None
+    return jnp.exp(log_ls)
+
+
+def region_box(centre: Array, length: Array, lengthscales: Optional[Array] = None) -> Array:
+    """The trust region ``(2, d)`` (lower, upper corners in the unit cube): a box centred at
+    ``centre (d,)`` with side ``length * w_i``, ``w = lengthscales / geomean(lengthscales)``
+    (so ``prod(w) = 1`` and the volume is ``length^d`` before clipping; Eriksson et al. 2019,
+    Section 2; ``w = 1`` when ``lengthscales`` is ``None``), clipped to ``[0, 1]^d``."""
+    if lengthscales is None:
+        half = 0.5 * length * jnp.ones_like(centre)
+    else:
+        log_ls = jnp.log(lengthscales.astype(centre.dtype))
+        half = 0.5 * length * jnp.exp(log_ls - jnp.mean(log_ls))
+    return jnp.stack([jnp.clip(centre - half, 0.0, 1.0), jnp.clip(centre + half, 0.0, 1.0)])
+
+
+def current_region(state: TrustRegionState, *, ard: bool = True) -> Array:
+    """``(2, d)`` the trust region the next model-based ask of ``state`` uses (lower, upper
+    corners, unit cube): :func:`region_box` around the best finite observation of the
+    current run (rows of ``state.data`` from ``state.start``; the cube's centre while there
+    is none), of side ``state.length``, shaped by the inner GP's lengthscales when ``ard``
+    (:func:`state_lengthscales`)."""
+    data = state.data
+    run = data.observed() & (jnp.arange(data.capacity) >= state.start)
+    yy = jnp.where(run, data.y, jnp.inf)
+    i = jnp.argmin(yy)
+    centre = jnp.where(jnp.isfinite(yy[i]), data.u[i], jnp.full_like(data.u[i], 0.5))
+    ls = state_lengthscales(state.inner) if ard else None
+    return region_box(centre, state.length, ls)
+
+
+def _with_data(state, data: Dataset):
+    """``state`` with its ``data`` field replaced (states are NamedTuples with ``data``)."""
+    return state._replace(data=data)
+
+
+def trust_region(
+    algorithm: BOAlgorithm,
+    *,
+    length_init: float = 0.8,
+    length_min: float = 0.5 ** 7,
+    length_max: float = 1.6,
+    success_tolerance: int = 3,
+    failure_tolerance: Optional[int] = None,
+    min_improvement: float = 1e-3,
+    restart_points: Optional[int] = None,
+    ard: bool = True,
+    q: Optional[int] = None,
+) -> BOAlgorithm:
+    """``algorithm`` asking inside a TuRBO-1 trust region (Eriksson et al. 2019; module doc).
+
+    Every ask sets ``Dataset.region`` on the inner state's data to a box around the best
+    observation of the current run and calls the inner ``ask``; every algorithm of the
+    library asks through :mod:`nbo_jax.optimize`, which stays in that box (on a finite
+    domain: picks among the unevaluated choices inside it, or among all unevaluated choices
+    when it holds none). A box point the inner algorithm returns outside the region (an
+    algorithm that does not ask through :mod:`nbo_jax.optimize`) is projected onto it.
+    Each ``tell`` call is one batch for the success/failure counters. When the side falls
+    below ``length_min`` the region restarts: the next ``restart_points`` points asked are a
+    fresh design of the whole domain, then the inner algorithm is re-initialized
+    (``init``) on them alone. The inner algorithm never sees the earlier runs (as TuRBO);
+    the state's ``data`` and ``run_bo``'s history keep every observation.
+
+    Args:
+        algorithm: the inner :class:`~nbo_jax.types.BOAlgorithm` (unconstrained; its state
+            a NamedTuple with ``data``, as every library state).
+        length_init: ``L_init``, the side after ``init`` and after each restart (unit-cube
+            units; paper: 0.8).
+        length_min: ``L_min``: a side below it restarts (paper: ``0.5^7``).
+        length_max: ``L_max``, the largest side (paper: 1.6; sides above 1 are clipped to
+            the cube).
+        success_tolerance: ``tau_succ``, successes in a row that double the side (3).
+        failure_tolerance: ``tau_fail``, failures in a row that halve it; ``None``:
+            ``ceil(max(4 / q, d / q))`` (BoTorch's tutorial; the paper's ``ceil(d / q)``
+            with at least ``4 / q``).
+        min_improvement: a batch is a success when its best value is below the run's best
+            ``f*`` by more than ``min_improvement * |f*|`` (1e-3).
+        restart_points: points of a restart design; ``None``: ``2 d``. Rounded up to a
+            multiple of ``q`` (a design is asked ``q`` points at a time).
+        ard: shape the region by the inner state's ARD lengthscales when it holds a GP's
+            (:func:`state_lengthscales`); False: a cube.
+        q: points per ask; ``None``: the inner algorithm's ``q``. With an inner ``q = 1``
+            and ``q > 1`` the inner asks by :func:`nbo_jax.batch.batched` (its batch rule;
+            "native" algorithms take ``q`` in their own factory).
+
+    Returns:
+        A :class:`~nbo_jax.types.BOAlgorithm` named ``"turbo-<inner name>"`` with
+        ``batch_rule="native"`` and the inner ``q``; its state is a
+        :class:`TrustRegionState`, its ``info`` reports ``tr_length``, ``tr_successes``,
+        ``tr_failures``, ``tr_restarts``, ``tr_in_design`` and ``tr_observed`` (observations of
+        the current run) beside the inner algorithm's own; its ``surrogate`` is the inner
+        one's (the current run's model).
+
+    Raises:
+        TypeError: ``algorithm`` not a BOAlgorithm; a count not an int; a length not a
+            number; ``ard`` not a bool.
+        ValueError: a constrained ``algorithm`` (SCBO is not implemented: pass an
+            unconstrained one), an unknown ``batch_rule``, lengths not ``0 < length_min <=
+            length_init <= length_max``, counts ``< 1``, ``min_improvement < 0``, ``q``
+            disagreeing with an inner ``q > 1``; messages name the argument.
+
+    Under ``vmap`` (many seeds) the restart's ``init`` and the design's ask are computed on
+    every step beside the usual ``tell``/``ask`` (a ``lax.cond`` on a batched predicate runs
+    both branches); unbatched, only the branch taken runs.
+    """
+    if not isinstance(algorithm, BOAlgorithm):
+        raise TypeError(f"algorithm must be an nbo_jax.BOAlgorithm (e.g. nbo.gp_bo()), got {type(algorithm).__name__}")
+    if algorithm.constrained:
+        raise ValueError(f"algorithm {algorithm.name!r} models constraints; trust_region wraps unconstrained "
+                         "algorithms only (SCBO is not implemented)")
+    if algorithm.batch_rule not in BATCH_RULES:
+        raise ValueError(f"algorithm.batch_rule must be one of {BATCH_RULES}, got {algorithm.batch_rule!r}")
+    length_init = check_positive("length_init", length_init)
+    length_min = check_positive("length_min", length_min)
+    length_max = check_positive("length_max", length_max)
+    if not length_min <= length_init <= length_max:
+        raise ValueError(f"length_min <= length_init <= length_max must hold, got length_min={length_min}, "
+                         f"length_init={length_init}, length_max={length_max}")
+    success_tolerance = check_int("success_tolerance", success_tolerance, 1)
+    if failure_tolerance is not None:
+        failure_tolerance = check_int("failure_tolerance", failure_tolerance, 1)
+    min_improvement = check_positive("min_improvement", min_improvement, allow_zero=True)
+    if restart_points is not None:
+        restart_points = check_int("restart_points", restart_points, 1)
+    ard = check_bool("ard", ard)
+    given = algorithm
+    if q is not None:
+        q = check_int("q", q, 1)
+        if algorithm.q == 1:
+            algorithm = batched(algorithm, q)
+        elif algorithm.q != q:
+            raise ValueError(f"q={q} disagrees with algorithm {algorithm.name!r}, which asks q={algorithm.q} points")
+    inner_alg = algorithm
+    q = inner_alg.q
+    # every argument, q as asked (an inner algorithm batched by hand records its q = 1
+    # factory call), so that AskTell's save/resume rebuilds this algorithm
+    config = FactoryCall(f"{__name__}:trust_region", dict(
+        algorithm=given, length_init=length_init, length_min=length_min, length_max=length_max,
+        success_tolerance=success_tolerance, failure_tolerance=failure_tolerance, min_improvement=min_improvement,
+        restart_points=restart_points, ard=ard, q=q))
+
+    def n_design(d: int) -> int:
+        n = 2 * d if restart_points is None else restart_points
+        return -(-n // q) * q
+
+    def tau_fail(d: int) -> int:
+        if failure_tolerance is not None:
+            return failure_tolerance
+        return int(math.ceil(max(4.0 / q, d / q)))
+
+    def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> TrustRegionState:
+        k_inner, k_state = jax.random.split(key)
+        inner = inner_alg.init(k_inner, x0, y0, None, bounds=bounds, capacity=capacity)
+        data, box = initial_data(x0, y0, None, bounds, capacity, constrained=False)
+        d, dtype = data.u.shape[1], data.u.dtype
+        zero = jnp.zeros((), jnp.int32)
+        return TrustRegionState(inner, data, box, jnp.asarray(length_init, dtype), zero, zero, zero,
+                                jnp.zeros((), bool), zero, jnp.zeros((n_design(d), d), dtype), k_state)
+
+    def model_ask(state: TrustRegionState, key: Array) -> Array:
+        box = current_region(state, ard=ard)
+        inner_data = state.inner.data._replace(region=box)
+        if inner_data.finite:  # every run's evaluated points, then those outside the region
+            inner_data = inner_data._replace(evaluated=state.data.evaluated)
+            inner_data = inner_data._replace(evaluated=~inner_data.eligible())
+        x = jnp.reshape(inner_alg.ask(_with_data(state.inner, inner_data), key), (q, -1))
+        x = x.astype(state.data.u.dtype)
+        if inner_data.finite:
+            return x
+        # the region's corners in the box: from_unit is monotone, so a point the inner
+        # algorithm took inside the region (through from_unit) is left exactly as it is
+        return jnp.clip(x, state.bounds.from_unit(box[0]), state.bounds.from_unit(box[1]))
+
+    def design_ask(state: TrustRegionState, key: Array) -> Array:
+        data = state.data
+        if data.finite:  # q distinct unevaluated choices, uniformly
+            logits = jnp.where(data.evaluated, -jnp.inf, 0.0) + jax.random.gumbel(key, data.evaluated.shape,
+                                                                                   data.u.dtype)
+            u = data.choices[jax.lax.top_k(logits, q)[1]]
+        else:
+            n = state.design.shape[0]
+            i = jnp.clip(data.count - state.start, 0, n - q)
+            u = jax.lax.dynamic_slice_in_dim(state.design, i, q)
+        return state.bounds.from_unit(u).astype(data.u.dtype)
+
+    def ask(state: TrustRegionState, key: Array) -> Array:
+        x = jax.lax.cond(state.in_design, design_ask, model_ask, state, key)
+        return x[0] if q == 1 else x
+
+    def restart_init(state: TrustRegionState, data: Dataset, key: Array):
+        """The inner state initialized on the current restart design (its rows of ``data``)."""
+        n = state.design.shape[0]
+        rows = state.start + jnp.arange(n)
+        x0 = state.bounds.from_unit(data.u[rows])
+        y0 = jnp.where(data.failed[rows], jnp.nan, data.y[rows])
+        box = Bounds(state.bounds.lower, state.bounds.upper)
+        inner = inner_alg.init(key, x0, y0, None, bounds=box, capacity=data.capacity)
+        if data.finite:  # initialized on the box: give it the domain's choices back
+            inner = _with_data(inner, inner.data._replace(choices=data.choices, evaluated=data.evaluated))
+        return inner
+
+    def tell(state: TrustRegionState, x: Array, y: Array, c=None) -> TrustRegionState:
+        data0 = state.data
+        d, dtype = data0.u.shape[1], data0.u.dtype
+        x = jnp.reshape(jnp.asarray(x, dtype), (-1, d))
+        y = jnp.reshape(jnp.asarray(y, dtype), (-1,))
+        if y.shape[0] != x.shape[0]:
+            raise ValueError(f"y must hold one value per point: {y.shape[0]} values for {x.shape[0]} points")
+        u = state.bounds.to_unit(x)
+        idx = data0.write_index(u)
+        data = data0.add_batch(u, y)
+        key, k_design, k_init = jax.random.split(state.key, 3)
+        n = state.design.shape[0]
+
+        # the inner state: told (a model-based step), left alone (a design step), or
+        # initialized on the design it completes, then told what came after the design
+        complete = state.in_design & (data.count - state.start >= n)
+        inner = jax.lax.cond(complete, lambda: restart_init(state, data, k_init), lambda: state.inner)
+        to_tell = (idx < data.capacity) & jnp.where(state.in_design, idx >= state.start + n, True)
+        x_told = jnp.where(to_tell[:, None], x, jnp.nan)
+        inner = jax.lax.cond(jnp.any(to_tell), lambda: inner_alg.tell(inner, x_told, y), lambda: inner)
+
+        # success / failure of the batch against the run's best before it (Eriksson et al.
+        # 2019, Section 2; BoTorch's update_state)
+        run0 = data0.observed() & (jnp.arange(data0.capacity) >= state.start)
+        best = jnp.min(jnp.where(run0, data0.y, jnp.inf))
+        y_new = jnp.min(jnp.where(jnp.isfinite(y) & (idx < data0.capacity), y, jnp.inf))
+        improved = jnp.isfinite(y_new) & (~jnp.isfinite(best) | (y_new < best - min_improvement * jnp.abs(best)))
+        successes = jnp.where(improved, state.successes + 1, 0)
+        failures = jnp.where(improved, 0, state.failures + 1)
+        grow = successes >= success_tolerance
+        shrink = failures >= tau_fail(d)
+        length = jnp.where(grow, jnp.minimum(2.0 * state.length, length_max),
+                           jnp.where(shrink, state.length / 2.0, state.length)).astype(dtype)
+        successes = jnp.where(grow, 0, successes).astype(jnp.int32)
+        failures = jnp.where(shrink, 0, failures).astype(jnp.int32)
+
+        # a design step changes no counter; a completed design starts the run afresh
+        design_step = state.in_design
+        restart = ~design_step & (length < length_min)
+        fresh = design_step | restart
+        length = jnp.where(fresh, jnp.asarray(length_init, dtype), length)
+        successes = jnp.where(fresh, 0, successes).astype(jnp.int32)
+        failures = jnp.where(fresh, 0, failures).astype(jnp.int32)
+        in_design = (design_step & ~complete) | restart
+        start = jnp.where(restart, data.count, state.start).astype(jnp.int32)
+        design = jnp.where(restart, sobol_samples(k_design, n, d, dtype), state.design)
+        restarts = (state.restarts + restart).astype(jnp.int32)
+        return TrustRegionState(inner, data, state.bounds, length, successes, failures, restarts, in_design,
+                                start, design, key)
+
+    def info(state: TrustRegionState) -> dict:
+        out = {} if inner_alg.info is None else dict(inner_alg.info(state.inner))
+        out.update(tr_length=state.length, tr_successes=state.successes, tr_failures=state.failures,
+                   tr_restarts=state.restarts, tr_in_design=state.in_design,
+                   tr_observed=state.data.count - state.start)
+        return out
+
+    surrogate = None
+    if inner_alg.surrogate is not None:
+        def surrogate(state: TrustRegionState, u: Array):
+            return inner_alg.surrogate(state.inner, u)
+
+    return BOAlgorithm(init, ask, tell, f"turbo-{inner_alg.name}", surrogate, q, False, info, "native", config)
+
+
+__all__ = ["trust_region", "TrustRegionState", "current_region", "region_box", "state_lengthscales"]

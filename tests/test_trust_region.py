@@ -1,0 +1,256 @@
+"""TuRBO-1 as a transformation of any algorithm (nbo_jax.trust_region; Eriksson et al. 2019) and
+the acquisition optimizer inside a region (Dataset.region; nbo_jax.optimize)."""
+
+import pickle
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import nbo_jax as nbo
+from nbo_jax.ask_tell import AskTell
+from nbo_jax.optimize import acq_optimizer, candidate_set, optimize_acqf, random_point
+from nbo_jax.trust_region import current_region, region_box, state_lengthscales
+from nbo_jax.types import Dataset
+
+BOX = ([-2.0, 0.0], [2.0, 5.0])
+BOUNDS = nbo.as_bounds(BOX)
+X0 = np.array([[-1.5, 0.5], [0.0, 2.5], [1.5, 4.0], [-0.5, 1.0]])
+SMALL_GP = dict(acq_optimizer=dict(raw_samples=32, num_restarts=2, steps=3))
+SMALL_NBO = dict(width=16, acq_optimizer=dict(raw_samples=32, steps=2), epochs=2, minibatch_size=8)
+
+
+def _f(x):
+    x = np.asarray(x, dtype=float)
+    return float((x[0] - 0.7) ** 2 + (x[1] - 1.3) ** 2)
+
+
+def _unit(x):
+    lo, hi = np.asarray(BOX[0]), np.asarray(BOX[1])
+    return (np.asarray(x, dtype=float) - lo) / (hi - lo)
+
+
+# ---------------------------------------------------------------- the region's length
+def test_region_halves_after_tau_fail_failures_doubles_after_tau_succ_successes_and_restarts(compiled):
+    algo = compiled(nbo.trust_region(nbo.random_search()))  # d = 2, q = 1: tau_fail = 4, 4-point designs
+    s = algo.init(jax.random.key(0), jnp.asarray(X0), jnp.array([5.0, 3.0, 4.0, 6.0]), bounds=BOUNDS, capacity=80)
+    x = jnp.array([0.3, 2.0])
+
+    def tell(s, y):
+        return algo.tell(s, x, jnp.asarray(y, jnp.float32))
+
+    for _ in range(3):
+        s = tell(s, 10.0)
+    assert (float(s.length), int(s.failures)) == (pytest.approx(0.8), 3)
+    s = tell(s, 10.0)  # the 4th failure in a row halves L
+    assert (float(s.length), int(s.failures)) == (pytest.approx(0.4), 0)
+    for i, y in enumerate([2.0, 1.0, 0.5]):  # three successes (best 3.0, then each one) double it
+        s = tell(s, y)
+        assert int(s.successes) == (i + 1) % 3
+    assert float(s.length) == pytest.approx(0.8)
+    s = tell(s, 0.5 * (1 - 5e-4))  # better by less than 1e-3 |best|: a failure
+    s = tell(s, jnp.nan)  # a failed evaluation: a failure
+    assert (int(s.successes), int(s.failures)) == (0, 2)
+    for y in [0.4, 0.3, 0.2, 0.1, 0.05, 0.01]:
+        s = tell(s, y)
+    assert float(s.length) == pytest.approx(1.6)  # min(2 * 1.6, L_max)
+    for _ in range(31):  # 1.6 / 2^7 = 0.0125 >= L_min = 0.5^7
+        s = tell(s, 1.0)
+    assert (float(s.length), int(s.restarts), bool(s.in_design)) == (pytest.approx(0.0125), 0, False)
+    s = tell(s, 1.0)  # 1.6 / 2^8 < L_min: restart
+    n_before = int(s.data.count)
+    assert (float(s.length), int(s.restarts), bool(s.in_design), int(s.start)) == (
+        pytest.approx(0.8), 1, True, n_before)
+    assert n_before == 4 + 4 + 3 + 2 + 6 + 32
+    # a fresh design follows: the stored Sobol points, asked one at a time
+    design = np.asarray(s.bounds.from_unit(s.design))
+    ys = [7.0, 2.0, 9.0, 8.0]
+    for i in range(4):
+        xi = algo.ask(s, jax.random.key(i))
+        np.testing.assert_allclose(xi, design[i], rtol=1e-6)
+        assert int(s.inner.data.count) == n_before  # the old run's inner state, untouched during the design
+        s = algo.tell(s, xi, ys[i])
+    assert not bool(s.in_design)
+    assert int(s.inner.data.count) == 4  # the inner algorithm sees the new run only
+    np.testing.assert_allclose(s.bounds.from_unit(s.inner.data.u[:4]), design, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(s.inner.data.y[:4], ys)
+    assert int(s.data.count) == n_before + 4
+    info = nbo.trust_region(nbo.random_search()).info(s)
+    assert (int(info["tr_observed"]), int(info["tr_restarts"]), float(info["tr_length"])) == (4, 1, pytest.approx(0.8))
+    # the next region is centred at the new run's best point (design[1]), not the old runs' best
+    box = np.asarray(current_region(s))
+    centre = _unit(design[1])
+    np.testing.assert_allclose(box, [np.clip(centre - 0.4, 0, 1), np.clip(centre + 0.4, 0, 1)], atol=1e-6)
+    u = _unit(algo.ask(s, jax.random.key(9)))
+    assert np.all((u >= box[0] - 1e-6) & (u <= box[1] + 1e-6))
+
+
+def test_region_box_is_shaped_by_the_lengthscales():
+    box = region_box(jnp.array([0.5, 0.5]), jnp.asarray(0.4), jnp.array([1.0, 4.0]))  # w = [1/2, 2]
+    np.testing.assert_allclose(box, [[0.4, 0.1], [0.6, 0.9]], rtol=1e-6)
+    np.testing.assert_allclose(region_box(jnp.array([0.05, 0.5]), jnp.asarray(0.4)), [[0.0, 0.3], [0.25, 0.7]],
+                               rtol=1e-6)
+
+
+# ---------------------------------------------------------------- asks inside the region
+@pytest.mark.parametrize("make", [
+    lambda: nbo.gp_bo(**SMALL_GP),
+    lambda: nbo.random_search(),
+    lambda: nbo.neural_bo(**SMALL_NBO),
+], ids=["gp", "random", "neural-bo"])
+def test_every_ask_lies_inside_the_region_and_the_box(compiled, make):
+    inner = make()
+    algo = compiled(nbo.trust_region(inner, failure_tolerance=1, length_min=0.1))
+    s = algo.init(jax.random.key(0), jnp.asarray(X0), jnp.asarray([_f(x) for x in X0]), bounds=BOUNDS, capacity=20)
+    regions = []
+    for t in range(9):  # 0.8 -> 0.05 < 0.1 in four failures: a restart, its design, model-based asks
+        box = np.asarray(current_region(s))
+        x = np.asarray(algo.ask(s, jax.random.key(t)))
+        assert np.all((x >= np.asarray(BOX[0])) & (x <= np.asarray(BOX[1])))
+        if not bool(s.in_design):
+            u = _unit(x)
+            assert np.all((u >= box[0] - 1e-5) & (u <= box[1] + 1e-5)), (t, u, box)
+            regions.append(box)
+        s = algo.tell(s, x, 10.0 + _f(x))  # worse than the initial design: a failure each time
+    assert int(s.restarts) >= 1 and int(s.data.count) == 13
+    if inner.name.startswith("gp"):  # shaped by the GP's ARD lengthscales
+        ls = np.asarray(state_lengthscales(s.inner))
+        np.testing.assert_allclose(ls, np.exp(np.asarray(s.inner.params.log_lengthscale)))
+        box = np.asarray(region_box(jnp.full(2, 0.5), s.length, jnp.asarray(ls)))
+        np.testing.assert_allclose((box[1] - box[0]) / float(s.length), ls / np.sqrt(np.prod(ls)), rtol=1e-5)
+    else:
+        assert state_lengthscales(s.inner) is None
+
+
+def test_finite_domain_asks_are_unevaluated_choices_inside_the_region(compiled):
+    grid = np.stack(np.meshgrid(np.linspace(-2, 2, 9), np.linspace(0, 5, 9)), -1).reshape(-1, 2)
+    domain = nbo.FiniteDomain(np.asarray(BOX[0]), np.asarray(BOX[1]), grid)
+    algo = nbo.trust_region(nbo.random_search(), failure_tolerance=1, length_min=0.1)
+    init = jax.jit(lambda k, x, y: algo.init(k, x, y, bounds=domain, capacity=40))
+    ask, tell = jax.jit(algo.ask), jax.jit(algo.tell)
+    x0 = grid[[3, 40, 77]]
+    s = init(jax.random.key(0), jnp.asarray(x0), jnp.asarray([_f(x) for x in x0]))
+    seen = {tuple(r) for r in x0}
+    pts = _unit(grid)
+    for t in range(25):
+        x = np.asarray(ask(s, jax.random.key(t)), dtype=float)
+        row = np.nonzero(np.all(np.abs(grid - x) < 1e-5, axis=1))[0]
+        assert row.size == 1, x  # one of the choices
+        assert tuple(grid[row[0]]) not in seen  # never twice, across restarts too
+        if not bool(s.in_design):
+            box = np.asarray(current_region(s))
+            free = np.array([tuple(p) not in seen for p in grid])
+            inside = free & np.all((pts >= box[0] - 1e-4) & (pts <= box[1] + 1e-4), axis=1)
+            if inside.any():  # else: the region is widened to the whole domain
+                assert inside[row[0]], (t, x, box)
+        seen.add(tuple(grid[row[0]]))
+        s = tell(s, x, _f(x))
+    assert int(s.restarts) >= 1
+    assert int(jnp.sum(s.data.evaluated)) == 28
+
+
+# ---------------------------------------------------------------- run_bo, AskTell
+def test_vmapped_run_bo_equals_single_runs(x64):
+    problem = nbo.benchmarks.get("branin", noise_std=0.1)
+    algo = nbo.trust_region(nbo.random_search(), failure_tolerance=1, length_min=0.3, restart_points=3)
+    keys = jax.random.split(jax.random.key(3), 3)
+    run = lambda k: nbo.run_bo(k, algo, problem, n_init=3, n_iter=12)
+    separate = [run(k) for k in keys]
+    batched = jax.vmap(run)(keys)
+    assert batched.x.shape == (3, 15, 2)
+    for i, h in enumerate(separate):
+        np.testing.assert_array_equal(batched.x[i], h.x)
+        for k in ("tr_length", "tr_restarts", "tr_observed", "n_observed"):
+            np.testing.assert_array_equal(batched.info[k][i], h.info[k])
+    assert np.all(np.asarray(batched.info["tr_restarts"][:, -1]) >= 1)
+    np.testing.assert_array_equal(batched.info["n_observed"][0], np.arange(3, 16))
+
+
+def test_ask_tell_save_resume_and_pickle_continue_bit_for_bit(tmp_path):
+    algo = nbo.trust_region(nbo.random_search(), failure_tolerance=1, length_min=0.3, restart_points=2)
+    opt = AskTell(algo, BOX, 30, jax.random.key(0), X0, [_f(x) for x in X0])
+    for _ in range(3):
+        x = opt.ask()
+        opt.tell(x, _f(x))
+    opt.save(tmp_path / "run")
+    resumed = AskTell.load(tmp_path / "run")  # rebuilt from the saved factory call (inner's too)
+    again = pickle.loads(pickle.dumps(opt))
+    assert resumed.algorithm.name == again.algorithm.name == "turbo-random"
+    out = {id(o): [] for o in (opt, resumed, again)}
+    for o in (opt, resumed, again):
+        for _ in range(8):
+            x = o.ask()
+            o.tell(x, _f(x))
+            out[id(o)].append(x)
+    np.testing.assert_array_equal(np.array(out[id(opt)]), np.array(out[id(resumed)]))
+    np.testing.assert_array_equal(np.array(out[id(opt)]), np.array(out[id(again)]))
+    assert int(opt.state.restarts) >= 1
+
+
+def test_bad_arguments_name_the_argument():
+    rs = nbo.random_search()
+    with pytest.raises(TypeError, match="algorithm must be an nbo_jax.BOAlgorithm"):
+        nbo.trust_region("gp")
+    with pytest.raises(ValueError, match="models constraints"):
+        nbo.trust_region(nbo.neural_cbo())
+    with pytest.raises(ValueError, match="length_min <= length_init <= length_max"):
+        nbo.trust_region(rs, length_init=2.0)
+    with pytest.raises(ValueError, match="length_min"):
+        nbo.trust_region(rs, length_min=0.0)
+    with pytest.raises(TypeError, match="success_tolerance"):
+        nbo.trust_region(rs, success_tolerance=2.5)
+    with pytest.raises(ValueError, match="failure_tolerance"):
+        nbo.trust_region(rs, failure_tolerance=0)
+    with pytest.raises(ValueError, match="restart_points"):
+        nbo.trust_region(rs, restart_points=0)
+    with pytest.raises(ValueError, match="min_improvement"):
+        nbo.trust_region(rs, min_improvement=-1.0)
+    with pytest.raises(TypeError, match="ard"):
+        nbo.trust_region(rs, ard="yes")
+    with pytest.raises(ValueError, match="q=3 disagrees"):
+        nbo.trust_region(nbo.random_search(q=2), q=3)
+    with pytest.raises(ValueError, match="pass q=4 to its factory"):
+        nbo.batched(nbo.trust_region(rs), 4)
+    batch = nbo.trust_region(rs, q=4)
+    assert (batch.q, batch.batch_rule, batch.config.kwargs["q"]) == (4, "native", 4)
+
+
+# ---------------------------------------------------------------- the optimizer inside a box
+def _data(region=None):
+    u = jnp.array([[0.1, 0.1], [0.9, 0.2], [0.5, 0.5], [0.2, 0.8]])
+    data = Dataset.empty(6, 2).add_batch(u, jnp.array([3.0, 0.5, 1.0, 2.0]))
+    return data if region is None else data._replace(region=jnp.asarray(region, jnp.float32))
+
+
+def test_optimize_acqf_stays_in_the_region_and_a_full_cube_region_changes_nothing():
+    target = jnp.array([0.8, 0.9])
+    utility = jax.jit(lambda u: -jnp.sum((u - target) ** 2, axis=-1))
+    opts = acq_optimizer(raw_samples=64, num_restarts=3, steps=20)
+    opt = jax.jit(lambda k, data: optimize_acqf(utility, k, data, opts))
+    key = jax.random.key(0)
+    cube = _data([[0.0, 0.0], [1.0, 1.0]])
+    np.testing.assert_array_equal(opt(key, _data()), opt(key, cube))
+    np.testing.assert_array_equal(candidate_set(key, _data(), 16, 16), candidate_set(key, cube, 16, 16))
+    np.testing.assert_array_equal(random_point(key, _data()), random_point(key, cube))
+    region = jnp.array([[0.2, 0.4], [0.5, 0.6]])
+    data = _data(region)
+    np.testing.assert_allclose(opt(key, data), [0.5, 0.6], atol=1e-4)  # the corner nearest the target
+    for c in (candidate_set(key, data, 64, 64), jax.vmap(lambda k: random_point(k, data))(jax.random.split(key, 64))):
+        assert np.all((c >= region[0]) & (c <= region[1]))
+
+
+def test_finite_domain_region_picks_an_eligible_choice_or_falls_back():
+    choices = jnp.array([[0.1, 0.1], [0.3, 0.5], [0.45, 0.55], [0.9, 0.9]])
+    data = Dataset.empty(4, 2, choices=choices).add(choices[1], 1.0)  # choice 1 evaluated
+    value = lambda u: u[:, 0] + u[:, 1]  # prefers choice 3
+    region = jnp.array([[0.2, 0.4], [0.5, 0.6]])  # holds choices 1 (evaluated) and 2
+    inside = data._replace(region=region)
+    np.testing.assert_array_equal(inside.eligible(), [False, False, True, False])
+    np.testing.assert_array_equal(optimize_acqf(value, jax.random.key(0), inside), choices[2])
+    np.testing.assert_array_equal(random_point(jax.random.key(1), inside), choices[2])
+    np.testing.assert_array_equal(optimize_acqf(value, jax.random.key(0), data), choices[3])
+    # every choice of the region evaluated: the whole domain's unevaluated choices are eligible
+    spent = inside.add(choices[2], 2.0)
+    np.testing.assert_array_equal(spent.eligible(), [True, False, False, True])
+    np.testing.assert_array_equal(optimize_acqf(value, jax.random.key(0), spent), choices[3])
