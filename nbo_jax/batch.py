@@ -3,10 +3,10 @@
 Two of the field's standard rules, chosen by :attr:`~nbo_jax.types.BOAlgorithm.batch_rule`:
 
 - ``"independent"``: the ``q`` points are ``q`` independent draws of the single-point rule
-  from the same state, with independent keys (on a finite domain each drawn point is
-  excluded from the later draws, so the ``q`` points are distinct). This is how Thompson-sampling methods batch
-  (Kandasamy et al. 2018, "Parallelised Bayesian optimisation via Thompson sampling"), and
-  how random search does.
+  from the same state, with independent keys; each drawn point is excluded from the later
+  draws (written to the state's data, not trained on), so the ``q`` points are distinct.
+  This is how Thompson-sampling methods batch (Kandasamy et al. 2018, "Parallelised
+  Bayesian optimisation via Thompson sampling"), and how random search does.
 - ``"fantasy"``: the constant liar of Ginsbourger, Le Riche & Carraro 2010 ("Kriging is
   well-suited to parallelize optimization", Section 3.2): after each chosen point, a copy of
   the state is told that point with a fantasized value, the *lie*, and the next point is
@@ -54,6 +54,18 @@ def _lies(state: Any, n: int, constrained: bool):
     return jnp.broadcast_to(lie, (n,)), None
 
 
+def _excluded(data: Dataset, u: Array) -> Dataset:
+    """``data`` with the unit-cube point ``u (d,)`` written as a row that no surrogate trains
+    on (``mask`` False, not an observation): the acquisition optimizer never returns a written
+    row again (:func:`nbo_jax.optimize.refine_argmax`; a finite domain marks its choice
+    evaluated). Dropped when the capacity is full."""
+    idx = data.write_index(u[None, :])
+    return data._replace(
+        u=data.u.at[idx].set(u[None, :].astype(data.u.dtype), mode="drop"),
+        count=jnp.minimum(data.count + 1, data.capacity).astype(data.count.dtype),
+    ).mark_evaluated(u[None, :])
+
+
 def fantasize(algorithm: BOAlgorithm, state: Any, x: Array) -> Any:
     """``state`` after telling it the points ``x (n, d)`` with constant-liar values.
 
@@ -99,17 +111,15 @@ def batched(algorithm: BOAlgorithm, q: int) -> BOAlgorithm:
 
     if algorithm.batch_rule == "independent":
         def ask(state, key):
-            keys = jax.random.split(key, q)
-            if not state.data.finite:
-                return jax.lax.map(lambda k: jnp.reshape(ask_one(state, k), (-1,)), keys)
-
-            # finite domain: each draw's point is excluded from the next draws (not told:
-            # the model is unchanged), so the q points are distinct
+            # each draw's point is excluded from the next draws (written, not trained on:
+            # the model is unchanged), so the q points are distinct: a box's draws can share
+            # a maximizer (measured: Neural-BO's Thompson samples, whose ReLU networks grow
+            # linearly towards a corner, put two of a batch of 3 on the same corner)
             def body(s, k):
                 x = jnp.reshape(ask_one(s, k), (-1,))
-                return s._replace(data=s.data.mark_evaluated(s.bounds.to_unit(x)[None, :])), x
+                return s._replace(data=_excluded(s.data, s.bounds.to_unit(x))), x
 
-            return jax.lax.scan(body, state, keys)[1]
+            return jax.lax.scan(body, state, jax.random.split(key, q))[1]
     else:
         def ask(state, key):
             y_lie, c_lie = _lies(state, 1, algorithm.constrained)

@@ -212,3 +212,39 @@ def test_ask_tell_driver_matches_protocol():
         opt2 = nbo.AskTell(nbo.random_search(), problem.bounds, capacity=5, key=jax.random.key(1),
                            x0=x0[:2], y0=[np.nan, 1.0])
     assert opt2.best()[1] == 1.0
+
+
+def test_independent_draws_of_a_batch_are_distinct_when_they_share_a_maximizer():
+    """``batched`` with ``batch_rule="independent"`` on a box: a rule whose every draw has the
+    same maximizer (the corner (1, 1) of the unit cube: utility sum(u)) still returns ``q``
+    distinct points, each drawn point being excluded from the later draws; the state the
+    caller holds is unchanged (nothing is told)."""
+    from typing import NamedTuple
+
+    from nbo_jax.batch import batched
+    from nbo_jax.dataset import Dataset
+    from nbo_jax.optimize import acq_optimizer, optimize_acqf
+
+    class State(NamedTuple):
+        data: Dataset
+        bounds: Bounds
+
+    bounds = Bounds(jnp.zeros(2), jnp.ones(2))
+    options = acq_optimizer(raw_samples=16, num_restarts=2, steps=5)
+
+    def init(key, x0, y0, c0=None, *, bounds, capacity):
+        data = Dataset.empty(capacity, 2).add_batch(bounds.to_unit(x0), y0)
+        return State(data, bounds)
+
+    def ask(state, key):
+        return state.bounds.from_unit(optimize_acqf(lambda u: jnp.sum(u, axis=-1), key, state.data, options))
+
+    one = nbo.BOAlgorithm(init, ask, lambda s, x, y, c=None: s, name="corner", batch_rule="independent")
+    state = init(None, jnp.array([[0.2, 0.3], [0.6, 0.1]]), jnp.array([1.0, 2.0]), bounds=bounds, capacity=8)
+    np.testing.assert_allclose(ask(state, jax.random.key(0)), [1.0, 1.0])  # every draw's answer alone
+    x = jax.jit(batched(one, 3).ask)(state, jax.random.key(0))
+    assert x.shape == (3, 2)
+    np.testing.assert_allclose(x[0], [1.0, 1.0])
+    gaps = np.max(np.abs(np.asarray(x)[:, None] - np.asarray(x)[None]), axis=-1) + np.eye(3)
+    assert gaps.min() > 1e-6, x
+    assert int(state.data.count) == 2
