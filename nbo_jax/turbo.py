@@ -138,7 +138,10 @@ def trust_region(
     domain: picks among the unevaluated choices inside it, or among all unevaluated choices
     when it holds none). A box point the inner algorithm returns outside the region (an
     algorithm that does not ask through :mod:`nbo_jax.optimize`) is projected onto it.
-    Each ``tell`` call is one batch for the success/failure counters. When the side falls
+    Each ``tell`` call is one batch for the success/failure counters (pending points,
+    which :class:`~nbo_jax.AskTell` fantasizes by telling a copy of the state constant-liar
+    values, count as failures in that copy: the copy may ask in a smaller region, or, at the
+    last halving, from a restart design). When the side falls
     below ``length_min`` the region restarts: the next ``restart_points`` points asked are a
     fresh design of the whole domain, then the inner algorithm is re-initialized
     (``init``) on them alone. The inner algorithm never sees the earlier runs (as TuRBO);

@@ -1,5 +1,6 @@
-"""TuRBO-1 as a transformation of any algorithm (nbo_jax.trust_region; Eriksson et al. 2019) and
-the acquisition optimizer inside a region (Dataset.region; nbo_jax.optimize)."""
+"""TuRBO-1 as a transformation of any algorithm (nbo_jax.trust_region, module nbo_jax.turbo;
+Eriksson et al. 2019) and the acquisition optimizer inside a region (Dataset.region;
+nbo_jax.optimize)."""
 
 import pickle
 
@@ -11,7 +12,7 @@ import pytest
 import nbo_jax as nbo
 from nbo_jax.ask_tell import AskTell
 from nbo_jax.optimize import acq_optimizer, candidate_set, optimize_acqf, random_point
-from nbo_jax.trust_region import current_region, region_box, state_lengthscales
+from nbo_jax.turbo import current_region, region_box, state_lengthscales
 from nbo_jax.types import Dataset
 
 BOX = ([-2.0, 0.0], [2.0, 5.0])
@@ -70,14 +71,20 @@ def test_region_halves_after_tau_fail_failures_doubles_after_tau_succ_successes_
         xi = algo.ask(s, jax.random.key(i))
         np.testing.assert_allclose(xi, design[i], rtol=1e-6)
         assert int(s.inner.data.count) == n_before  # the old run's inner state, untouched during the design
-        s = algo.tell(s, xi, ys[i])
+        if i < 3:
+            s = algo.tell(s, xi, ys[i])
+    # the last design point told with one more point (results may come in any batches): the
+    # inner algorithm is initialized on the design, then told the extra point
+    extra = jnp.array([1.0, 1.0])
+    s = algo.tell(s, jnp.stack([xi, extra]), jnp.array([ys[3], 9.5]))
     assert not bool(s.in_design)
-    assert int(s.inner.data.count) == 4  # the inner algorithm sees the new run only
-    np.testing.assert_allclose(s.bounds.from_unit(s.inner.data.u[:4]), design, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(s.inner.data.y[:4], ys)
-    assert int(s.data.count) == n_before + 4
+    assert int(s.inner.data.count) == 5  # the inner algorithm sees the new run only
+    np.testing.assert_allclose(s.bounds.from_unit(s.inner.data.u[:5]), np.vstack([design, extra]), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(s.inner.data.y[:5], ys + [9.5])
+    assert int(s.data.count) == n_before + 5
     info = nbo.trust_region(nbo.random_search()).info(s)
-    assert (int(info["tr_observed"]), int(info["tr_restarts"]), float(info["tr_length"])) == (4, 1, pytest.approx(0.8))
+    assert (int(info["tr_observed"]), int(info["tr_restarts"]), float(info["tr_length"])) == (5, 1, pytest.approx(0.8))
     # the next region is centred at the new run's best point (design[1]), not the old runs' best
     box = np.asarray(current_region(s))
     centre = _unit(design[1])
