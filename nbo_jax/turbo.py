@@ -157,8 +157,7 @@ def trust_region(
             the cube).
         success_tolerance: ``tau_succ``, successes in a row that double the side (3).
         failure_tolerance: ``tau_fail``, failures in a row that halve it; ``None``:
-            ``ceil(max(4 / q, d / q))`` (BoTorch's tutorial; the paper's ``ceil(d / q)``
-            with at least ``4 / q``).
+            ``ceil(max(4 / q, d / q))`` (BoTorch's TuRBO-1 tutorial).
         min_improvement: a batch is a success when its best value is below the run's best
             ``f*`` by more than ``min_improvement * |f*|`` (1e-3).
         restart_points: points of a restart design; ``None``: ``2 d``. Rounded up to a
