@@ -35,8 +35,12 @@ METHODS = ["neural-bo", "neural-bo-paper", "gp-ei", "gp-ucb", "neural-greedy", "
 
 
 def make_algorithm(name: str):
+    """A method name: a registry name, ``neural-bo-paper``, or ``turbo-<one of those>`` (the
+    inner algorithm in a TuRBO-1 trust region with its defaults, :func:`nbo_jax.trust_region`)."""
     import nbo_jax as nbo
 
+    if name.startswith("turbo-"):
+        return nbo.trust_region(make_algorithm(name[len("turbo-"):]))
     if name == "neural-bo":
         return nbo.neural_bo()
     if name == "neural-bo-paper":
@@ -57,7 +61,7 @@ def run_one(problem_name: str, method: str, args, out: pathlib.Path) -> dict:
     algo = make_algorithm(method)
     keys = jax.random.split(jax.random.key(args.seed), args.seeds)
     one = lambda k: nbo.run_bo(k, algo, problem, n_init=args.n_init, n_iter=args.iterations)
-    sequential = method.startswith("gp-") and not args.vmap_gp
+    sequential = method.removeprefix("turbo-").startswith("gp-") and not args.vmap_gp
     t0 = time.perf_counter()
     if sequential:
         # one compile, seeds one after another, as the published GP figures were measured. (A
@@ -120,7 +124,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--problems", nargs="+", default=list(BOTORCH), choices=list(BOTORCH))
     ap.add_argument("--methods", nargs="+", default=METHODS,
-                    help="registry names, 'neural-bo-paper' for the paper preset; the first is the Welch reference")
+                    help="registry names, 'neural-bo-paper' for the paper preset, 'turbo-<name>' for one in a TuRBO-1 trust region; the first is the Welch reference")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--n-init", type=int, default=10)

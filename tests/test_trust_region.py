@@ -261,3 +261,31 @@ def test_finite_domain_region_picks_an_eligible_choice_or_falls_back():
     spent = inside.add(choices[2], 2.0)
     np.testing.assert_array_equal(spent.eligible(), [True, False, False, True])
     np.testing.assert_array_equal(optimize_acqf(value, jax.random.key(0), spent), choices[3])
+
+
+# ---------------------------------------------------------------- registry names and the CLI
+def test_registry_names_turbo_and_the_cli_compares_it(tmp_path, capsys):
+    """``turbo-<name>`` builds ``trust_region(get(<name>, **kwargs))`` (aliases and case
+    normalized; a constrained algorithm refused, an unknown one named), and the command line
+    takes it like any registry name: a comparison of TuRBO(random search) with random search on
+    the same seeds writes both methods' histories, with the same initial designs."""
+    from nbo_jax import algorithms
+    from nbo_jax.cli import main
+
+    assert algorithms.canonical_name("TuRBO-NeuralBO") == "turbo-neural-bo"
+    algo = algorithms.get("turbo-gp-ei", fit_steps=3)
+    assert algo.name == "turbo-gp-ei" and algo.batch_rule == "native"
+    assert algo.config.kwargs["algorithm"].config.kwargs["fit_steps"] == 3  # kwargs reach the inner factory
+    with pytest.raises(ValueError, match="constraints"):
+        algorithms.get("turbo-gp-cei")
+    with pytest.raises(ValueError, match="turbo-nope"):
+        algorithms.canonical_name("turbo-nope")
+    out = tmp_path / "cmp"
+    code = main(["compare", "--problem", "branin", "--algorithms", "turbo-random,random", "--seeds", "3",
+                 "--n-init", "3", "--iterations", "4", "--out", str(out)])
+    assert code == 0
+    histories, _ = nbo.analysis.load_results(out)
+    assert sorted(histories) == ["random", "turbo-random"]
+    np.testing.assert_array_equal(histories["turbo-random"]["x"][:, :3], histories["random"]["x"][:, :3])
+    assert histories["turbo-random"]["x"].shape == (3, 7, 2)
+    assert "turbo-random" in capsys.readouterr().out

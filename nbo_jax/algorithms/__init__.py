@@ -78,27 +78,40 @@ def _factory(name: str) -> Callable:
 REGISTRY: dict[str, Callable] = {name: _factory(name) for name in _SPECS}
 
 
+TURBO_PREFIX = "turbo-"
+
+
 def canonical_name(name: str) -> str:
-    """The registry name for ``name`` (case, ``_`` and aliases normalized).
+    """The registry name for ``name`` (case, ``_`` and aliases normalized); ``turbo-<name>``
+    names a registry algorithm inside a TuRBO-1 trust region (:func:`get`).
 
     Raises:
         ValueError: unknown name (the message lists the known ones).
     """
     key = str(name).strip().lower().replace("_", "-")
-    key = _ALIASES.get(key, key)
+    prefix = TURBO_PREFIX if key.startswith(TURBO_PREFIX) else ""
+    key = _ALIASES.get(key[len(prefix):], key[len(prefix):])
     if key not in _SPECS:
-        raise ValueError(f"algorithm must be one of {sorted(_SPECS)}, got {name!r}")
-    return key
+        raise ValueError(f"algorithm must be one of {sorted(_SPECS)} (or 'turbo-' and one of them), got {name!r}")
+    return prefix + key
 
 
 def get(name: str, **kwargs):
     """The algorithm registered as ``name`` built with ``kwargs`` (its ``name`` field is set
-    to the registry name).
+    to the registry name). ``turbo-<name>`` (e.g. ``"turbo-neural-bo"``) is
+    :func:`nbo_jax.trust_region` with its defaults around ``get(<name>, **kwargs)``, named
+    ``turbo-<name>``.
 
     Raises:
-        ValueError: unknown name, or errors of the factory.
+        ValueError: unknown name, or errors of the factory (a constrained algorithm in a trust
+        region: SCBO is not implemented).
     """
-    return REGISTRY[canonical_name(name)](**kwargs)
+    key = canonical_name(name)
+    if key.startswith(TURBO_PREFIX):
+        from ..turbo import trust_region
+
+        return trust_region(REGISTRY[key[len(TURBO_PREFIX):]](**kwargs))
+    return REGISTRY[key](**kwargs)
 
 
 __all__ = [
