@@ -78,23 +78,22 @@ def misbehaving(x):
 def test_four_workers_against_sequential_wall_time(tmp_path):
     # the same study (random search: the proposals cost nothing, so the ratio is the
     # evaluation parallelism) with 1 and with 4 evaluations of 2 s in flight, after a warm-up
-    # that compiles the proposals; each call starts its own workers (about 4-5 s for 4 on an
-    # idle machine, more beside the rest of the test suite, which scripts/test.sh runs)
+    # that compiles the proposals; each call starts its own workers (about 4-5 s for 4 here)
     optimize(sleep_and_compute, BOX, 4, algorithm=nbo.random_search(), n_init=2, n_workers=4, timeout_s=60)
     times, at_once = {}, {}
     for workers in (1, 4):
         log = tmp_path / f"spans{workers}.txt"
         start = time.perf_counter()
-        study = optimize(functools.partial(sleep_and_compute, log=str(log), sleep_s=2.0), BOX, 12,
+        study = optimize(functools.partial(sleep_and_compute, log=str(log), sleep_s=2.0), BOX, 8,
                          algorithm=nbo.random_search(), n_init=4, n_workers=workers, key=jax.random.key(1),
                          timeout_s=60)
         times[workers] = time.perf_counter() - start
         at_once[workers] = _most_at_once(log)
-        assert study.n_told == 12 and not study.failures and np.isfinite(study.y).all()
+        assert study.n_told == 8 and not study.failures and np.isfinite(study.y).all()
     ratio = times[1] / times[4]
     print(f"\nRAY-RATIO sequential {times[1]:.2f} s, 4 workers {times[4]:.2f} s, ratio {ratio:.2f}")
     assert at_once == {1: 1, 4: 4}, at_once  # never more than n_workers, and 4 did overlap
-    assert times[1] > 12 * 2.0  # the sleeps alone
+    assert times[1] > 8 * 2.0  # the sleeps alone
     assert ratio > 1.5, times  # loose: a loaded CI machine; bench_ray.py measures it
 
 
