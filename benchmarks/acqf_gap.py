@@ -78,15 +78,17 @@ def scipy_maximum(utility, data, n_sobol: int = 4096, n_starts: int = 32, seed: 
     return best, spread
 
 
-def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_width: int = 64):
+def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_width: int = 64,
+          gp_problems=("ackley", "levy")):
     """Posteriors from real runs: yields ``(label, module_name, algorithm, state)``. Each
     algorithm's state is built by ``init`` on a run's first ``n_init`` points and ``tell`` of
     the rest one by one (as in the run: one compile of each, capacity the run's length), and
-    ``prefixes`` states from the second half of the run are yielded."""
+    ``prefixes`` states from the second half of the run are yielded. GP-UCB/EI run on
+    ``gp_problems``."""
     import nbo_jax as nbo
 
     specs = [
-        ("gp-ucb", "nbo_jax.algorithms.gp", nbo.gp_bo(acquisition="ucb"), ("ackley", "levy"), ("ucb", "ei")),
+        ("gp-ucb", "nbo_jax.algorithms.gp", nbo.gp_bo(acquisition="ucb"), tuple(gp_problems), ("ucb", "ei")),
         ("gp-cei", "nbo_jax.algorithms.gp", nbo.gp_bo(acquisition="cei"), ("hartmann6_constrained",), ("cei",)),
         ("neural-bo", "nbo_jax.algorithms.neural_bo", nbo.neural_bo(width=neural_width, epochs=50), ("ackley",),
          ("neural-bo", "neural-ucb")),
@@ -122,11 +124,12 @@ def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_
                             yield f"{acq} {pname}-{problem.dim} seed {seed} t={t}", module, a, state
 
 
-def gaps(dim=6, n_init=30, n_iter=30, seeds=3, prefixes=2, asks=1, n_sobol=4096, n_starts=32, verbose=True):
+def gaps(dim=6, n_init=30, n_iter=30, seeds=3, prefixes=2, asks=1, n_sobol=4096, n_starts=32, verbose=True,
+         gp_problems=("ackley", "levy")):
     """The gap of every case (module doc): list of ``(label, gap)``."""
     out = []
     ask, ask_of = None, None
-    for label, module, algo, state in cases(dim, n_init, n_iter, seeds, prefixes):
+    for label, module, algo, state in cases(dim, n_init, n_iter, seeds, prefixes, gp_problems=gp_problems):
         if algo is not ask_of:  # cases come grouped by algorithm: one compiled ask per group
             ask, ask_of = jax.jit(algo.ask), algo
         for k in range(asks):

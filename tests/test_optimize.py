@@ -165,8 +165,8 @@ def _acqf_gap():
 
 
 def test_ask_reaches_the_acquisition_maximum_on_real_posteriors(x64):
-    """Issue 23, on 7 posteriors from real runs (GP-UCB/EI on Ackley-4 and Levy-4, GP-cEI on
-    constrained Hartmann-6, a Neural-BO pathwise sample, a NeuralUCB bound; 8 + 4 points): the
+    """Issue 23, on 5 posteriors from real runs (GP-UCB/EI on Ackley-4, GP-cEI on constrained
+    Hartmann-6, a Neural-BO pathwise sample, a NeuralUCB bound; 8 + 4 points): the
     utility at ask's answer against a scipy L-BFGS-B multi-start maximum, gap relative to the
     utility's spread over 2048 Sobol points. Every GP case is within 1e-3. The issue's target
     (90% of all cases within 1e-3) is missed: the ReLU networks' utilities are rugged (many
@@ -175,13 +175,14 @@ def test_ask_reaches_the_acquisition_maximum_on_real_posteriors(x64):
     up to 1.9e-2; closing note of issue 24). Asserted for them: never more than 0.1 of the
     spread below. The states are replayed through ``init`` and ``tell`` (one compile each) and
     our answer is a jitted ``ask``; ``benchmarks/acqf_gap.py`` prints the distribution over
-    more cases (35 with ``--dim 4 --n-init 8 --n-iter 8 --seeds 1 --prefixes 5 --asks 1``)."""
+    more cases (35, Levy-4 too, with ``--dim 4 --n-init 8 --n-iter 8 --seeds 1 --prefixes 5 --asks 1``)."""
     gap = _acqf_gap()
-    res = gap.gaps(dim=4, n_init=8, n_iter=8, seeds=1, prefixes=1, asks=1, n_sobol=2048, n_starts=16, verbose=False)
-    assert len(res) == 7
+    res = gap.gaps(dim=4, n_init=8, n_iter=8, seeds=1, prefixes=1, asks=1, n_sobol=2048, n_starts=16, verbose=False,
+                   gp_problems=("ackley",))
+    assert len(res) == 5
     gp = np.array([g for label, g in res if not label.startswith("neural")])
     neural = np.array([g for label, g in res if label.startswith("neural")])
-    assert len(gp) == 5 and np.all(gp <= gap.TOL), res
+    assert len(gp) == 3 and np.all(gp <= gap.TOL), res
     assert len(neural) == 2 and np.all(neural <= 0.1), res
 
 

@@ -125,10 +125,10 @@ def _direct_posterior_variance(phi_c, phi, omega, l1, l2):
 
 
 @pytest.mark.usefixtures("x64")
-def test_incremental_ntk_pinn_state_matches_direct_formulas():
+def test_incremental_ntk_pinn_state_matches_direct_formulas(compiled):
     problem = nbo.benchmarks.get("drop_wave_pde")
     l1, l2 = 0.5, 2.0
-    algo = pinn_bo(problem.operator, problem.source, lambda1=l1, lambda2=l2, **TINY)
+    algo = compiled(pinn_bo(problem.operator, problem.source, lambda1=l1, lambda2=l2, **TINY))
     lo, hi = problem.bounds
     xs = lo + jax.random.uniform(jax.random.key(3), (6, 2)) * (hi - lo)
     ys = jax.vmap(problem.objective)(xs)
