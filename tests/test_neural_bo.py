@@ -48,10 +48,10 @@ def test_state_posterior_matches_direct_computation(x64, compiled):
         assert int(state.data.count) == 8
 
 
-def test_training_fits_the_data(x64):
+def test_training_fits_the_data(x64, compiled):
     """TrainNN reduces the squared error on the (standardized) observations."""
-    algo = nbo.neural_bo(width=64, epochs=200, minibatch_size=8, learning_rate=1e-2,
-                         acq_optimizer=dict(raw_samples=16))
+    algo = compiled(nbo.neural_bo(width=64, epochs=200, minibatch_size=8, learning_rate=1e-2,
+                         acq_optimizer=dict(raw_samples=16)))
     problem, state = _state(algo, n=8, capacity=8)
     net = nbo.networks.mlp(2, 64, 2, use_bias=True)
     z = 2 * state.data.u - 1
@@ -73,12 +73,12 @@ def test_custom_acquisition_is_used(compiled):
         nbo.neural_bo(acquisition="ei")
 
 
-def test_paper_preset_settings():
+def test_paper_preset_settings(compiled):
     """Paper preset: independent draws over uniform raw samples, no gradient steps, fixed scales;
     all posterior modes run and propose points in the box."""
     small = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}
     for mode in ("full", "diagonal", "dual"):
-        algo = nbo.neural_bo(**small, preset="paper", posterior=mode)
+        algo = compiled(nbo.neural_bo(**small, preset="paper", posterior=mode))
         problem, state = _state(algo)
         x = algo.ask(state, jax.random.key(0))
         assert np.all(x >= problem.bounds.lower) and np.all(x <= problem.bounds.upper)
@@ -90,10 +90,10 @@ def test_nu_with_acquisition_is_refused():
         nbo.neural_bo(nu=2.0, acquisition=nbo.acquisition.ei())
 
 
-def test_pathwise_sample_of_the_algorithm_matches_its_posterior(x64):
+def test_pathwise_sample_of_the_algorithm_matches_its_posterior(x64, compiled):
     """The Thompson sample that ask maximizes: over many draws at fixed points, its mean is the
     network h(x; theta_t) and its variance (nu s)^2 sigma^2(x) of the surrogate (fitted scales)."""
-    algo = nbo.neural_bo(**SMALL, nu=0.7)
+    algo = compiled(nbo.neural_bo(**SMALL, nu=0.7))
     problem, state = _state(algo)
     assert type(state.posterior).__name__ == "DualState"  # scales="fit" runs in dual form
     u = jax.random.uniform(jax.random.key(4), (5, 2))
