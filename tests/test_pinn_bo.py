@@ -98,7 +98,7 @@ def test_init_names_an_operator_that_does_not_fit_the_dimension():
 
 
 @pytest.mark.usefixtures("x64")
-def test_pde_term_recovers_the_function_from_two_observations():
+def test_pde_term_recovers_the_function_from_two_observations(compiled):
     """``f' = cos`` fixes f up to a constant; two observations of sin pin it: the trained
     PINN matches sin on the whole interval, the same network without the PDE cannot."""
     x0 = jnp.array([[1.0], [4.0]])
@@ -106,8 +106,9 @@ def test_pde_term_recovers_the_function_from_two_observations():
     xt = jnp.linspace(0.0, 2 * jnp.pi, 200)[:, None]
     errors = {}
     for label, op in (("pde", SIN_PDE["operator"]), ("none", None)):
-        algo = pinn_bo(op, SIN_PDE["source"], init_epochs=2000, lr_decay=0.999, info=False, acquisition="greedy")
-        state = algo.init(jax.random.key(0), x0, y0, bounds=(LO, HI), capacity=2)
+        algo = compiled(pinn_bo(op, SIN_PDE["source"], init_epochs=2000, lr_decay=0.999, info=False,
+                                acquisition="greedy"))
+        state = algo.init(jax.random.key(0), x0, y0, bounds=nbo.as_bounds((LO, HI)), capacity=2)
         post = algo.surrogate(state, (xt - LO) / (HI - LO))
         _, mean, std = state.data.standardized()
         errors[label] = float(jnp.max(jnp.abs(mean + std * post.mean - jnp.sin(xt[:, 0]))))
@@ -153,16 +154,15 @@ def test_incremental_ntk_pinn_state_matches_direct_formulas(compiled):
                                _direct_posterior_variance(phi_c, phi, omega, l1, l2), rtol=1e-6)
 
 
-def test_ask_is_the_optimizer_on_the_acquisition():
+def test_ask_is_the_optimizer_on_the_acquisition(compiled):
     """Default (Thompson): the argmax of one independent draw over the raw samples (64, a
     quarter local), the preset's gradient steps dropped; greedy with steps: no worse under the
     surrogate than the best raw sample, and it moved."""
     problem = nbo.benchmarks.get("drop_wave_pde")
     lo, hi = problem.bounds
     x0 = lo + jax.random.uniform(jax.random.key(0), (4, 2)) * (hi - lo)
-    algo = pinn_bo(problem.operator, problem.source, **TINY)
-    state = jax.jit(algo.init, static_argnames="capacity")(jax.random.key(1), x0, jax.vmap(problem.objective)(x0),
-                                                           bounds=problem.bounds, capacity=6)
+    algo = compiled(pinn_bo(problem.operator, problem.source, **TINY))
+    state = algo.init(jax.random.key(1), x0, jax.vmap(problem.objective)(x0), bounds=problem.bounds, capacity=6)
     key = jax.random.key(7)
     x = jax.jit(algo.ask)(state, key)
     k_c, k_a = jax.random.split(key)  # ask: (optimizer, acquisition) keys
