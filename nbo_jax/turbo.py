@@ -187,6 +187,13 @@ def trust_region(
     Under ``vmap`` (many seeds) the restart's ``init`` and the design's ask are computed on
     every step beside the usual ``tell``/``ask`` (a ``lax.cond`` on a batched predicate runs
     both branches); unbatched, only the branch taken runs.
+
+    Known problem: on a CPU (jaxlib 0.10), ``trust_region(neural_bo())`` vmapped over 10 seeds
+    hung after about 30 s of a 200-step run (every XLA thread idle;
+    ``scripts/turbo_vmap_hang_repro.py``); with ``neural_bo(scales="fixed")`` (no
+    eigendecomposition in ``init``/``tell``) or with the seeds run one after another it
+    finishes (80 s and 45 s for 10 seeds here). An optimization barrier between the restart's
+    ``init`` and the ``tell`` did not help.
     """
     if not isinstance(algorithm, BOAlgorithm):
         raise TypeError(f"algorithm must be an nbo_jax.BOAlgorithm (e.g. nbo.gp_bo()), got {type(algorithm).__name__}")
