@@ -112,6 +112,22 @@ def current_region(state: TrustRegionState, *, ard: bool = True) -> Array:
     return region_box(centre, state.length, ls)
 
 
+def _after_all_of(tree):
+    """``tree`` with every inexact leaf made to depend on every other (``+ 0 * s``, ``s`` a
+    finite sum over all leaves), so that nothing computed from it starts before all of it is
+    computed. Under ``vmap`` the restart's ``lax.cond`` is a select that computes the inner
+    ``init`` on every step; without this the inner ``tell`` below ran its LAPACK calls (Neural-BO's
+    ``eigh``) independently of the init's, and jaxlib's CPU backend deadlocked on the two
+    batched calls (``scripts/turbo_vmap_hang_repro.py``)."""
+    leaves = [a for a in jax.tree.leaves(tree) if hasattr(a, "dtype") and jnp.issubdtype(a.dtype, jnp.inexact)]
+    if not leaves:
+        return tree
+    s = sum(jnp.sum(jnp.where(jnp.isfinite(a), a, 0.0)).astype(jnp.float32) for a in leaves)
+    zero = 0.0 * jnp.where(jnp.isfinite(s), s, 0.0)
+    return jax.tree.map(lambda a: a + zero.astype(a.dtype) if hasattr(a, "dtype") and jnp.issubdtype(
+        a.dtype, jnp.inexact) else a, tree)
+
+
 def _with_data(state, data: Dataset):
     """``state`` with its ``data`` field replaced (states are NamedTuples with ``data``)."""
     return state._replace(data=data)
@@ -188,12 +204,12 @@ def trust_region(
     every step beside the usual ``tell``/``ask`` (a ``lax.cond`` on a batched predicate runs
     both branches); unbatched, only the branch taken runs.
 
-    Known problem: on a CPU (jaxlib 0.10), ``trust_region(neural_bo())`` vmapped over 10 seeds
-    hung after about 30 s of a 200-step run (every XLA thread idle;
-    ``scripts/turbo_vmap_hang_repro.py``); with ``neural_bo(scales="fixed")`` (no
-    eigendecomposition in ``init``/``tell``) or with the seeds run one after another it
-    finishes (80 s and 45 s for 10 seeds here). An optimization barrier between the restart's
-    ``init`` and the ``tell`` did not help.
+    Vmapped over 10 seeds, ``trust_region(neural_bo())`` used to hang on a CPU (jaxlib 0.10:
+    the inner ``tell``'s eigendecomposition ran beside the restart ``init``'s, and the CPU
+    backend deadlocked on the two batched LAPACK calls); the ``tell`` now waits for all of the
+    ``init`` (``scripts/turbo_vmap_hang_repro.py`` finishes). Computing the ``init`` on every
+    step makes vmapped seeds slower than seeds run one after another (10 Neural-BO seeds, 200
+    steps: 471 s vmapped beside another benchmark, 49 s in sequence alone).
     """
     if not isinstance(algorithm, BOAlgorithm):
         raise TypeError(f"algorithm must be an nbo_jax.BOAlgorithm (e.g. nbo.gp_bo()), got {type(algorithm).__name__}")
@@ -308,6 +324,7 @@ def trust_region(
         # initialized on the design it completes, then told what came after the design
         complete = state.in_design & (data.count - state.start >= n)
         inner = jax.lax.cond(complete, lambda: restart_init(state, data, k_init), lambda: state.inner)
+        inner = _after_all_of(inner)
         to_tell = (idx < data.capacity) & jnp.where(state.in_design, idx >= state.start + n, True)
         x_told = jnp.where(to_tell[:, None], x, jnp.nan)
         inner = jax.lax.cond(jnp.any(to_tell), lambda: inner_alg.tell(inner, x_told, y), lambda: inner)

@@ -1,19 +1,19 @@
-"""Reproduction: TuRBO(Neural-BO) vmapped over 10 seeds hangs on a CPU (issue 26's note).
+"""Reproduction of the vmapped TuRBO(Neural-BO) hang on a CPU (issue 26), now a regression check.
 
     uv run python scripts/turbo_vmap_hang_repro.py                  # 10 seeds, Ackley-10, 10 + 200
-    uv run python scripts/turbo_vmap_hang_repro.py --seeds 4 --width 32 --iterations 30   # finishes
+    uv run python scripts/turbo_vmap_hang_repro.py --inner random   # no linear algebra
 
-Measured on the 2-core CPU (jaxlib 0.10.2, nbo_jax's XLA flag set): compiled in 15-17 s, then
-the run stopped using CPU after about 30 s (process CPU time frozen, every XLA thread waiting
-in Eigen's thread pool, the main thread in ``ExecuteReplicated``); with ``--seeds 4 --width 32
---iterations 30`` it finished in 0.6 s, and the same 10 seeds run one after another finish
-(``benchmarks/sample_efficiency.py`` does so for ``turbo-*`` methods). Under ``vmap`` the
-trust region's batched restart predicate makes ``lax.cond`` a select, so the inner
-algorithm's ``init`` (network training, Gram eigendecomposition and Cholesky) runs on every
-step beside its ``tell``; with ``neural_bo(scales="fixed")`` (no eigendecomposition) the 10
-vmapped seeds finished (80 s), so the fitted scales' ``eigh`` is involved; an
-``optimization_barrier`` between the restart's ``init`` and the ``tell`` did not help.
-``--timeout`` makes a hang exit with status 3.
+Measured on the 2-core CPU (jaxlib 0.10.2, nbo_jax's XLA flag set), before the fix: compiled in
+15-17 s, then the run stopped using CPU after about 30 s (process CPU time frozen, every XLA
+thread waiting in Eigen's thread pool, the main thread in ``ExecuteReplicated``). With
+``neural_bo(scales="fixed")`` (no eigendecomposition) or with the seeds in sequence it finished.
+Under ``vmap`` the trust region's batched restart predicate makes ``lax.cond`` a select, so the
+inner ``init`` runs on every step; its ``eigh`` and the inner ``tell``'s were independent in the
+compiled loop body (the optimized HLO: no path between them), two batched LAPACK calls on which
+the CPU backend can deadlock. An ``optimization_barrier`` did not help; making every leaf of the
+selected inner state depend on all of them (``nbo_jax.turbo._after_all_of``) orders the calls,
+and the run finishes (471 s beside another benchmark). ``--timeout`` makes a hang exit with
+status 3.
 """
 
 from __future__ import annotations

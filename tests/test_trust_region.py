@@ -289,3 +289,48 @@ def test_registry_names_turbo_and_the_cli_compares_it(tmp_path, capsys):
     np.testing.assert_array_equal(histories["turbo-random"]["x"][:, :3], histories["random"]["x"][:, :3])
     assert histories["turbo-random"]["x"].shape == (3, 7, 2)
     assert "turbo-random" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- the vmapped hang's cause
+def _lapack_calls_are_ordered(hlo: str) -> tuple[int, list]:
+    """In each computation of optimized HLO text: the number of LAPACK custom calls
+    (eigendecompositions ``syevd``, Cholesky ``potrf``) and the pairs of them with no data path
+    between them (either may run first)."""
+    import re
+
+    n_calls, unordered = 0, []
+    for block in hlo.split("\n\n"):
+        deps, calls = {}, []
+        for line in block.split("\n"):
+            m = re.match(r"\s*(?:ROOT )?(%[\w.\-]+) = (.*)", line)
+            if m:
+                deps[m.group(1)] = set(re.findall(r"%[\w.\-]+", m.group(2).split("metadata")[0])) - {m.group(1)}
+                if re.search(r'custom_call_target="lapack_\w*(syevd|potrf)', line):
+                    calls.append(m.group(1))
+        n_calls += len(calls)
+        ancestors = {}
+        for name in calls:
+            seen, stack = set(), [name]
+            while stack:
+                for d in deps.get(stack.pop(), ()):
+                    if d not in seen:
+                        seen.add(d)
+                        stack.append(d)
+            ancestors[name] = seen
+        unordered += [(a, b) for i, a in enumerate(calls) for b in calls[i + 1:]
+                      if a not in ancestors[b] and b not in ancestors[a]]
+    return n_calls, unordered
+
+
+def test_vmapped_turbo_orders_the_inner_linear_algebra():
+    """Under vmap the restart's init runs on every step beside the inner tell; in the compiled
+    program every pair of Neural-BO's batched eigendecompositions and Cholesky factorizations
+    has a data path between them (two independent batched LAPACK calls deadlocked jaxlib's CPU
+    backend: 10 vmapped seeds hung, scripts/turbo_vmap_hang_repro.py)."""
+    problem = nbo.benchmarks.get("branin")
+    algo = nbo.trust_region(nbo.neural_bo(width=16, epochs=2, acq_optimizer=dict(raw_samples=16, steps=0)))
+    keys = jax.random.split(jax.random.key(0), 2)
+    hlo = jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=4, n_iter=3))).lower(keys).compile().as_text()
+    n_calls, unordered = _lapack_calls_are_ordered(hlo)
+    assert n_calls >= 4  # the init before the loop, and the restart init and the tell inside it
+    assert not unordered, unordered
