@@ -268,9 +268,8 @@ def trust_region(
     def model_ask(state: TrustRegionState, key: Array) -> Array:
         box = current_region(state, ard=ard)
         inner_data = state.inner.data._replace(region=box)
-        if inner_data.finite:  # every run's evaluated points, then those outside the region
+        if inner_data.finite:  # every run's evaluated points (the region: Dataset.eligible)
             inner_data = inner_data._replace(evaluated=state.data.evaluated)
-            inner_data = inner_data._replace(evaluated=~inner_data.eligible())
         x = jnp.reshape(inner_alg.ask(_with_data(state.inner, inner_data), key), (q, -1))
         x = x.astype(state.data.u.dtype)
         if inner_data.finite:

@@ -555,7 +555,7 @@ def adaptive_basis(
         post = surrogate_posterior(state, u_c)
         ei = expected_improvement(post.mean, post.std, post.incumbent)
         if state.data.finite:  # score the unevaluated choices; no gradient steps
-            idx = select_batch(ei, post.mean, post.std, q, ei_tol, excluded=state.data.evaluated)
+            idx = select_batch(ei, post.mean, post.std, q, ei_tol, excluded=~state.data.eligible())
             return state.bounds.from_unit(u_c[idx] if q > 1 else u_c[idx[0]])
         if q > 1:
             return state.bounds.from_unit(u_c[select_batch(ei, post.mean, post.std, q, ei_tol)])
