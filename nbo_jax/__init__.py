@@ -45,6 +45,7 @@ from .algorithms import (
     neural_ucb,
     pinn_bo,
     random_search,
+    rf_bo,
 )
 from .ask_tell import AskTell
 from .batch import batched
@@ -95,6 +96,7 @@ __all__ = [
     "neural_cbo",
     "pinn_bo",
     "random_search",
+    "rf_bo",
     "algorithms",
     # acquisition functions and test problems
     "acquisition",

@@ -44,6 +44,7 @@ SMALL = {
     "neural-cbo": dict(width=8, train_steps=5, init_steps=5, **_ACQ_NO_STEPS),
     "pinn-bo": dict(width=8, n_residual=16, residual_batch=8, epochs=2, init_epochs=2, info_points=8,
                     **_ACQ_NO_STEPS),
+    "rf-ei": dict(n_estimators=10, raw_samples=32),
 }
 NAMES = sorted(REGISTRY)
 

@@ -15,6 +15,7 @@ from .neural_cbo import NeuralCBOState, neural_cbo
 from .neural_greedy import NeuralGreedyState, neural_greedy
 from .neural_ucb import neural_ts, neural_ucb
 from .pinn_bo import PINNBOState, pinn_bo
+from .random_forest import RandomForestState, rf_bo
 from .random_search import RandomSearchState, random_search
 
 # name -> (module, factory, fixed keyword arguments)
@@ -34,6 +35,7 @@ _SPECS: dict[str, tuple[str, str, dict]] = {
     "gp-cei": ("gp", "gp_bo", {"acquisition": "cei"}),
     "gp-lcb-c": ("gp", "gp_bo", {"acquisition": "lcb-c"}),
     "pinn-bo": ("pinn_bo", "pinn_bo", {}),
+    "rf-ei": ("random_forest", "rf_bo", {}),
 }
 _ALIASES = {
     "neuralbo": "neural-bo",
@@ -55,6 +57,9 @@ _ALIASES = {
     "ucb-c": "gp-lcb-c",
     "pinnbo": "pinn-bo",
     "pinn": "pinn-bo",
+    "rf": "rf-ei",
+    "random-forest": "rf-ei",
+    "smac": "rf-ei",
 }
 
 
@@ -132,6 +137,8 @@ __all__ = [
     "PINNBOState",
     "NeuralBOState",
     "RandomSearchState",
+    "rf_bo",
+    "RandomForestState",
     "REGISTRY",
     "canonical_name",
     "get",
