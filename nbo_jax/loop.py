@@ -179,7 +179,56 @@ def step_info(algorithm: BOAlgorithm, state) -> dict:
     return {k: jnp.asarray(v) for k, v in info.items()}
 
 
-def _run_bo_impl(key, x0, *, algorithm, problem, n_init, n_iter, progress):
+def segment_plan(n_init: int, n_iter: int, q: int, segments: int) -> list[tuple[int, int]]:
+    """The compiled segments of a run in ``segments`` parts of growing capacity: a list of
+    ``(steps, capacity)``, the capacity doubling from one segment to the next up to the full
+    ``n_init + n_iter * q`` (each segment ends with its buffers full). Fewer than ``segments``
+    parts when the run is too short to halve that often; one part when ``segments == 1``."""
+    ends = [n_iter]  # steps done at the end of each segment, last first
+    while len(ends) < segments:
+        half = -(-((n_init + ends[-1] * q) // 2 - n_init) // q)  # steps until half the rows
+        if half < 1 or half >= ends[-1]:
+            break
+        ends.append(half)
+    ends = ends[::-1]
+    return [(e - b, n_init + e * q) for b, e in zip([0] + ends[:-1], ends)]
+
+
+def grow_state(state, full, shapes):
+    """The state of a run's next segment: ``state`` (the previous segment's) in buffers of
+    ``shapes`` (the shapes ``init`` gives at the next capacity, a pytree like ``state``).
+
+    ``full`` is the state ``init`` built at the run's full capacity from the same initial
+    design. Every leaf whose shape changes with the capacity gets ``state``'s values in its
+    leading block and ``full``'s leading block elsewhere (the empty-row values: masked rows,
+    identity blocks of factors); every other leaf is ``state``'s (``state=None``: ``full``'s,
+    so settings that depend on the whole budget, like NeuralGreedy's exploration steps, keep
+    their full-run values). Exact where an algorithm's empty rows do not interact with its
+    observed ones (masked rows are identity dummies with zero cross terms); the test of
+    ``run_bo(..., segments=...)`` checks it for every registry algorithm.
+
+    Raises:
+        ValueError: a leaf whose shape does not grow by whole leading blocks with the capacity.
+    """
+    def leaf(old, big, shape):
+        if not hasattr(big, "shape"):
+            return big if old is None else old
+        if big.ndim != len(shape.shape) or any(s > b for s, b in zip(shape.shape, big.shape)):
+            raise ValueError(f"a state leaf of shape {big.shape} at full capacity has shape {shape.shape} at a "
+                             "smaller one: it cannot be grown by segments (run with segments=1)")
+        block = big[tuple(slice(0, s) for s in shape.shape)]
+        if old is None:
+            return block
+        if old.shape == block.shape:
+            return old
+        return block.at[tuple(slice(0, o) for o in old.shape)].set(old.astype(block.dtype))
+
+    if state is None:
+        return jax.tree.map(lambda b, s: leaf(None, b, s), full, shapes)
+    return jax.tree.map(leaf, state, full, shapes)
+
+
+def _run_bo_impl(key, x0, *, algorithm, problem, n_init, n_iter, progress, segments=1):
     dtype = jnp.zeros(()).dtype
     k_init, k_noise0, k_alg, k_loop = jax.random.split(key, 4)
     if x0 is None:
@@ -187,8 +236,12 @@ def _run_bo_impl(key, x0, *, algorithm, problem, n_init, n_iter, progress):
     x0 = jnp.asarray(x0, dtype)
     f0, y0, ct0, c0 = observe(problem, x0, k_noise0, dtype)
     q = algorithm.q
-    cap = n_init + n_iter * q
-    state = algorithm.init(k_alg, x0, y0, c0, bounds=problem.domain, capacity=cap)
+    plan = segment_plan(n_init, n_iter, q, segments)
+    init = lambda capacity: algorithm.init(k_alg, x0, y0, c0, bounds=problem.domain, capacity=capacity)  # noqa: E731
+    state = init(plan[-1][1])
+    if len(plan) > 1:  # the first segment's buffers: the full state's leading blocks
+        full = state
+        state = grow_state(None, full, jax.eval_shape(lambda: init(plan[0][1])))
     info0 = step_info(algorithm, state)
 
     def step(state, inp):
@@ -203,8 +256,16 @@ def _run_bo_impl(key, x0, *, algorithm, problem, n_init, n_iter, progress):
             jax.debug.callback(progress, t)
         return state, (x, y, f, c_true, c, step_info(algorithm, state))
 
-    _, (xs, ys, fs, cts, cs, infos) = jax.lax.scan(
-        step, state, (jnp.arange(n_iter), jax.random.split(k_loop, n_iter)))
+    steps, keys = jnp.arange(n_iter), jax.random.split(k_loop, n_iter)
+    outs, start = [], 0
+    for j, (length, capacity) in enumerate(plan):
+        if j:  # the next segment's buffers: the state so far, grown
+            state = grow_state(state, full, jax.eval_shape(lambda: init(capacity)))
+        state, out = jax.lax.scan(step, state, (steps[start:start + length], keys[start:start + length]))
+        outs.append(out)
+        start += length
+    xs, ys, fs, cts, cs, infos = jax.tree.map(lambda *a: jnp.concatenate(a, axis=0), *outs) if len(outs) > 1 \
+        else outs[0]
     d = x0.shape[1]
     x = jnp.concatenate([x0, xs.reshape(-1, d)], axis=0)
     y = jnp.concatenate([y0, ys.reshape(-1)], axis=0)
@@ -226,7 +287,7 @@ def _run_bo_impl(key, x0, *, algorithm, problem, n_init, n_iter, progress):
 
 
 _run_bo_jit = jax.jit(
-    _run_bo_impl, static_argnames=("algorithm", "problem", "n_init", "n_iter", "progress")
+    _run_bo_impl, static_argnames=("algorithm", "problem", "n_init", "n_iter", "progress", "segments")
 )
 
 
@@ -239,6 +300,7 @@ def run_bo(
     *,
     x0: Optional[Array] = None,
     progress: Union[bool, ProgressHook] = False,
+    segments: int = 1,
 ) -> History:
     """Run one BO loop, jit-compiled: ``n_init`` initial points then ``n_iter`` ask/tell steps.
 
@@ -255,6 +317,13 @@ def run_bo(
         progress: ``True`` shows a tqdm bar (host callback per iteration); a callable
             ``hook(step: int)`` is called after each iteration instead (reuse the same
             callable to avoid recompiling).
+        segments: run in this many compiled segments of growing capacity (doubling up to
+            ``n_init + n_iter * q``, :func:`segment_plan`), so that the early steps factorize
+            small matrices instead of full-capacity ones: the cost of a long run follows its
+            data. Each segment compiles its own loop body; in float64 the results equal
+            the one-segment run's up to float rounding (a different matrix size rounds
+            differently), in float32 a long run may drift from it as a vmapped seed may.
+            ``1`` (default): one scan.
 
     Returns:
         :class:`History` with ``n = n_init + n_iter * q`` rows: ``x (n, d)``, ``y (n,)``,
@@ -271,7 +340,7 @@ def run_bo(
 
     Raises:
         TypeError / ValueError: before compiling, for a wrong key, algorithm, problem,
-        ``n_init < 1``, ``n_iter < 0``, bad bounds, an ``x0`` of the wrong shape, a
+        ``n_init < 1``, ``n_iter < 0``, ``segments < 1``, bad bounds, an ``x0`` of the wrong shape, a
         constrained algorithm on a problem without constraints, or, on a finite problem, more
         evaluations than points.
 
@@ -286,10 +355,12 @@ def run_bo(
     n_init, n_iter = _check_run(algorithm, problem, n_init, n_iter)
     if not (progress is True or progress is False or callable(progress)):
         raise TypeError("progress must be a bool or a callable hook(step)")
+    segments = _check_count("segments", segments, 1)
     if x0 is not None:
         shape = tuple(np.shape(x0))
         if shape != (n_init, problem.dim):
             raise ValueError(f"x0 must have shape (n_init, d) = {(n_init, problem.dim)}, got {shape}")
     return _run_bo_jit(
-        key, x0, algorithm=algorithm, problem=problem, n_init=n_init, n_iter=n_iter, progress=progress
+        key, x0, algorithm=algorithm, problem=problem, n_init=n_init, n_iter=n_iter, progress=progress,
+        segments=segments,
     )

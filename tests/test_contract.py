@@ -138,14 +138,17 @@ def test_run_bo_jit_vmap_and_a_vmapped_seed_equals_the_seed_run_alone_in_float64
     values passed as data, some evaluations failing (shapes, bounds, distinct batches, the
     counts in ``info``); and the README promise: in float64 a seed run inside ``jax.vmap``
     gives the run of the same seed alone: bit for bit for :data:`BIT_FOR_BIT`, to rounding
-    (relative 1e-6) for the others. (One vmapped and one single compile per algorithm.)"""
+    (relative 1e-6) for the others. The vmapped run is also a run in two segments of growing
+    capacity (``segments=2``: 2 steps at capacity 11, then 4 at 23) and the single one is not,
+    so the same comparison checks that segments give the one-segment run (to rounding, and
+    bit for bit for :data:`BIT_FOR_BIT`). (One vmapped and one single compile per algorithm.)"""
     algo = _build(name, q=3)
     problem = _failing_problem()
     run = lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=6)  # noqa: E731
     keys = jax.random.split(jax.random.key(7), 2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        hist = jax.jit(jax.vmap(run))(keys)
+        hist = jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=6, segments=2)))(keys)
         alone = jax.jit(run)(keys[1])
     assert hist.x.shape == (2, 23, 2) and _inside(hist.x, problem) and bool(jnp.all(jnp.isfinite(hist.x)))
     assert not np.allclose(hist.x[0], hist.x[1])

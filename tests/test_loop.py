@@ -248,3 +248,49 @@ def test_independent_draws_of_a_batch_are_distinct_when_they_share_a_maximizer()
     gaps = np.max(np.abs(np.asarray(x)[:, None] - np.asarray(x)[None]), axis=-1) + np.eye(3)
     assert gaps.min() > 1e-6, x
     assert int(state.data.count) == 2
+
+
+def test_segment_plan_doubles_the_capacity_and_fills_each_segment():
+    from nbo_jax.loop import segment_plan
+
+    assert segment_plan(10, 2000, 1, 5) == [(115, 125), (126, 251), (251, 502), (503, 1005), (1005, 2010)]
+    assert segment_plan(5, 6, 3, 2) == [(2, 11), (4, 23)]  # the contract test's plan
+    assert segment_plan(10, 200, 1, 1) == [(200, 210)]
+    assert segment_plan(5, 3, 1, 8) == [(3, 8)]  # half of 8 rows is fewer than the 5 initial ones
+    assert segment_plan(5, 20, 1, 8) == [(1, 6), (6, 12), (13, 25)]
+    for n_init, n_iter, q, k in [(3, 50, 2, 4), (1, 7, 1, 3), (20, 0, 1, 3), (7, 1000, 4, 6)]:
+        plan = segment_plan(n_init, n_iter, q, k)
+        assert sum(s for s, _ in plan) == n_iter and plan[-1][1] == n_init + n_iter * q
+        assert all(c == n_init + q * sum(s for s, _ in plan[: i + 1]) for i, (_, c) in enumerate(plan))
+        assert len(plan) <= k and all(s >= 1 for s, _ in plan[:-1] or [(1, 0)])
+
+
+def test_segments_give_the_one_segment_run_through_trust_region_restarts(x64):
+    """A transformation's state (TuRBO: the inner state and its own data) grows by segments
+    too, across region restarts (which re-init the inner algorithm at the segment's capacity),
+    and vmapped; random search inside is exact, so the runs agree bit for bit. (Every registry
+    algorithm is compared in ``test_contract``.)"""
+    problem = nbo.benchmarks.get("branin", noise_std=0.1)
+    algo = nbo.trust_region(nbo.random_search(), failure_tolerance=1, length_min=0.3, restart_points=3)
+    keys = jax.random.split(jax.random.key(3), 2)
+    one = jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=3, n_iter=20))(keys)
+    three = jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=3, n_iter=20, segments=3))(keys)
+    np.testing.assert_array_equal(three.x, one.x)
+    for k in ("tr_length", "tr_restarts", "tr_observed", "n_observed"):
+        np.testing.assert_array_equal(three.info[k], one.info[k])
+    assert np.all(np.asarray(one.info["tr_restarts"][:, -1]) >= 2)  # restarts in later segments too
+
+
+def test_segments_argument_and_a_state_that_cannot_grow():
+    problem = nbo.benchmarks.get("branin")
+    with pytest.raises(ValueError, match="segments"):
+        nbo.run_bo(jax.random.key(0), nbo.random_search(), problem, 3, 4, segments=0)
+    base = nbo.random_search()
+
+    def init(key, x0, y0, c0=None, *, bounds, capacity):  # a leaf that shrinks as the capacity grows
+        return (base.init(key, x0, y0, c0, bounds=bounds, capacity=capacity), jnp.zeros(100 - capacity))
+
+    odd = base._replace(init=init, ask=lambda s, k: base.ask(s[0], k),
+                        tell=lambda s, x, y, c=None: (base.tell(s[0], x, y, c), s[1]), info=None)
+    with pytest.raises(ValueError, match="cannot be grown by segments"):
+        nbo.run_bo(jax.random.key(0), odd, problem, 3, 8, segments=2)

@@ -1,0 +1,50 @@
+"""Wall seconds of whole ``run_bo`` runs in one compiled segment against several of growing
+capacity (``run_bo(..., segments=k)``), and the compile time each costs.
+
+Usage::
+
+    uv run python benchmarks/bench_segments.py                                   # the defaults below
+    uv run python benchmarks/bench_segments.py --algorithm gp-ei --n-iter 300 --segments 1 3
+
+Each configuration is compiled once (the first call: compile + run) and run again with
+another key (run only); both are printed, with the final best f of the second run so that
+the runs can be seen to be the same kind of run. Problem: Ackley-d with the paper's noise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import jax
+
+import nbo_jax as nbo
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--algorithm", default="neural-bo")
+    ap.add_argument("--dim", type=int, default=10)
+    ap.add_argument("--n-init", type=int, default=10)
+    ap.add_argument("--n-iter", type=int, default=1000)
+    ap.add_argument("--segments", type=int, nargs="+", default=[1, 4])
+    args = ap.parse_args()
+    problem = nbo.benchmarks.get("ackley", dim=args.dim)
+    algo = nbo.algorithms.get(args.algorithm)
+    print(f"{args.algorithm} on Ackley-{args.dim}, {args.n_init} + {args.n_iter}, {jax.devices()[0].platform}")
+    print("| segments | plan (steps, capacity) | compile + run s | run s | best f |")
+    print("|---|---|---|---|---|")
+    for k in args.segments:
+        run = jax.jit(lambda key: nbo.run_bo(key, algo, problem, args.n_init, args.n_iter, segments=k))
+        t0 = time.perf_counter()
+        jax.block_until_ready(run(jax.random.key(0)))
+        first = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        hist = jax.block_until_ready(run(jax.random.key(1)))
+        second = time.perf_counter() - t0
+        plan = nbo.loop.segment_plan(args.n_init, args.n_iter, algo.q, k)
+        print(f"| {k} | {plan} | {first:.1f} | {second:.1f} | {float(hist.best_f[-1]):.3f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
