@@ -294,15 +294,17 @@ def test_state_surrogate_and_refinement(ei_setup):
 
 
 def test_refit_every_keeps_hyperparameters_between_refits(ei_setup):
-    """refit_every=3: hyperparameters are refitted only when the count is a multiple of 3;
+    """refit_every=3: hyperparameters are refitted only at every third tell;
     a NaN observation at a refit is a failed evaluation: stored as the worst value observed so
     far (the Dataset's imputation), and the fit is the fit of the data with that value told."""
     _, problem, state = ei_setup                              # 8 observations
+    state = state._replace(tells=jnp.asarray(2, jnp.int32))   # as after two tells
     tell = jax.jit(gp_bo(acquisition="ei", refit_every=3, **FAST).tell)
     x9 = jnp.array([3.0, 2.0])
-    s9 = tell(state, x9, problem.objective(x9))               # count 9: refit
+    s9 = tell(state, x9, problem.objective(x9))               # third tell: refit
+    assert int(s9.tells) == 3
     assert not np.allclose(s9.params.log_lengthscale, state.params.log_lengthscale)
-    n9 = tell(state, x9, jnp.nan)                             # count 9: refit, with a failed row
+    n9 = tell(state, x9, jnp.nan)                             # third tell: refit, with a failed row
     worst = float(jnp.max(state.data.y[:8]))
     assert bool(n9.data.mask[8]) and bool(n9.data.failed[8]) and int(n9.data.count) == 9
     assert float(n9.data.y[8]) == worst
@@ -324,10 +326,31 @@ def test_refit_every_keeps_hyperparameters_between_refits(ei_setup):
     assert np.all(np.isfinite(np.asarray(x_next))) and problem.bounds.contains(x_next)
     assert int(tell(state, jnp.array([jnp.nan, 2.0]), 1.0).data.count) == 8  # a NaN x is not recorded
     x = jnp.array([0.0, 5.0])
-    s10 = tell(s9, x, problem.objective(x))                  # count 10: no refit
+    s10 = tell(s9, x, problem.objective(x))                  # fourth tell: no refit
     for a, b in zip(jax.tree.leaves(s9.params), jax.tree.leaves(s10.params)):
         np.testing.assert_array_equal(a, b)
     assert bool(s10.data.mask[9]) and not np.allclose(s10.posterior.alpha, s9.posterior.alpha)
+
+
+def test_refit_schedule_stays_a_branch_under_vmap(monkeypatch):
+    """The refit schedule reads the tell counter, which depends on no data: in a run vmapped
+    over seeds the skipped refits are skipped (a real ``lax.cond``), not run and discarded
+    (a select). Counted with a host callback inside the fit: init + tells 3 and 6 = 3 fits
+    in 6 steps (a select would run 7)."""
+    calls = []
+    original = gpm.fit
+
+    def counting_fit(*args, **kwargs):
+        jax.debug.callback(lambda: calls.append(1))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(gpm, "fit", counting_fit)
+    algo = gp_bo(acquisition="ei", refit_every=3, **FAST)
+    problem = nbo.benchmarks.get("branin")
+    hist = jax.vmap(lambda k: nbo.run_bo(k, algo, problem, 3, 6))(jax.random.split(jax.random.key(0), 2))
+    jax.block_until_ready(hist.x)
+    jax.effects_barrier()
+    assert len(calls) == 3, len(calls)
 
 
 KEYS = jax.random.split(jax.random.key(2024), 3)

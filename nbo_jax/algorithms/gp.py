@@ -116,6 +116,8 @@ class GPState(NamedTuple):
         lml: ``()`` log marginal likelihood of the fit (standardized targets).
         bounds: the box (:class:`~nbo_jax.domains.Bounds`, ``(d,)`` arrays).
         key: PRNG key for the random restarts.
+        tells: ``()`` int32, the number of ``tell`` calls (the refit schedule; it depends on
+            no data, so under ``vmap`` it stays unbatched and the schedule a real branch).
     """
 
     data: Dataset
@@ -124,6 +126,7 @@ class GPState(NamedTuple):
     lml: Array
     bounds: Bounds
     key: Array
+    tells: Array
 
 
 class GPConstrainedState(NamedTuple):
@@ -141,6 +144,8 @@ class GPConstrainedState(NamedTuple):
         shift, scale: ``(J,)`` target transform ``(y - shift) / scale`` (objective:
             mean/std; constraints: 0/root mean square).
         bounds: the box (:class:`~nbo_jax.domains.Bounds`). key: PRNG key for the random restarts.
+        tells: ``()`` int32, the number of ``tell`` calls (the refit schedule, as
+            :class:`GPState`).
     """
 
     data: Dataset
@@ -151,6 +156,7 @@ class GPConstrainedState(NamedTuple):
     scale: Array
     bounds: Bounds
     key: Array
+    tells: Array
 
 
 def _check_below(name: str, value: float, high: float) -> float:
@@ -218,15 +224,15 @@ class _Fitter(NamedTuple):
                        bounds=self.pb, jitter=self.jitter_of(u.dtype), prior=self.gp_prior(d),
                        optimizer=self.optimizer, learn_constant=self.learn_constant)[0]
 
-    def scheduled(self, refit: Callable[[], gpm.GPParams], params: gpm.GPParams, count: Array,
+    def scheduled(self, refit: Callable[[], gpm.GPParams], params: gpm.GPParams, tells: Array,
                   force: bool) -> gpm.GPParams:
-        """``refit()`` when forced or when ``count`` is a multiple of ``refit_every``, else
-        ``params``."""
+        """``refit()`` when forced or when ``tells`` (the state's tell counter) is a multiple
+        of ``refit_every``, else ``params``. ``tells`` depends on no data, so under ``vmap``
+        over seeds the predicate is unbatched and the cond stays a branch (a batched one
+        would become a select running the refit every time)."""
         if force or self.refit_every == 1:
             return refit()
-        # under vmap this cond becomes a select and both branches run; the kept branch does
-        # no linear algebra, so no two factorizations run side by side
-        return jax.lax.cond(count % self.refit_every == 0, refit, lambda: params)
+        return jax.lax.cond(tells % self.refit_every == 0, refit, lambda: params)
 
 
 @records_config
@@ -299,8 +305,10 @@ def gp_bo(
             (:func:`nbo_jax.gp_model.random_params`), vmapped; the best objective wins.
         fit_steps: optimizer iterations per start (the most, for L-BFGS); fit_learning_rate:
             Adam's step size.
-        refit_every: refit the hyperparameters when the number of observations is a multiple
-            of this (the posterior is always updated); 1 = every iteration.
+        refit_every: refit the hyperparameters at ``init`` and at every ``refit_every``-th
+            ``tell`` (the posterior is always updated); 1 = every iteration. The schedule
+            counts tells, not data, so under ``vmap`` over seeds the skipped refits are
+            skipped (a real branch, not a select that runs both).
         noise_floor: lower limit of the noise variance (standardized units), in ``(0, 1)``
             (default preset 1e-4 as BoTorch; paper 1e-6).
         lengthscale_bounds, outputscale_bounds: ``(low, high)`` box limits (lengthscales in
@@ -407,7 +415,7 @@ def _plain_gp_bo(acquisition: str, *, beta, fitter: _Fitter, aopt: AcqOptimizer,
         key, k_fit = jax.random.split(state.key)
         y = targets(data)
         params = fitter.scheduled(lambda: fitter.refit(data.u, y, data.mask, state.params, k_fit), state.params,
-                                  data.count, force_refit)
+                                  state.tells, force_refit)
         post = gpm.condition(kind, params, data.u, y, data.mask, fitter.jitter_of(data.u.dtype))
         lml = gpm.posterior_lml(post, y)
         return state._replace(data=data, params=params, posterior=post, lml=lml, key=key)
@@ -418,7 +426,7 @@ def _plain_gp_bo(acquisition: str, *, beta, fitter: _Fitter, aopt: AcqOptimizer,
         params = fitter.initial(d, dtype)
         # placeholder posterior of the right shapes (no data), replaced by update
         post = gpm.condition(kind, params, data.u, data.y, jnp.zeros_like(data.mask))
-        state = GPState(data, params, post, jnp.zeros((), dtype), box, key)
+        state = GPState(data, params, post, jnp.zeros((), dtype), box, key, jnp.zeros((), jnp.int32))
         return update(state, data, force_refit=True)
 
     def incumbent(state: GPState) -> Array:
@@ -449,6 +457,7 @@ def _plain_gp_bo(acquisition: str, *, beta, fitter: _Fitter, aopt: AcqOptimizer,
 
     def tell(state: GPState, x: Array, y: Array, c=None) -> GPState:
         u, y = told_rows(state.bounds, x, y, c, constrained=False)
+        state = state._replace(tells=state.tells + 1)
         return update(state, state.data.add_batch(u, y), force_refit=False)
 
     return init, ask, tell, surrogate_posterior
@@ -489,7 +498,7 @@ def _constrained_gp_bo(acquisition: str, *, beta, beta_c, fitter: _Fitter, aopt:
         T = targets(data, shift, scale)
         u, M = data.u, data.mask
         key, k_fit = jax.random.split(state.key)
-        params = fitter.scheduled(lambda: refit(u, T, M, state.params, k_fit), state.params, data.count,
+        params = fitter.scheduled(lambda: refit(u, T, M, state.params, k_fit), state.params, state.tells,
                                   force_refit)
         jit = fitter.jitter_of(u.dtype)
         post = jax.vmap(lambda p, y, m: gpm.condition(kind, p, u, y, m, jit))(params, T.T, M.T)
@@ -508,7 +517,7 @@ def _constrained_gp_bo(acquisition: str, *, beta, beta_c, fitter: _Fitter, aopt:
                                jnp.broadcast_to(jnp.eye(cap, dtype=dtype), (J, cap, cap)),
                                jnp.zeros((J, cap), dtype))
         state = GPConstrainedState(data, params, post, jnp.zeros((J,), dtype), jnp.zeros((J,), dtype),
-                                   jnp.ones((J,), dtype), box, key)
+                                   jnp.ones((J,), dtype), box, key, jnp.zeros((), jnp.int32))
         return update(state, data, force_refit=True)
 
     def incumbent(state: GPConstrainedState) -> Array:
@@ -538,6 +547,7 @@ def _constrained_gp_bo(acquisition: str, *, beta, beta_c, fitter: _Fitter, aopt:
 
     def tell(state: GPConstrainedState, x: Array, y: Array, c=None) -> GPConstrainedState:
         u, Y = told_rows(state.bounds, x, y, c, constrained=True)
+        state = state._replace(tells=state.tells + 1)
         return update(state, state.data.add_batch(u, Y), force_refit=False)
 
     return init, ask, tell, surrogate_posterior
