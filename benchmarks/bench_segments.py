@@ -5,15 +5,20 @@ Usage::
 
     uv run python benchmarks/bench_segments.py                                   # the defaults below
     uv run python benchmarks/bench_segments.py --algorithm gp-ei --n-iter 300 --segments 1 3
+    uv run python benchmarks/bench_segments.py --algorithm gp-ei --n-iter 1000 --segments 4 \
+        --set refit_every=10 --once
 
 Each configuration is compiled once (the first call: compile + run) and run again with
 another key (run only); both are printed, with the final best f of the second run so that
-the runs can be seen to be the same kind of run. Problem: Ackley-d with the paper's noise.
+the runs can be seen to be the same kind of run (``--once``: the first call only). ``--set
+name=value`` passes a factory argument (a Python literal). Problem: Ackley-d with the paper's
+noise.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import time
 
 import jax
@@ -28,20 +33,25 @@ def main() -> None:
     ap.add_argument("--n-init", type=int, default=10)
     ap.add_argument("--n-iter", type=int, default=1000)
     ap.add_argument("--segments", type=int, nargs="+", default=[1, 4])
+    ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE", help="factory arguments")
+    ap.add_argument("--once", action="store_true", help="time the first call (compile + run) only")
     args = ap.parse_args()
     problem = nbo.benchmarks.get("ackley", dim=args.dim)
-    algo = nbo.algorithms.get(args.algorithm)
-    print(f"{args.algorithm} on Ackley-{args.dim}, {args.n_init} + {args.n_iter}, {jax.devices()[0].platform}")
+    kwargs = {k: ast.literal_eval(v) for k, v in (item.split("=", 1) for item in args.set)}
+    algo = nbo.algorithms.get(args.algorithm, **kwargs)
+    print(f"{args.algorithm} {kwargs} on Ackley-{args.dim}, {args.n_init} + {args.n_iter}, {jax.devices()[0].platform}")
     print("| segments | plan (steps, capacity) | compile + run s | run s | best f |")
     print("|---|---|---|---|---|")
     for k in args.segments:
         run = jax.jit(lambda key: nbo.run_bo(key, algo, problem, args.n_init, args.n_iter, segments=k))
         t0 = time.perf_counter()
-        jax.block_until_ready(run(jax.random.key(0)))
+        hist = jax.block_until_ready(run(jax.random.key(0)))
         first = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        hist = jax.block_until_ready(run(jax.random.key(1)))
-        second = time.perf_counter() - t0
+        second = float("nan")
+        if not args.once:
+            t0 = time.perf_counter()
+            hist = jax.block_until_ready(run(jax.random.key(1)))
+            second = time.perf_counter() - t0
         plan = nbo.loop.segment_plan(args.n_init, args.n_iter, algo.q, k)
         print(f"| {k} | {plan} | {first:.1f} | {second:.1f} | {float(hist.best_f[-1]):.3f} |", flush=True)
 

@@ -3,8 +3,8 @@ size a 2-core CPU finishes in under an hour.
 
 Problems: Ackley, Levy, Michalewicz at d = 10 and 20 (``--large`` adds d = 50 and 100), paper
 noise (variance = 1% of the range). Methods: Neural-BO (reference) against NeuralGreedy,
-GP-UCB, GP-TS, GP-EI, DNGO and random search (the thesis' random forest baseline is not in
-this library). Every method sees the same initial points per seed.
+GP-UCB, GP-TS, GP-EI, DNGO, the random forest (``rf-ei``, SMAC's surrogate with EI) and random
+search. Every method sees the same initial points per seed.
 
 Usage::
 
@@ -22,7 +22,7 @@ from _study import run_from_args, study_parser
 
 import nbo_jax as nbo
 
-METHODS = ["neural-bo", "neural-greedy", "gp-ucb", "gp-ts", "gp-ei", "dngo", "random"]
+METHODS = ["neural-bo", "neural-greedy", "gp-ucb", "gp-ts", "gp-ei", "dngo", "rf-ei", "random"]
 
 
 def main():
