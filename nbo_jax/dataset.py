@@ -196,6 +196,12 @@ class Dataset(NamedTuple):
         std = jnp.where(var > 1e-12, jnp.sqrt(var), 1.0)
         return jnp.where(self.mask, (self.y - mean) / std, 0.0), mean, std
 
+    def incumbent(self, values: Array | None = None) -> Array:
+        """``()`` the smallest of ``values`` (``(cap,)``, e.g. standardized targets; default
+        ``y``) over the finite observations: a failure's imputed value is never the
+        incumbent. ``+inf`` when there is none. Single-output datasets."""
+        return jnp.min(jnp.where(self.observed(), self.y if values is None else values, jnp.inf))
+
     def best(self) -> tuple[Array, Array]:
         """``(u_best (d,), y_best ())``: the finite observation with the smallest ``y``
         (single-output datasets; failures are never the incumbent)."""

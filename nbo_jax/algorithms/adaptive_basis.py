@@ -545,7 +545,7 @@ def adaptive_basis(
         nu = features(state.params, net_of(state), 2.0 * u_c - 1.0)
         mean, var = head_predict(state.head, nu)
         targets = targets_of(state.data)
-        incumbent = jnp.min(jnp.where(state.data.observed(), targets, jnp.inf))
+        incumbent = state.data.incumbent(targets)
         return SurrogatePosterior(u_c, mean, jnp.sqrt(jnp.maximum(var, 0.0)), incumbent)
 
     def ask(state: AdaptiveBasisState, key: Array) -> Array:

@@ -431,7 +431,7 @@ def _plain_gp_bo(acquisition: str, *, beta, fitter: _Fitter, aopt: AcqOptimizer,
 
     def incumbent(state: GPState) -> Array:
         """The best finite observation (standardized), never an imputed failure."""
-        return jnp.min(jnp.where(state.data.observed(), targets(state.data), jnp.inf))
+        return state.data.incumbent(targets(state.data))
 
     def surrogate_posterior(state: GPState, u_c: Array) -> SurrogatePosterior:
         mean, var = gpm.predict(kind, state.posterior, u_c)

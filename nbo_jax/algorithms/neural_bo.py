@@ -190,7 +190,7 @@ def _posterior_at(state: NeuralBOState, apply, weights, targets: Array, u_c: Arr
     G_c = gradient_features(apply, weights, z_c, chunk_size=chunk_size)
     var = post_lib.variance(state.posterior, G_c, state.post_lam, m)
     mean = predict(apply, state.params, z_c)
-    incumbent = jnp.min(jnp.where(state.data.observed(), targets, jnp.inf))
+    incumbent = state.data.incumbent(targets)
     return SurrogatePosterior(u_c, mean, state.post_scale * jnp.sqrt(var), incumbent)
 
 

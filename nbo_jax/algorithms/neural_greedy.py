@@ -362,7 +362,7 @@ def neural_greedy(
         z_c = 2.0 * u_c - 1.0
         samples = jax.vmap(lambda k: jax.vmap(fit(state, k))(z_c))(keys)
         targets = state.data.standardized()[0] if standardize else state.data.y
-        incumbent = jnp.min(jnp.where(state.data.observed(), targets, jnp.inf))
+        incumbent = state.data.incumbent(targets)
         return SurrogatePosterior(u_c, jnp.mean(samples, 0), jnp.std(samples, 0), incumbent)
 
     name = "neural-greedy-posterior" if posterior else "neural-greedy"

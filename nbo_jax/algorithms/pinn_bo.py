@@ -486,7 +486,7 @@ def pinn_bo(
         net = network_of(state)
         mean = nu * predict(net.apply, state.params, 2.0 * u_c - 1.0)
         targets = state.data.standardized()[0] if standardize else state.data.y
-        incumbent = jnp.min(jnp.where(state.data.observed(), targets, jnp.inf))
+        incumbent = state.data.incumbent(targets)
         if state.info is None:
             return SurrogatePosterior(u_c, mean, jnp.zeros_like(mean), incumbent)
         inf = state.info

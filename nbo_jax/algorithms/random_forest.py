@@ -266,7 +266,7 @@ def rf_bo(
         data = state.data
         y = targets_of(data)
         mean, std = forest_posterior(data.u, y, data.mask, seed, u_c.astype(data.u.dtype), settings)
-        incumbent = jnp.min(jnp.where(data.observed(), y, jnp.inf))  # never an imputed failure
+        incumbent = data.incumbent(y)  # never an imputed failure
         return SurrogatePosterior(u_c, mean, std, incumbent)
 
     def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> RandomForestState:
