@@ -61,6 +61,7 @@ from jax.flatten_util import ravel_pytree
 from jax.scipy.linalg import cho_solve, solve_triangular
 
 from .lbfgsb import minimize_lbfgsb
+from .posterior import chol_append
 
 Array = jax.Array
 
@@ -316,6 +317,40 @@ def condition(
     return GPPosterior(params, u, mask, L, alpha)
 
 
+def append_rows(kind: str, post: GPPosterior, u: Array, y: Array, mask: Array, rows: Array,
+                jitter: float = 0.0) -> GPPosterior:
+    """``post`` conditioned on data that differ from its own only in the rows ``rows (n,)``
+    (int), written since: each valid new row's kernel row appended to the Cholesky factor
+    (:func:`nbo_jax.posterior.chol_append`, one triangular solve, ``O(cap^2)`` per row) with
+    ``post``'s hyperparameters, and ``alpha`` solved for the new targets. Equal, up to
+    rounding, to :func:`condition` with the same hyperparameters, at ``O(n cap^2)`` instead
+    of ``O(cap^3)`` (Osborne 2010, "Bayesian Gaussian processes for sequential prediction,
+    optimisation and quadrature", Section 2.6).
+
+    Args:
+        u: ``(cap, d)``, y: ``(cap,)``, mask: ``(cap,)`` bool: the whole new data (rows outside
+            ``rows`` as ``post`` saw them; a row of ``rows`` outside ``mask`` or at or past
+            ``cap`` leaves the factor unchanged).
+        rows: ``(n,)`` int, in increasing order, every one after all valid rows of ``post``.
+        jitter: as :func:`condition`.
+    """
+    p = post.params
+    cap = u.shape[0]
+    m = mask.astype(u.dtype)
+    lam = p.noise + jitter
+
+    def add(L, i):
+        valid = (i < cap) & jnp.take(mask, i, mode="clip")
+        u_i = jnp.take(u, i, axis=0, mode="clip")[None]
+        k = m * kernel_matrix(kind, p, u, u_i)[:, 0]
+        kxx = kernel_matrix(kind, p, u_i, u_i)[0, 0]
+        return chol_append(L, k, kxx, jnp.where(valid, i, cap), lam), None
+
+    L, _ = jax.lax.scan(add, post.chol, rows)
+    alpha = cho_solve((L, True), jnp.where(mask, y - p.constant, 0.0))
+    return GPPosterior(p, u, mask, L, alpha)
+
+
 def posterior_lml(post: GPPosterior, y: Array) -> Array:
     """The log marginal likelihood from a conditioned posterior's factor, ``()``: equal to
     :func:`log_marginal_likelihood` with the same arguments (no new factorization)."""
@@ -555,6 +590,7 @@ __all__ = [
     "masked_gram",
     "log_marginal_likelihood",
     "condition",
+    "append_rows",
     "posterior_lml",
     "predict",
     "joint_covariance",

@@ -303,6 +303,18 @@ def fit_scales(G: Array, mask: Array, r: Array, m, *, lam_range=(1e-4, 10.0), sc
             jnp.where(empty, 0.0, vals[i]))
 
 
+def fit_output_scale(state: DualState, mask: Array, r: Array, *, scale2_range=(1e-2, 1e2)) -> Array:
+    """The ``scale2`` that maximizes :func:`log_marginal_likelihood` for the ``lam`` already
+    in the factor of ``state`` (a ``DualState``): ``r_v^T (K0 + lam I)^{-1} r_v / n`` over the
+    ``n`` valid rows, clipped to ``scale2_range`` (1 when no row is valid, clipped), ``()``.
+    The value :func:`fit_scales` returns at that ``lam``, in ``O(cap^2)`` (two triangular
+    solves' worth) instead of an eigendecomposition: used between refits of ``lam``."""
+    v = solve_triangular(state.L, jnp.where(mask, r, 0.0).astype(state.L.dtype), lower=True)
+    n = jnp.sum(mask.astype(v.dtype))
+    s2 = jnp.clip(v @ v / jnp.maximum(n, 1.0), scale2_range[0], scale2_range[1])
+    return jnp.where(n < 1, min(max(1.0, scale2_range[0]), scale2_range[1]), s2)
+
+
 def _dtype(state: PosteriorState):
     return jax.tree_util.tree_leaves(state)[0].dtype
 
@@ -330,5 +342,6 @@ __all__ = [
     "sample_weights",
     "log_marginal_likelihood",
     "fit_scales",
+    "fit_output_scale",
     "feature_gram",
 ]

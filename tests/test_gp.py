@@ -332,11 +332,10 @@ def test_refit_every_keeps_hyperparameters_between_refits(ei_setup):
     assert bool(s10.data.mask[9]) and not np.allclose(s10.posterior.alpha, s9.posterior.alpha)
 
 
-def test_refit_schedule_stays_a_branch_under_vmap(monkeypatch):
-    """The refit schedule reads the tell counter, which depends on no data: in a run vmapped
-    over seeds the skipped refits are skipped (a real ``lax.cond``), not run and discarded
-    (a select). Counted with a host callback inside the fit: init + tells 3 and 6 = 3 fits
-    in 6 steps (a select would run 7)."""
+@pytest.fixture
+def fit_calls(monkeypatch):
+    """A list that grows by one at every hyperparameter fit that runs (a host callback inside
+    ``gp_model.fit``, so it counts executions, not traces)."""
     calls = []
     original = gpm.fit
 
@@ -345,12 +344,96 @@ def test_refit_schedule_stays_a_branch_under_vmap(monkeypatch):
         return original(*args, **kwargs)
 
     monkeypatch.setattr(gpm, "fit", counting_fit)
+    return calls
+
+
+def test_refit_schedule_stays_a_branch_under_vmap(fit_calls):
+    """The refit schedule reads the tell counter, which depends on no data: in a run vmapped
+    over seeds the skipped refits are skipped (a real ``lax.cond``), not run and discarded
+    (a select). Counted with a host callback inside the fit: init + tells 3 and 6 = 3 fits
+    in 6 steps (a select would run 7)."""
+    calls = fit_calls
     algo = gp_bo(acquisition="ei", refit_every=3, **FAST)
     problem = nbo.benchmarks.get("branin")
     hist = jax.vmap(lambda k: nbo.run_bo(k, algo, problem, 3, 6))(jax.random.split(jax.random.key(0), 2))
     jax.block_until_ready(hist.x)
     jax.effects_barrier()
     assert len(calls) == 3, len(calls)
+
+
+@pytest.mark.parametrize("kind", gpm.KERNELS)
+def test_append_rows_equals_a_new_factorization(x64, kind):
+    """gp_model.append_rows (the factor extended row by row between refits) gives the factor,
+    ``alpha`` and marginal likelihood of a new factorization with the same hyperparameters:
+    a valid new row, a masked one and one past the capacity (both leave the factor alone),
+    and new targets for the old rows (standardization moves them)."""
+    k1, k2 = jax.random.split(jax.random.key(5))
+    cap, d = 12, 3
+    u = jax.random.uniform(k1, (cap, d), jnp.float64)
+    y = jax.random.normal(k2, (cap,), jnp.float64)
+    params = _params([0.3, 0.5, 0.8], outputscale=1.3, noise=1e-3)._replace(constant=jnp.asarray(0.2))
+    old = (jnp.arange(cap) < 6).at[2].set(False)
+    post = gpm.condition(kind, params, u, y, old, 1e-8)
+    new = old.at[6].set(True).at[8].set(True)                 # row 7 stays masked
+    y2 = 1.7 * y - 0.4
+    got = gpm.append_rows(kind, post, u, y2, new, jnp.array([6, 7, 8, cap]), 1e-8)
+    ref = gpm.condition(kind, params, u, y2, new, 1e-8)
+    np.testing.assert_allclose(got.chol, ref.chol, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got.alpha, ref.alpha, rtol=1e-10, atol=1e-12)
+    assert float(gpm.posterior_lml(got, y2)) == pytest.approx(float(gpm.posterior_lml(ref, y2)), rel=1e-12)
+    assert np.array_equal(got.mask, new)
+
+
+def test_run_between_refits_equals_the_refactorized_run(x64, monkeypatch):
+    """A float64 GP-EI run with refit_every=3 extends the factor between refits; with every
+    extension replaced by a new factorization (the code before append_rows) the run is the
+    same up to rounding: the same points, values and hyperparameters."""
+    problem = nbo.benchmarks.get("branin")
+    small = dict(acq_optimizer=dict(raw_samples=128, num_restarts=2, steps=20))
+
+    def run():
+        algo = gp_bo(acquisition="ei", refit_every=3, **FAST, **small)
+        return jax.jit(lambda k: nbo.run_bo(k, algo, problem, 4, 7))(jax.random.key(3))
+
+    appended = run()
+    monkeypatch.setattr(gpm, "append_rows", lambda kind, post, u, y, mask, rows, jitter=0.0:
+                        gpm.condition(kind, post.params, u, y, mask, jitter))
+    refactorized = run()
+    np.testing.assert_allclose(appended.x, refactorized.x, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(appended.y, refactorized.y, rtol=0, atol=1e-7)
+
+
+def test_auto_refit_schedule_follows_the_rows_held(fit_calls):
+    """refit_every="auto" (default preset): a refit at every tell while the GP holds fewer
+    than 100 rows, then every (rows // 50)-th tell; between refits the hyperparameters are
+    kept. Counted from the rows received, not the data, so it matches under vmap. Fits are
+    counted with a host callback inside the fit."""
+    calls = fit_calls
+    algo = gp_bo(acquisition="ei", **FAST, **RAW)
+    problem = nbo.benchmarks.get("branin")
+    lo, hi = problem.bounds.lower, problem.bounds.upper
+    tell = jax.jit(algo.tell)
+
+    def states(n0):
+        calls.clear()
+        x0 = nbo.initial_design(jax.random.key(1), problem.bounds, n0)
+        s0 = jax.jit(lambda x, y: algo.init(jax.random.key(0), x, y, bounds=problem.bounds, capacity=n0 + 2))(
+            x0, jax.vmap(problem.objective)(x0))
+        x1, x2 = lo + 0.3 * (hi - lo), lo + 0.7 * (hi - lo)
+        s1 = tell(s0, x1, problem.objective(x1))
+        s2 = jax.block_until_ready(tell(s1, x2, problem.objective(x2)))
+        jax.effects_barrier()
+        return s0, s1, s2
+
+    s0, s1, s2 = states(97)                      # period 1: init and both tells fit
+    assert len(calls) == 3 and int(s1.rows_told) == 98
+    s0, s1, s2 = states(110)                     # period 2: init and the second tell fit
+    assert len(calls) == 2 and int(s2.tells) == 2 and int(s2.rows_told) == 112
+    for a, b in zip(jax.tree.leaves(s0.params), jax.tree.leaves(s1.params)):
+        np.testing.assert_array_equal(a, b)      # kept between refits
+    assert not np.array_equal(s1.posterior.alpha, s0.posterior.alpha)  # the new row is in the posterior
+    with pytest.raises(TypeError, match="refit_every"):
+        gp_bo(refit_every="sometimes")
 
 
 KEYS = jax.random.split(jax.random.key(2024), 3)

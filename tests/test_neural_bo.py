@@ -116,12 +116,40 @@ def test_pathwise_sample_of_the_algorithm_matches_its_posterior(x64, compiled):
     np.testing.assert_allclose(post.std ** 2, s2 * direct, rtol=1e-8)
 
 
+def test_lam_refit_schedule_keeps_lam_and_refits_s2_between_refits(x64, compiled):
+    """refit_every=3 (fitted scales): at tells 1 and 2 ``lam`` is kept, the factor extended
+    row by row equals a new factorization at that ``lam`` and ``s^2`` is the likelihood's best
+    for it (fit_scales on a one-point grid); at tell 3 both are the full grid fit again."""
+    algo = compiled(nbo.neural_bo(**SMALL, refit_every=3))
+    problem, state = _state(algo)
+    net = nbo.networks.mlp(2, SMALL["width"], 2, use_bias=True)
+    m = float(SMALL["width"])
+    lam0 = float(state.post_lam)
+    for i in range(3):
+        x = algo.ask(state, jax.random.key(10 + i))
+        state = algo.tell(state, x, problem.objective(x))
+        G, mask = state.posterior.G, state.data.mask
+        r = state.data.standardized()[0] - nbo.features.predict(net.apply, state.params0, 2 * state.data.u - 1)
+        lam, s2, _ = P.fit_scales(G, mask, r, m)
+        if i < 2:
+            assert float(state.post_lam) == lam0
+            lam_kept, s2_kept, _ = P.fit_scales(G, mask, r, m, lam_range=(lam0, lam0), n_grid=1)
+            np.testing.assert_allclose(state.post_scale ** 2, s2_kept, rtol=1e-10)
+            np.testing.assert_allclose(state.posterior.L, P.rebuild(state.posterior, G, mask, lam0, m).L,
+                                       rtol=0, atol=1e-10)
+        else:
+            np.testing.assert_allclose([state.post_lam, state.post_scale ** 2], [lam, s2], rtol=1e-10)
+    assert (int(state.tells), int(state.rows_told)) == (3, 9)
+
+
 def test_options_are_checked_at_the_factory():
     for kw, name in [(dict(thompson="joint"), "thompson"), (dict(scales="auto"), "scales"),
                      (dict(nu=float("nan")), "nu"), (dict(nu=-1.0), "nu"), (dict(lam=0.0), "lam"),
                      (dict(posterior="full"), "scales='fit' needs"),
                      (dict(thompson="independent", acq_optimizer=dict(steps=3)), "steps"),
-                     (dict(acq_optimizer=dict(raw_samples=0)), "raw_samples")]:
+                     (dict(acq_optimizer=dict(raw_samples=0)), "raw_samples"),
+                     (dict(refit_every=0), "refit_every"),
+                     (dict(scales="fixed", refit_every=5), "refit_every schedules the scale fit")]:
         with pytest.raises(ValueError, match=name):
             nbo.neural_bo(**kw)
     with pytest.raises(TypeError, match="acq_optimizer"):
@@ -134,6 +162,7 @@ def test_options_are_checked_at_the_factory():
     (dict(lam="0.01"), "lam"), (dict(learning_rate="1e-3"), "learning_rate"), (dict(warm_start="yes"), "warm_start"),
     (dict(use_bias=1), "use_bias"), (dict(standardize=None), "standardize"), (dict(q=2.0), "q"),
     (dict(batch_size=16), "minibatch_size"), (dict(n_candidates=16), "n_candidates"),
+    (dict(refit_every="never"), "refit_every"), (dict(refit_every=2.0), "refit_every"),
 ])
 def test_wrong_types_raise_type_errors_naming_the_argument(kw, name):
     with pytest.raises(TypeError, match=name):

@@ -178,6 +178,33 @@ def check_beta_count(name: str, betas, n_constraints: int) -> None:
                          "constraints")
 
 
+AUTO_ROWS_PER_REFIT = 50
+"""``refit_every="auto"``: the refit period, in tells, is the rows held over this (at least 1)."""
+
+
+def check_refit_every(value) -> int | str:
+    """``refit_every``: an int ``>= 1`` or ``"auto"``.
+
+    Raises:
+        TypeError: anything else but an int below 1 (ValueError); both name ``refit_every``."""
+    if isinstance(value, str) and value == "auto":
+        return value
+    if isinstance(value, str) or isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"refit_every must be an int >= 1 or 'auto', got {value!r}")
+    return check_int("refit_every", value, 1)
+
+
+def refit_due(refit_every: int | str, tells: Array, rows_told: Array) -> Array:
+    """``()`` bool: a scheduled refit is due after this tell. ``refit_every = k``: every
+    ``k``-th tell; ``"auto"``: every ``max(1, rows_told // AUTO_ROWS_PER_REFIT)``-th, so a
+    surrogate holding ``n`` rows refits about every ``n / 50`` tells (every tell below 100).
+    ``tells`` (tell calls) and ``rows_told`` (rows received, failed evaluations included)
+    depend on no data: under ``vmap`` over seeds the predicate is unbatched and a
+    ``lax.cond`` on it stays a branch (a batched one becomes a select running both)."""
+    period = jnp.maximum(rows_told // AUTO_ROWS_PER_REFIT, 1) if refit_every == "auto" else refit_every
+    return tells % period == 0
+
+
 def records_config(factory: Callable) -> Callable:
     """Decorator for algorithm factories: the returned :class:`BOAlgorithm` carries the
     :class:`~nbo_jax.types.FactoryCall` that built it (for save/resume and pickling)."""

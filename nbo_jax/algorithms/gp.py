@@ -63,6 +63,7 @@ from ._common import (
     check_bool,
     check_choice,
     check_int,
+    check_refit_every,
     check_scale,
     constrained_transform,
     feasibility_ranked,
@@ -70,6 +71,7 @@ from ._common import (
     make_algorithm,
     observed_feasible,
     records_config,
+    refit_due,
     refuse_renamed,
     resolve_preset,
     told_rows,
@@ -88,14 +90,14 @@ _TS_OPT = AcqOptimizer(raw_samples=512, num_restarts=1, steps=0, local_fraction=
 PRESETS = {
     "default": dict(
         kernel="rbf", prior="botorch", mean="constant", learn_outputscale=False, fit_optimizer="lbfgs",
-        fit_steps=200, n_restarts=2, noise_floor=1e-4, lengthscale_bounds=(2.5e-2, 1e3),
+        fit_steps=200, n_restarts=2, noise_floor=1e-4, lengthscale_bounds=(2.5e-2, 1e3), refit_every="auto",
         acq_optimizer={"ei": _EI_UCB_OPT, "ucb": _EI_UCB_OPT, "ts": _TS_OPT,
                        "cei": _EI_UCB_OPT,
                        "lcb-c": AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.25)},
     ),
     "paper": dict(
         kernel="rbf", prior="none", mean="zero", learn_outputscale=True, fit_optimizer="adam", fit_steps=100,
-        n_restarts=4, noise_floor=1e-6, lengthscale_bounds=(1e-2, 1e1),
+        n_restarts=4, noise_floor=1e-6, lengthscale_bounds=(1e-2, 1e1), refit_every=1,
         acq_optimizer={a: AcqOptimizer(raw_samples=512 if a == "ts" else 2048, num_restarts=1, steps=0,
                                        local_fraction=0.0, raw_sampler="uniform")
                        for a in ("ei", "ucb", "ts", "cei", "lcb-c")},
@@ -118,6 +120,8 @@ class GPState(NamedTuple):
         key: PRNG key for the random restarts.
         tells: ``()`` int32, the number of ``tell`` calls (the refit schedule; it depends on
             no data, so under ``vmap`` it stays unbatched and the schedule a real branch).
+        rows_told: ``()`` int32, the rows received: the initial design's and every tell's,
+            failed evaluations included (the ``"auto"`` refit schedule; unbatched as ``tells``).
     """
 
     data: Dataset
@@ -127,6 +131,7 @@ class GPState(NamedTuple):
     bounds: Bounds
     key: Array
     tells: Array
+    rows_told: Array
 
 
 class GPConstrainedState(NamedTuple):
@@ -144,8 +149,7 @@ class GPConstrainedState(NamedTuple):
         shift, scale: ``(J,)`` target transform ``(y - shift) / scale`` (objective:
             mean/std; constraints: 0/root mean square).
         bounds: the box (:class:`~nbo_jax.domains.Bounds`). key: PRNG key for the random restarts.
-        tells: ``()`` int32, the number of ``tell`` calls (the refit schedule, as
-            :class:`GPState`).
+        tells, rows_told: ``()`` int32, the refit schedule's counters, as :class:`GPState`.
     """
 
     data: Dataset
@@ -157,6 +161,7 @@ class GPConstrainedState(NamedTuple):
     bounds: Bounds
     key: Array
     tells: Array
+    rows_told: Array
 
 
 def _check_below(name: str, value: float, high: float) -> float:
@@ -188,7 +193,7 @@ class _Fitter(NamedTuple):
     n_restarts: int
     steps: int
     learning_rate: float
-    refit_every: int
+    refit_every: int | str
     jitter: Optional[float]
     learn_constant: bool
 
@@ -224,15 +229,14 @@ class _Fitter(NamedTuple):
                        bounds=self.pb, jitter=self.jitter_of(u.dtype), prior=self.gp_prior(d),
                        optimizer=self.optimizer, learn_constant=self.learn_constant)[0]
 
-    def scheduled(self, refit: Callable[[], gpm.GPParams], params: gpm.GPParams, tells: Array,
-                  force: bool) -> gpm.GPParams:
-        """``refit()`` when forced or when ``tells`` (the state's tell counter) is a multiple
-        of ``refit_every``, else ``params``. ``tells`` depends on no data, so under ``vmap``
-        over seeds the predicate is unbatched and the cond stays a branch (a batched one
-        would become a select running the refit every time)."""
+    def scheduled(self, refit: Callable[[], gpm.GPPosterior], keep: Callable[[], gpm.GPPosterior],
+                  tells: Array, rows_told: Array, force: bool) -> gpm.GPPosterior:
+        """``refit()`` (new hyperparameters, a new factorization) when forced or due
+        (:func:`~nbo_jax.algorithms._common.refit_due`, a real branch under ``vmap``), else
+        ``keep()`` (the hyperparameters kept, the factor extended by the new rows)."""
         if force or self.refit_every == 1:
             return refit()
-        return jax.lax.cond(tells % self.refit_every == 0, refit, lambda: params)
+        return jax.lax.cond(refit_due(self.refit_every, tells, rows_told), refit, keep)
 
 
 @records_config
@@ -251,7 +255,7 @@ def gp_bo(
     n_restarts: Optional[int] = None,
     fit_steps: Optional[int] = None,
     fit_learning_rate: float = 0.05,
-    refit_every: int = 1,
+    refit_every: Optional[int | str] = None,
     noise_floor: Optional[float] = None,
     lengthscale_bounds: Optional[tuple] = None,
     outputscale_bounds: tuple = (1e-2, 1e2),
@@ -305,10 +309,15 @@ def gp_bo(
             (:func:`nbo_jax.gp_model.random_params`), vmapped; the best objective wins.
         fit_steps: optimizer iterations per start (the most, for L-BFGS); fit_learning_rate:
             Adam's step size.
-        refit_every: refit the hyperparameters at ``init`` and at every ``refit_every``-th
-            ``tell`` (the posterior is always updated); 1 = every iteration. The schedule
-            counts tells, not data, so under ``vmap`` over seeds the skipped refits are
-            skipped (a real branch, not a select that runs both).
+        refit_every: refit the hyperparameters (and refactorize) at ``init`` and at every
+            ``refit_every``-th ``tell``; between refits each tell appends the new rows to the
+            Cholesky factor (:func:`nbo_jax.gp_model.append_rows`, ``O(n cap^2)`` instead of
+            ``O(cap^3)``; the same posterior up to rounding). 1 = every tell (paper preset).
+            ``"auto"`` (default preset): every ``max(1, n // 50)``-th tell for a GP holding
+            ``n`` rows (every tell below 100), so the fit's ``O(n^3)`` cost is paid about
+            every ``n / 50`` tells. The schedule counts tells and rows received, not data,
+            so under ``vmap`` over seeds the skipped refits are skipped (a real branch, not a
+            select that runs both).
         noise_floor: lower limit of the noise variance (standardized units), in ``(0, 1)``
             (default preset 1e-4 as BoTorch; paper 1e-6).
         lengthscale_bounds, outputscale_bounds: ``(low, high)`` box limits (lengthscales in
@@ -354,7 +363,8 @@ def gp_bo(
     refuse_renamed(kwargs, BATCH_SIZE_IS_Q, "gp_bo")
     chosen = resolve_preset(
         PRESETS, preset, kernel=kernel, prior=prior, mean=mean, learn_outputscale=learn_outputscale, fit_optimizer=fit_optimizer,
-        n_restarts=n_restarts, fit_steps=fit_steps, noise_floor=noise_floor, lengthscale_bounds=lengthscale_bounds)
+        n_restarts=n_restarts, fit_steps=fit_steps, noise_floor=noise_floor, lengthscale_bounds=lengthscale_bounds,
+        refit_every=refit_every)
     kind = check_choice("kernel", chosen["kernel"], gpm.KERNELS)
     try:
         check_choice("acquisition", acquisition, ACQUISITIONS)
@@ -368,7 +378,7 @@ def gp_bo(
     beta = check_scale("beta", beta)
     n_restarts = check_int("n_restarts", chosen["n_restarts"], 1)
     fit_steps = check_int("fit_steps", chosen["fit_steps"], 0)
-    refit_every = check_int("refit_every", refit_every, 1)
+    refit_every = check_refit_every(chosen["refit_every"])
     fit_learning_rate = check_scale("fit_learning_rate", fit_learning_rate, allow_zero=False, allow_array=False)
     noise_floor = _check_below("noise_floor", check_scale("noise_floor", chosen["noise_floor"], allow_zero=False,
                                                           allow_array=False), 1.0)
@@ -410,15 +420,22 @@ def _plain_gp_bo(acquisition: str, *, beta, fitter: _Fitter, aopt: AcqOptimizer,
     def targets(data: Dataset) -> Array:
         return data.standardized()[0] if standardize else jnp.where(data.mask, data.y, 0.0)
 
-    def update(state: GPState, data: Dataset, force_refit: bool) -> GPState:
-        """``state`` holding ``data``: hyperparameters refitted (on schedule), posterior rebuilt."""
+    def update(state: GPState, data: Dataset, rows: Optional[Array]) -> GPState:
+        """``state`` holding ``data``: hyperparameters refitted and the posterior refactorized
+        when the schedule says so (always when ``rows`` is None, at ``init``), else the
+        factor extended by the new ``rows (n,)``."""
         key, k_fit = jax.random.split(state.key)
         y = targets(data)
-        params = fitter.scheduled(lambda: fitter.refit(data.u, y, data.mask, state.params, k_fit), state.params,
-                                  state.tells, force_refit)
-        post = gpm.condition(kind, params, data.u, y, data.mask, fitter.jitter_of(data.u.dtype))
+        jit = fitter.jitter_of(data.u.dtype)
+
+        def refit():
+            params = fitter.refit(data.u, y, data.mask, state.params, k_fit)
+            return gpm.condition(kind, params, data.u, y, data.mask, jit)
+
+        post = fitter.scheduled(refit, lambda: gpm.append_rows(kind, state.posterior, data.u, y, data.mask, rows, jit),
+                                state.tells, state.rows_told, rows is None)
         lml = gpm.posterior_lml(post, y)
-        return state._replace(data=data, params=params, posterior=post, lml=lml, key=key)
+        return state._replace(data=data, params=post.params, posterior=post, lml=lml, key=key)
 
     def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> GPState:
         data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=False)
@@ -426,8 +443,9 @@ def _plain_gp_bo(acquisition: str, *, beta, fitter: _Fitter, aopt: AcqOptimizer,
         params = fitter.initial(d, dtype)
         # placeholder posterior of the right shapes (no data), replaced by update
         post = gpm.condition(kind, params, data.u, data.y, jnp.zeros_like(data.mask))
-        state = GPState(data, params, post, jnp.zeros((), dtype), box, key, jnp.zeros((), jnp.int32))
-        return update(state, data, force_refit=True)
+        state = GPState(data, params, post, jnp.zeros((), dtype), box, key, jnp.zeros((), jnp.int32),
+                        jnp.asarray(x0.shape[0], jnp.int32))
+        return update(state, data, None)
 
     def incumbent(state: GPState) -> Array:
         """The best finite observation (standardized), never an imputed failure."""
@@ -457,8 +475,9 @@ def _plain_gp_bo(acquisition: str, *, beta, fitter: _Fitter, aopt: AcqOptimizer,
 
     def tell(state: GPState, x: Array, y: Array, c=None) -> GPState:
         u, y = told_rows(state.bounds, x, y, c, constrained=False)
-        state = state._replace(tells=state.tells + 1)
-        return update(state, state.data.add_batch(u, y), force_refit=False)
+        rows = state.data.count + jnp.arange(u.shape[0])
+        state = state._replace(tells=state.tells + 1, rows_told=state.rows_told + u.shape[0])
+        return update(state, state.data.add_batch(u, y), rows)
 
     return init, ask, tell, surrogate_posterior
 
@@ -492,18 +511,25 @@ def _constrained_gp_bo(acquisition: str, *, beta, beta_c, fitter: _Fitter, aopt:
         return jax.vmap(lambda p, y, m, k: fitter.refit(u, y, m, p, k))(
             params, T.T, M.T, jax.random.split(key, T.shape[1]))
 
-    def update(state: GPConstrainedState, data: Dataset, force_refit: bool) -> GPConstrainedState:
-        """``state`` holding ``data``: transform, hyperparameters (on schedule), posteriors."""
+    def update(state: GPConstrainedState, data: Dataset, rows: Optional[Array]) -> GPConstrainedState:
+        """``state`` holding ``data``: transform, hyperparameters and factors (refitted on
+        schedule, else extended by the new ``rows``; as the unconstrained ``update``)."""
         shift, scale = transform(data)
         T = targets(data, shift, scale)
         u, M = data.u, data.mask
         key, k_fit = jax.random.split(state.key)
-        params = fitter.scheduled(lambda: refit(u, T, M, state.params, k_fit), state.params, state.tells,
-                                  force_refit)
         jit = fitter.jitter_of(u.dtype)
-        post = jax.vmap(lambda p, y, m: gpm.condition(kind, p, u, y, m, jit))(params, T.T, M.T)
+
+        def refitted():
+            params = refit(u, T, M, state.params, k_fit)
+            return jax.vmap(lambda p, y, m: gpm.condition(kind, p, u, y, m, jit))(params, T.T, M.T)
+
+        def appended():
+            return jax.vmap(lambda p, y, m: gpm.append_rows(kind, p, u, y, m, rows, jit))(state.posterior, T.T, M.T)
+
+        post = fitter.scheduled(refitted, appended, state.tells, state.rows_told, rows is None)
         lml = jax.vmap(gpm.posterior_lml)(post, T.T)
-        return state._replace(data=data, params=params, posterior=post, lml=lml, shift=shift, scale=scale,
+        return state._replace(data=data, params=post.params, posterior=post, lml=lml, shift=shift, scale=scale,
                               key=key)
 
     def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> GPConstrainedState:
@@ -517,8 +543,9 @@ def _constrained_gp_bo(acquisition: str, *, beta, beta_c, fitter: _Fitter, aopt:
                                jnp.broadcast_to(jnp.eye(cap, dtype=dtype), (J, cap, cap)),
                                jnp.zeros((J, cap), dtype))
         state = GPConstrainedState(data, params, post, jnp.zeros((J,), dtype), jnp.zeros((J,), dtype),
-                                   jnp.ones((J,), dtype), box, key, jnp.zeros((), jnp.int32))
-        return update(state, data, force_refit=True)
+                                   jnp.ones((J,), dtype), box, key, jnp.zeros((), jnp.int32),
+                                   jnp.asarray(x0.shape[0], jnp.int32))
+        return update(state, data, None)
 
     def incumbent(state: GPConstrainedState) -> Array:
         """The best observed feasible objective value (transformed), ``+inf`` when none."""
@@ -547,8 +574,9 @@ def _constrained_gp_bo(acquisition: str, *, beta, beta_c, fitter: _Fitter, aopt:
 
     def tell(state: GPConstrainedState, x: Array, y: Array, c=None) -> GPConstrainedState:
         u, Y = told_rows(state.bounds, x, y, c, constrained=True)
-        state = state._replace(tells=state.tells + 1)
-        return update(state, state.data.add_batch(u, Y), force_refit=False)
+        rows = state.data.count + jnp.arange(u.shape[0])
+        state = state._replace(tells=state.tells + 1, rows_told=state.rows_told + u.shape[0])
+        return update(state, state.data.add_batch(u, Y), rows)
 
     return init, ask, tell, surrogate_posterior
 

@@ -21,8 +21,8 @@ The Thompson sample ``f~_t`` is drawn in one of two ways:
 With ``scales="fit"`` (library default) the posterior's ``lam`` and output scale ``s^2`` are
 not fixed: the linearized network is Bayesian linear regression on ``g``, i.e. a GP with the
 empirical NTK as kernel, and ``(lam, s^2)`` maximize its marginal likelihood of the targets
-``y - h(x; theta_0)`` at every ``tell`` (:func:`nbo_jax.posterior.fit_scales`; ``nu`` then
-multiplies the fitted ``s``). ``acquisition=`` swaps Thompson sampling for any function of the
+``y - h(x; theta_0)`` (:func:`nbo_jax.posterior.fit_scales`; ``nu`` then multiplies the
+fitted ``s``): ``s^2`` at every ``tell``, ``lam`` on the ``refit_every`` schedule. ``acquisition=`` swaps Thompson sampling for any function of the
 surrogate posterior (:mod:`nbo_jax.acquisition`), maximized by the same optimizer.
 
 **Paper preset** (``preset="paper"``; Phan-Trong et al. 2023, Section 7): L = 2, m = 500,
@@ -67,11 +67,13 @@ from ._common import (
     check_bool,
     check_choice,
     check_int,
+    check_refit_every,
     check_scale,
     initial_data,
     make_algorithm,
     network_builder,
     records_config,
+    refit_due,
     refuse_renamed,
     resolve_preset,
     told_rows,
@@ -104,6 +106,9 @@ class NeuralBOState(NamedTuple):
         key: PRNG key used for training shuffles.
         post_lam: ``()`` the ``lam`` of the posterior (``lam``, or fitted with ``scales="fit"``).
         post_scale: ``()`` multiplier of ``sigma`` (1, or the fitted ``s`` with ``scales="fit"``).
+        tells, rows_told: ``()`` int32, the tell calls and the rows received (initial design
+            included): the schedule of the ``lam`` refits (``refit_every``); they depend on
+            no data, so under ``vmap`` the schedule stays a branch.
     """
 
     data: Dataset
@@ -114,10 +119,12 @@ class NeuralBOState(NamedTuple):
     key: Array
     post_lam: Array
     post_scale: Array
+    tells: Array
+    rows_told: Array
 
 
-def _initial_state(net, data: Dataset, box: Bounds, key: Array, mode: str, lam) -> NeuralBOState:
-    """The state before the initial rows are absorbed: ``theta_0`` drawn, an empty
+def _initial_state(net, data: Dataset, box: Bounds, key: Array, mode: str, lam, n0: int) -> NeuralBOState:
+    """The state before the ``n0`` initial rows are absorbed: ``theta_0`` drawn, an empty
     ``mode`` posterior (:func:`nbo_jax.posterior.init`) with ``lam`` and unit output scale."""
     dtype = data.u.dtype
     k_net, k_state = jax.random.split(key)
@@ -131,6 +138,8 @@ def _initial_state(net, data: Dataset, box: Bounds, key: Array, mode: str, lam) 
         key=k_state,
         post_lam=jnp.asarray(lam, dtype),
         post_scale=jnp.ones((), dtype),
+        tells=jnp.zeros((), jnp.int32),
+        rows_told=jnp.asarray(n0, jnp.int32),
     )
 
 
@@ -180,6 +189,18 @@ def _refit_scales(state: NeuralBOState, apply, targets: Array, G_new: Array, row
     lam_t, s2, _ = post_lib.fit_scales(G, data.mask, r, m, gram=K0)
     post = post_lib.rebuild(state.posterior, G, data.mask, lam_t, m, gram=K0)
     return state._replace(posterior=post, post_lam=lam_t, post_scale=jnp.sqrt(s2))
+
+
+def _extend_scales(state: NeuralBOState, apply, targets: Array, G_new: Array, rows: Array, mask_new: Array,
+                   m: float) -> NeuralBOState:
+    """Fitted scales between refits of ``lam``: the new rows appended to the dual factor with
+    the kept ``lam`` (rank-one, :func:`_append_rows`) and ``s^2`` refitted for that ``lam``
+    (:func:`nbo_jax.posterior.fit_output_scale`); ``O(cap^2 + cap p)`` per row instead of
+    the ``O(cap^2 p + cap^3)`` of :func:`_refit_scales`."""
+    state = _append_rows(state, G_new, rows, mask_new, m)
+    r = targets - predict(apply, state.params0, 2.0 * state.data.u - 1.0)
+    s2 = post_lib.fit_output_scale(state.posterior, state.data.mask, r)
+    return state._replace(post_scale=jnp.sqrt(s2).astype(state.post_scale.dtype))
 
 
 def _posterior_at(state: NeuralBOState, apply, weights, targets: Array, u_c: Array, m: float,
@@ -235,6 +256,7 @@ def neural_bo(
     minibatch_size: int = 50,
     thompson: Optional[str] = None,
     scales: Optional[str] = None,
+    refit_every: Optional[int | str] = None,
     acq_optimizer: Optional[AcqOptimizer | dict] = None,
     acquisition: Optional[AcquisitionFn] = None,
     standardize: bool = True,
@@ -273,7 +295,15 @@ def neural_bo(
         scales: ``"fit"``: before each ask's posterior is used, ``(lam, s^2)`` of the
             posterior maximize the marginal likelihood of the linearized network (a GP with
             the empirical NTK; :func:`nbo_jax.posterior.fit_scales`, targets ``y - h(x;
-            theta_0)``), refitted at every ``tell``; ``"fixed"``: ``lam`` and ``s = 1``.
+            theta_0)``), refitted on the ``refit_every`` schedule; ``"fixed"``: ``lam`` and
+            ``s = 1``.
+        refit_every: ``scales="fit"`` only: ``lam`` is refitted (an eigendecomposition of the
+            ``cap x cap`` Gram matrix, ``O(cap^3)``) at ``init`` and at every
+            ``refit_every``-th tell; between refits the new rows are appended to the factor
+            with the kept ``lam`` (``O(cap^2)``) and ``s^2`` is refitted for it
+            (:func:`nbo_jax.posterior.fit_output_scale`). 1 = both at every tell. ``"auto"``
+            (default): every ``max(1, n // 50)``-th tell with ``n`` rows held (every tell
+            below 100; :func:`nbo_jax.algorithms._common.refit_due`).
         acq_optimizer: :func:`nbo_jax.optimize.acq_optimizer` settings for
             :func:`nbo_jax.optimize.optimize_acqf`, or a dict of some of its fields laid over
             the preset's (default: the preset's; with ``thompson="independent"``, ``steps=0``).
@@ -311,6 +341,10 @@ def neural_bo(
                             thompson=thompson, scales=scales)
     thompson = check_choice("thompson", chosen["thompson"], THOMPSON)
     fit = check_choice("scales", chosen["scales"], SCALES) == "fit"
+    if refit_every is not None and not fit:
+        raise ValueError(f"refit_every schedules the scale fit of scales='fit'; with scales='fixed' nothing is "
+                         f"refitted, got refit_every={refit_every!r}")
+    refit_every = check_refit_every("auto" if refit_every is None else refit_every)
     posterior = check_choice("posterior", posterior, post_lib.MODES + ("auto",))
     if fit and posterior not in ("auto", "dual"):
         raise ValueError(f"scales='fit' needs posterior='dual' (or 'auto'): refitting lam rebuilds the "
@@ -343,18 +377,23 @@ def neural_bo(
     def targets_of(data: Dataset) -> Array:
         return data.standardized()[0] if standardize else data.y
 
-    def absorb(state: NeuralBOState, start: Array, n: int) -> NeuralBOState:
+    def absorb(state: NeuralBOState, start: Array, n: int, initial: bool = False) -> NeuralBOState:
         """Train and update the posterior after ``n`` rows were added to ``state.data`` at
         ``start`` (rows past ``data.count`` or the capacity, i.e. points not recorded, leave
-        it unchanged)."""
+        it unchanged). Fitted scales: ``lam`` refitted when ``initial`` or due
+        (``refit_every``), else kept and only ``s^2`` refitted."""
         net = net_of(state)
         rows, written, u_new, mask_new = _new_rows(state.data, start, n)
         targets = targets_of(state.data)
         state = _train(state, net.apply, targets, train_cfg, warm)
         G_new = gradient_features(net.apply, feature_weights(state), 2.0 * u_new - 1.0)
-        if fit:
-            return _refit_scales(state, net.apply, targets, G_new, rows, written, m)
-        return _append_rows(state, G_new, rows, mask_new, m)
+        if not fit:
+            return _append_rows(state, G_new, rows, mask_new, m)
+        refit = lambda: _refit_scales(state, net.apply, targets, G_new, rows, written, m)
+        if refit_every == 1 or initial:
+            return refit()
+        return jax.lax.cond(refit_due(refit_every, state.tells, state.rows_told), refit,
+                            lambda: _extend_scales(state, net.apply, targets, G_new, rows, mask_new, m))
 
     def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> NeuralBOState:
         data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=False)
@@ -363,7 +402,8 @@ def neural_bo(
             mode = "dual" if fit else post_lib.choose_mode(net.num_params, capacity)
         else:
             mode = posterior
-        return absorb(_initial_state(net, data, box, key, mode, lam), jnp.zeros((), jnp.int32), jnp.shape(x0)[0])
+        n0 = jnp.shape(x0)[0]
+        return absorb(_initial_state(net, data, box, key, mode, lam, n0), jnp.zeros((), jnp.int32), n0, initial=True)
 
     def surrogate_posterior(state: NeuralBOState, u_c: Array) -> SurrogatePosterior:
         return _posterior_at(state, net_of(state).apply, feature_weights(state), targets_of(state.data), u_c, m,
@@ -381,7 +421,9 @@ def neural_bo(
     def tell(state: NeuralBOState, x: Array, y: Array, c=None) -> NeuralBOState:
         u, y = told_rows(state.bounds, x, y, c, constrained=False)
         start = state.data.count
-        return absorb(state._replace(data=state.data.add_batch(u, y)), start, u.shape[0])
+        state = state._replace(data=state.data.add_batch(u, y), tells=state.tells + 1,
+                               rows_told=state.rows_told + u.shape[0])
+        return absorb(state, start, u.shape[0])
 
     def info(state: NeuralBOState) -> dict:
         """The fitted scales (``scales="fit"``)."""
