@@ -1,27 +1,62 @@
-"""Shared driver of the reproduction scripts: run :func:`nbo_jax.comparison.compare` on a list
-of problems, save each, write and print the thesis' tables."""
+"""Shared driver of the reproduction scripts: run every method on a list of problems
+(:func:`nbo_jax.comparison.run_methods`, each (problem, method) cached so that a long study
+resumes where it stopped), save each problem, write and print the thesis' tables."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import pathlib
 import time
 from typing import Callable, Iterable
 
+import numpy as np
+
 from nbo_jax import comparison
 
 
+def _cached_run(problem, name: str, algo, cache: pathlib.Path, settings: dict, force: bool):
+    """``(history, timing)`` of one method on one problem: loaded from ``cache`` when it was run
+    with the same ``settings`` (seeds, counts, segments, the algorithm's recorded factory
+    call), else run and written there."""
+    import jax
+
+    hist_path, meta_path = cache / f"{name}.npz", cache / f"{name}.json"
+    if not force and hist_path.exists() and meta_path.exists():
+        meta = json.loads(meta_path.read_text())
+        if meta.get("settings") == settings:
+            with np.load(hist_path) as z:
+                return {k: z[k] for k in z.files}, meta["timing"]
+    keys = jax.random.split(jax.random.key(settings["seed"]), settings["seeds"])
+    hists, timings = comparison.run_methods(problem, {name: algo}, keys, n_init=settings["n_init"],
+                                            n_iter=settings["n_iter"], segments=settings["segments"],
+                                            progress=False)
+    cache.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(hist_path, **hists[name])
+    meta_path.write_text(json.dumps({"settings": settings, "timing": timings[name]}))
+    return hists[name], timings[name]
+
+
 def run_study(problems: Iterable, make_algorithms: Callable, *, out, reference: str, n_init: int,
-              n_iter: int, seeds: int, config: dict, welch_title: str) -> list:
+              n_iter: int, seeds: int, config: dict, welch_title: str, segments: int = 1, seed: int = 0,
+              force: bool = False) -> list:
     """``problems``: ``(label, Problem)`` pairs; ``make_algorithms(problem) -> {name: BOAlgorithm}``.
-    Saves ``out/<label>/`` per problem and the tables in ``out``; prints them; returns the
+    Every (problem, method) runs its ``seeds`` seeds vmapped and is cached in
+    ``out/<label>/runs/`` (reused when run with the same settings, unless ``force``); saves
+    ``out/<label>/`` per problem and the tables in ``out``; prints them; returns the
     :class:`~nbo_jax.comparison.ComparisonResult` list."""
     out = pathlib.Path(out)
     results = []
     t_start = time.perf_counter()
+    settings = dict(seeds=seeds, seed=seed, n_init=n_init, n_iter=n_iter, segments=segments)
     for label, problem in problems:
-        res = comparison.compare(problem, make_algorithms(problem), n_init=n_init, n_iter=n_iter, seeds=seeds,
-                                 reference=reference, progress=False)
+        histories, timings = {}, {}
+        for name, algo in make_algorithms(problem).items():
+            run_settings = dict(settings, algorithm=repr(getattr(algo, "config", None)))
+            histories[name], timings[name] = _cached_run(problem, name, algo, out / label / "runs", run_settings,
+                                                         force)
+        res = comparison.result_from_histories(problem, histories, timings, reference=reference, n_init=n_init,
+                                               n_evaluations=n_init + n_iter)
         comparison.save(res, out / label, config)
         results.append(res)
         print(f"== {label} done ({time.perf_counter() - t_start:.0f} s so far)", flush=True)
@@ -39,14 +74,17 @@ def run_study(problems: Iterable, make_algorithms: Callable, *, out, reference: 
 def study_parser(doc: str, *, problems: list, methods: list, iterations: int, out: str) -> argparse.ArgumentParser:
     """The arguments every reproduction script takes: ``--problems``, ``--methods`` (the first
     is the reference of the Welch tests), ``--seeds`` (5), ``--n-init`` (10), ``--iterations``,
-    ``--out``; scripts add their own."""
+    ``--segments`` (4), ``--out``, ``--force``; scripts add their own."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--problems", nargs="+", default=problems)
     ap.add_argument("--methods", nargs="+", default=methods)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--n-init", type=int, default=10)
     ap.add_argument("--iterations", type=int, default=iterations)
+    ap.add_argument("--segments", type=int, default=4,
+                    help="compiled parts of growing capacity per run (run_bo's segments; same results)")
     ap.add_argument("--out", default=out)
+    ap.add_argument("--force", action="store_true", help="rerun cached (problem, method) runs")
     return ap
 
 
@@ -56,4 +94,4 @@ def run_from_args(args, problems: Iterable, make_algorithms: Callable, *, script
     reference = args.methods[0]
     return run_study(problems, make_algorithms, out=args.out, reference=reference, n_init=args.n_init,
                      n_iter=args.iterations, seeds=args.seeds, config={"script": script, **vars(args)},
-                     welch_title=welch_title.format(reference=reference))
+                     welch_title=welch_title.format(reference=reference), segments=args.segments, force=args.force)

@@ -87,6 +87,7 @@ def run_methods(
     *,
     n_init: int,
     n_iter: int,
+    segments: int = 1,
     progress: bool = True,
     verbose: bool = True,
 ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, float]]]:
@@ -105,6 +106,8 @@ def run_methods(
             :func:`nbo_jax.analysis.save_results`).
         keys: ``(S,)`` PRNG keys, one per seed (e.g. ``jax.random.split(jax.random.key(seed), S)``).
         n_init, n_iter: initial points and evaluations after them, per seed.
+        segments: :func:`nbo_jax.run_bo`'s ``segments`` (compiled parts of growing
+            capacity, so that the cost follows the data; the results are the same).
         progress: tqdm bars per method; verbose: print a line per method before and after
             its run (seconds, and the number of NaN/inf observations).
 
@@ -147,7 +150,7 @@ def run_methods(
                   f"({n_init} initial + {iters * q} evaluations each)", flush=True)
 
         def one(key, algo=algo, iters=iters):
-            return run_bo(key, algo, problem, n_init=n_init, n_iter=iters, progress=progress)
+            return run_bo(key, algo, problem, n_init=n_init, n_iter=iters, progress=progress, segments=segments)
 
         t0 = time.perf_counter()
         compiled = jax.jit(jax.vmap(one)).lower(keys).compile()
@@ -174,6 +177,7 @@ def compare(
     seed: int = 0,
     reference: Optional[str] = None,
     alpha: float = 0.05,
+    segments: int = 1,
     progress: bool = True,
     verbose: bool = True,
 ) -> ComparisonResult:
@@ -192,6 +196,7 @@ def compare(
         seed: base seed.
         reference: method the baselines are tested against (default: the first one).
         alpha: Benjamini-Hochberg level.
+        segments: :func:`nbo_jax.run_bo`'s ``segments`` (:func:`run_methods`).
         progress: tqdm bars per method; verbose: print a line per method.
 
     Returns:
@@ -213,13 +218,27 @@ def compare(
         raise ValueError(f"reference {reference!r} is not among the algorithms {sorted(algorithms)}")
 
     keys = jax.random.split(jax.random.key(seed), seeds)
-    histories, timings = run_methods(problem, algorithms, keys, n_init=n_init, n_iter=n_iter,
+    histories, timings = run_methods(problem, algorithms, keys, n_init=n_init, n_iter=n_iter, segments=segments,
                                      progress=progress, verbose=verbose)
-    fstar = problem.optimal_value
+    return result_from_histories(problem, histories, timings, reference=reference, n_init=n_init,
+                                 n_evaluations=n_init + n_iter, alpha=alpha)
+
+
+def result_from_histories(problem: Problem, histories: Mapping[str, Mapping[str, np.ndarray]],
+                          timings: Mapping[str, Mapping[str, float]], *, reference: str, n_init: int,
+                          n_evaluations: int, alpha: float = 0.05) -> ComparisonResult:
+    """The :class:`ComparisonResult` of histories already run (:func:`run_methods`'s output,
+    e.g. cached per method and loaded back): the final values and the statistics as
+    :func:`compare` computes them.
+
+    Raises:
+        ValueError: ``reference`` not among the ``histories``."""
+    if reference not in histories:
+        raise ValueError(f"reference {reference!r} is not among the methods {sorted(histories)}")
     final, metric, higher, curves = task_final_values(problem, histories)
     ks, welch = statistics({m: -v for m, v in final.items()} if higher else final, reference, alpha)
-    return ComparisonResult(problem.name, problem.dim, fstar, histories, final, ks, welch, reference,
-                            timings, n_init, n_init + n_iter, metric, higher, curves)
+    return ComparisonResult(problem.name, problem.dim, problem.optimal_value, dict(histories), final, ks, welch,
+                            reference, dict(timings), n_init, n_evaluations, metric, higher, curves)
 
 
 def task_final_values(problem: Problem, histories: Mapping[str, Mapping[str, np.ndarray]]):
