@@ -240,3 +240,67 @@ def test_errors():
         get("ackley", dim=2, noise_std=float("nan"))
     with pytest.raises(ValueError, match="noise_std"):
         get("ackley", dim=2, noise_std="loud")
+
+
+def _time_to_target_script():
+    """benchmarks/time_to_target.py as a module (issue 25, item 5)."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "time_to_target.py"
+    spec = importlib.util.spec_from_file_location("time_to_target", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_time_to_target_first_reach():
+    ttt = _time_to_target_script()
+    best = np.array([[5.0, 4.0, 2.0, 2.0, 1.0],   # reaches 2.5 at iteration 2
+                     [5.0, 5.0, 5.0, 4.0, 3.0],   # never reaches 1.0
+                     [0.5, 0.5, 0.4, 0.3, 0.3],   # reaches at the initial design (iteration 0)
+                     [3.0, 3.0, 3.0, 3.0, 3.0]])  # reaches exactly (<=) at iteration 0
+    times = np.array([0.1, 1.0, 2.5, 4.0, 7.0])
+    res = ttt.time_to_target(best, times, np.array([2.5, 1.0, 0.6, 3.0]))
+    np.testing.assert_array_equal(res["reached"], [True, False, True, True])
+    np.testing.assert_array_equal(res["iterations"], [2, -1, 0, 0])
+    np.testing.assert_array_equal(res["seconds"][[0, 2, 3]], [2.5, 0.1, 0.1])
+    assert np.isnan(res["seconds"][1])
+    per_seed = ttt.time_to_target(best[:2], np.stack([times, 10 * times]), np.array([4.0, 4.0]))
+    np.testing.assert_array_equal(per_seed["seconds"], [1.0, 40.0])  # (S, T) times: each seed its own clock
+    assert ttt.median_iqr([np.nan, 1.0, 3.0])[0] == 2.0 and np.isnan(ttt.median_iqr([np.nan])[0])
+
+
+def test_time_to_target_end_to_end(tmp_path):
+    """A tiny run: 2 seeds, Levy-2, 4 + 6 iterations in 2 segments, random search and a small
+    GP-EI as the target. The target method reaches its own target in every seed (by definition),
+    the JSON holds the fields, the stepped run is run_bo's (random search: the same best f),
+    and a second call reads the cache."""
+    import json
+
+    import nbo_jax as nbo
+
+    ttt = _time_to_target_script()
+    problem = get("levy", dim=2, noise_std="paper")
+    algos = {"random": nbo.algorithms.get("random"),
+             "gp-ei": nbo.algorithms.get("gp-ei", fit_steps=10,
+                                                acq_optimizer={"raw_samples": 64, "num_restarts": 2, "steps": 5})}
+    kw = {"target_method": "gp-ei", "seeds": 2, "n_init": 4, "iterations": 6, "segments": 2, "out": tmp_path,
+          "verbose": False}
+    res = ttt.study([("levy_d2", problem)], algos, **kw)
+    for m in algos:
+        rec = json.loads((tmp_path / f"levy_d2__{m}.json").read_text())
+        for field in ("best_f", "run_s", "compile_s", "plan", "target", "reached", "iterations_to_target",
+                      "time_to_target_s", "time_to_target_with_compile_s", "settings"):
+            assert field in rec, field
+        assert np.asarray(rec["best_f"]).shape == (2, 7) and len(rec["run_s"]) == 7
+        assert np.all(np.diff(rec["run_s"]) >= 0) and rec["compile_s"] > 0
+        assert rec["plan"] == [[1, 5], [5, 10]]
+    gp = res["levy_d2"]["gp-ei"]
+    assert all(gp["reached"]) and all(0 <= i <= 6 for i in gp["iterations_to_target"])
+    assert all(s is not None and s <= gp["run_s"][-1] for s in gp["time_to_target_s"])
+    keys = jax.random.split(jax.random.key(0), 2)
+    hist = jax.vmap(lambda k: nbo.run_bo(k, algos["random"], problem, 4, 6, segments=2))(keys)
+    np.testing.assert_array_equal(np.asarray(hist.best_f)[:, 3:], np.asarray(res["levy_d2"]["random"]["best_f"]))
+    again = ttt.study([("levy_d2", problem)], algos, **kw)  # cached: the same records
+    assert again["levy_d2"]["gp-ei"]["run_s"] == gp["run_s"]
