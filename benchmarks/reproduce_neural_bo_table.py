@@ -4,8 +4,8 @@ Tables 3.1 and 3.2, Figure 3.1).
 Thesis protocol (the defaults): Ackley, Levy, Michalewicz at d = 10, 20, 50, 100, paper noise
 (variance = 1% of the range), 10 initial points + 2000 iterations, 10 seeds; Neural-BO with
 the library defaults (the reference of the tests) and with the paper preset, against
-NeuralGreedy, GP-UCB, GP-TS, GP-EI, DNGO, the random forest (``rf-ei``, SMAC's surrogate with
-EI) and random search. Every method sees the same initial points per seed; runs are split
+NeuralGreedy, GP-UCB, GP-TS, GP-EI, the GP with the infinite-width NTK of Neural-BO's network
+(``gp-ntk``), DNGO, the random forest (``rf-ei``, SMAC's surrogate with EI) and random search. Every method sees the same initial points per seed; runs are split
 into ``--segments`` compiled parts of growing capacity (same results, cost that follows the
 data). Each (problem, d, method) is cached in ``<out>/<problem>_d<d>/runs/``, so the study
 resumes where it stopped; a different ``--seeds``/``--iterations`` reruns a method.
@@ -27,7 +27,8 @@ from _study import run_from_args, study_parser
 
 import nbo_jax as nbo
 
-METHODS = ["neural-bo", "neural-bo-paper", "neural-greedy", "gp-ucb", "gp-ts", "gp-ei", "dngo", "rf-ei", "random"]
+METHODS = ["neural-bo", "neural-bo-paper", "neural-greedy", "gp-ucb", "gp-ts", "gp-ei", "gp-ntk", "dngo", "rf-ei",
+           "random"]
 
 
 def main():

@@ -8,6 +8,9 @@ ARD lengthscales ``l (d,)``, outputscale ``s_f^2`` and Gaussian noise variance `
   ``r = || (u - u') / l ||_2``:
   ``"rbf"`` (squared exponential) ``k = exp(-r^2 / 2)``;
   ``"matern52"`` ``k = (1 + sqrt5 r + 5/3 r^2) exp(-sqrt5 r)``;
+  ``"ntk"`` (or an :class:`NTKKernel` naming the architecture) the infinite-width NTK of
+  Neural-BO's network, Neural-BO at infinite width (see :class:`NTKKernel`; not stationary:
+  the prior variance ``s_f^2 k(u, u)`` varies with ``u``, :func:`prior_variance`);
 - the log marginal likelihood (GPML eq. 2.30 / Algorithm 2.1)
   ``log p(y) = -1/2 y^T (K + s_n^2 I)^{-1} y - sum_i log L_ii - n/2 log 2 pi``;
 - the posterior (GPML eqs. 2.25-2.26, Algorithm 2.1)
@@ -51,8 +54,9 @@ This module holds the model only; the BO algorithms built on it live in
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import NamedTuple
+from typing import NamedTuple, Union
 
 import jax
 import jax.numpy as jnp
@@ -65,7 +69,10 @@ from .posterior import chol_append
 
 Array = jax.Array
 
-KERNELS = ("matern52", "rbf")
+KERNELS = ("matern52", "rbf", "ntk")
+"""Kernel names; ``"ntk"`` is ``NTKKernel()`` (Neural-BO's default network)."""
+STATIONARY_KERNELS = ("matern52", "rbf")
+"""The kernels with ARD lengthscales and prior variance ``s_f^2`` everywhere."""
 _SQRT5 = math.sqrt(5.0)
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -192,9 +199,93 @@ def prior_mode(d: int, prior: GPPrior, bounds: "ParamBounds", dtype=None) -> GPP
 
 
 # --------------------------------------------------------------------------- kernels
-def _check_kind(kind: str) -> None:
-    if kind not in KERNELS:
-        raise ValueError(f"kernel must be one of {KERNELS}, got {kind!r}")
+NTK_ACTIVATIONS = ("relu",)
+"""Activations of :class:`NTKKernel`: those of :data:`nbo_jax.networks.ACTIVATIONS` whose
+infinite-width NTK neural-tangents computes in closed form for exactly the network's function
+(flax's ``gelu`` is the tanh approximation, which ``stax.Gelu`` does not cover; ``tanh``,
+``softplus`` and ``sigmoid`` have no closed form)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class NTKKernel:
+    """The ``"ntk"`` kernel for a given Neural-BO architecture (hashable, static: pass it as
+    ``kind``; ``"ntk"`` is ``NTKKernel()``).
+
+    ``k(u, u') = Theta(2u - 1, 2u' - 1) / Theta(z*, z*)``, ``z* = (1/sqrt3, ..., 1/sqrt3)``,
+    and the prior covariance is ``s_f^2 k``. ``Theta`` is
+    :func:`nbo_jax.ntk.analytic_ntk`: ``lim_{m->inf} G G^T / m`` of
+    ``nbo_jax.networks.mlp(d, m, depth, activation=activation, use_bias=use_bias)`` on
+    Neural-BO's inputs ``z = 2u - 1`` (Jacot, Gabriel & Hongler 2018; computed by
+    neural-tangents, Novak et al. 2020). The ReLU diagonal ``Theta(z, z)`` is affine in
+    ``||z||^2`` (:func:`nbo_jax.ntk.relu_ntk_diagonal`) and ``E ||z||^2 = d / 3`` for ``u``
+    uniform on the unit cube, so the normalizer is the mean prior variance over the cube:
+    ``s_f^2`` is the average prior variance, as for the stationary kernels, whatever ``d``
+    and the depth. No lengthscales: ``params.log_lengthscale`` is ignored (and so is a
+    lengthscale prior in :func:`map_objective`).
+
+    Attributes:
+        depth: number of weight layers ``L`` (int >= 2; Neural-BO: 2).
+        activation: one of :data:`NTK_ACTIVATIONS` (Neural-BO: ``"relu"``).
+        use_bias: the network has biases (Neural-BO's default preset: True; paper: False).
+            Without biases ``k(u, .) = 0`` at the centre ``u = 1/2`` (``z = 0``): a bias-free
+            ReLU network is 0 there.
+
+    Raises:
+        ValueError / TypeError: a field out of range or of the wrong type (names it).
+    """
+
+    depth: int = 2
+    activation: str = "relu"
+    use_bias: bool = True
+
+    def __post_init__(self):
+        if isinstance(self.depth, bool) or not isinstance(self.depth, int):
+            raise TypeError(f"depth must be an int, got {self.depth!r}")
+        if self.depth < 2:
+            raise ValueError(f"depth (number of weight layers L) must be >= 2, got {self.depth}")
+        if self.activation not in NTK_ACTIVATIONS:
+            raise ValueError(f"activation must be one of {NTK_ACTIVATIONS} (the NTK of the others has no "
+                             f"closed form matching the network), got {self.activation!r}")
+        if not isinstance(self.use_bias, bool):
+            raise TypeError(f"use_bias must be True or False, got {self.use_bias!r}")
+
+    def normalizer(self, d: int) -> float:
+        """``Theta(z*, z*)``, the mean of ``Theta(z, z)`` over the cube (class doc), a float."""
+        from .ntk import relu_ntk_diagonal
+
+        return float(relu_ntk_diagonal(d / 3.0, depth=self.depth, use_bias=self.use_bias))
+
+    def correlation(self, a: Array, b: Array) -> Array:
+        """``k(a_i, b_j)`` (no ``s_f^2``) for ``a (n, d)``, ``b (m, d)`` -> ``(n, m)``."""
+        from .ntk import analytic_ntk
+
+        theta = analytic_ntk(2.0 * a - 1.0, 2.0 * b - 1.0, depth=self.depth, activation=self.activation,
+                             use_bias=self.use_bias)
+        return theta / self.normalizer(a.shape[-1])
+
+    def diagonal(self, u: Array) -> Array:
+        """``k(u_i, u_i)`` for ``u (N, d)`` -> ``(N,)``, from its closed form in ``||z||^2``
+        (no arccos: a smooth gradient)."""
+        from .ntk import relu_ntk_diagonal
+
+        z = 2.0 * u - 1.0
+        theta = relu_ntk_diagonal(jnp.sum(z * z, axis=-1), depth=self.depth, use_bias=self.use_bias)
+        return theta / self.normalizer(u.shape[-1])
+
+
+Kind = Union[str, NTKKernel]
+
+
+def _resolve(kind: Kind) -> Kind:
+    """``kind`` checked: a stationary kernel's name, or an :class:`NTKKernel` (for ``"ntk"``).
+
+    Raises:
+        ValueError: unknown ``kind``."""
+    if isinstance(kind, NTKKernel):
+        return kind
+    if not isinstance(kind, str) or kind not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS} or an NTKKernel, got {kind!r}")
+    return NTKKernel() if kind == "ntk" else kind
 
 
 def scaled_sq_distance(a: Array, b: Array, lengthscale: Array) -> Array:
@@ -223,34 +314,64 @@ def rbf_from_sq(r2: Array) -> Array:
 _CORRELATIONS = {"matern52": matern52_from_sq, "rbf": rbf_from_sq}
 
 
-def kernel_matrix(kind: str, params: GPParams, a: Array, b: Array) -> Array:
-    """Prior covariance ``s_f^2 k(a_i, b_j)``: ``a (n, d)``, ``b (m, d)`` -> ``(n, m)``.
+def kernel_matrix(kind: Kind, params: GPParams, a: Array, b: Array) -> Array:
+    """Prior covariance ``s_f^2 k(a_i, b_j)``: ``a (n, d)``, ``b (m, d)`` -> ``(n, m)``
+    (``kind``: a name in :data:`KERNELS` or an :class:`NTKKernel`).
 
     Raises:
-        ValueError: unknown ``kind`` (one of :data:`KERNELS`).
+        ValueError: unknown ``kind``.
     """
-    _check_kind(kind)
+    kind = _resolve(kind)
+    if isinstance(kind, NTKKernel):
+        return params.outputscale * kind.correlation(a, b)
     r2 = scaled_sq_distance(a, b, params.lengthscale)
     return params.outputscale * _CORRELATIONS[kind](r2)
 
 
-def masked_gram(kind: str, params: GPParams, u: Array, mask: Array, jitter: float = 0.0) -> Array:
-    """``K_m = (m m^T) * (K + (s_n^2 + jitter) I) + diag(1 - m)`` for ``u (cap, d)``,
-    ``mask (cap,)`` -> ``(cap, cap)`` (see the module doc)."""
-    m = mask.astype(u.dtype)
+def prior_variance(kind: Kind, params: GPParams, u: Array) -> Array:
+    """The prior variance ``s_f^2 k(u_i, u_i)`` at ``u (N, d)``, ``(N,)``: ``s_f^2`` for the
+    stationary kernels, :meth:`NTKKernel.diagonal` times ``s_f^2`` for the NTK.
+
+    Raises:
+        ValueError: unknown ``kind``.
+    """
+    kind = _resolve(kind)
+    if isinstance(kind, NTKKernel):
+        return params.outputscale * kind.diagonal(u)
+    return jnp.broadcast_to(params.outputscale, u.shape[:1]).astype(u.dtype)
+
+
+def gram(kind: Kind, params: GPParams, u: Array) -> Array:
+    """``s_f^2 k(u_i, u_j)`` for ``u (N, d)`` -> ``(N, N)``: :func:`kernel_matrix` with its
+    diagonal from :func:`prior_variance`. For the NTK this matters: neural-tangents forms the
+    ReLU kernel's ``sin t`` as ``sqrt(q q' - Sigma^2)``, which cancels at identical points and
+    leaves up to ``sqrt(eps)`` (``~1e-8`` in float64) relative error on the diagonal, varying
+    with XLA's code generation (e.g. between a vmapped and a single program); the closed form
+    is exact. Stationary kernels: the same matrix as :func:`kernel_matrix`."""
     K = kernel_matrix(kind, params, u, u)
+    if isinstance(_resolve(kind), NTKKernel):
+        K = jnp.where(jnp.eye(u.shape[0], dtype=bool), prior_variance(kind, params, u)[:, None], K)
+    return K
+
+
+def masked_gram(kind: Kind, params: GPParams, u: Array, mask: Array, jitter: float = 0.0) -> Array:
+    """``K_m = (m m^T) * (K + (s_n^2 + jitter) I) + diag(1 - m)`` for ``u (cap, d)``,
+    ``mask (cap,)`` -> ``(cap, cap)`` (see the module doc; ``K`` from :func:`gram`)."""
+    m = mask.astype(u.dtype)
+    K = gram(kind, params, u)
     diag = m * (params.noise + jitter) + (1.0 - m)
     return (m[:, None] * m[None, :]) * K + jnp.diag(diag)
 
 
 # --------------------------------------------------------------------------- likelihood
 def log_marginal_likelihood(
-    kind: str, params: GPParams, u: Array, y: Array, mask: Array, jitter: float = 0.0
+    kind: Kind, params: GPParams, u: Array, y: Array, mask: Array, jitter: float = 0.0
 ) -> Array:
     """Log marginal likelihood of the valid rows (GPML eq. 2.30, Algorithm 2.1), ``()``.
 
     Args:
-        kind: ``"matern52"`` or ``"rbf"``. params: :class:`GPParams` (unstacked).
+        kind: a name in :data:`KERNELS` or an :class:`NTKKernel`. params: :class:`GPParams`
+            (unstacked).
         u: ``(cap, d)`` inputs; y: ``(cap,)`` targets (invalid rows are ignored, whatever
             they hold); mask: ``(cap,)`` bool.
         jitter: added to the noise variance on the diagonal (0 for the exact value).
@@ -270,12 +391,16 @@ def log_marginal_likelihood(
 
 
 def map_objective(
-    kind: str, params: GPParams, u: Array, y: Array, mask: Array, prior: GPPrior | None = None,
+    kind: Kind, params: GPParams, u: Array, y: Array, mask: Array, prior: GPPrior | None = None,
     jitter: float = 0.0,
 ) -> Array:
     """The objective :func:`fit` maximizes, ``()``: :func:`log_marginal_likelihood` plus
     :func:`log_prior` (BoTorch's ``fit_gpytorch_mll`` on ``ExactMarginalLogLikelihood``
-    maximizes the same sum divided by ``n``; same maximizer). ``prior=None``: the LML."""
+    maximizes the same sum divided by ``n``; same maximizer). ``prior=None``: the LML. For the
+    NTK kernel (no lengthscales) the lengthscale prior is left out, so the ignored lengthscales
+    neither move in :func:`fit` nor change which start wins."""
+    if prior is not None and isinstance(_resolve(kind), NTKKernel):
+        prior = prior._replace(lengthscale=None)
     return log_marginal_likelihood(kind, params, u, y, mask, jitter) + log_prior(prior, params)
 
 
@@ -297,7 +422,7 @@ class GPPosterior(NamedTuple):
 
 
 def condition(
-    kind: str, params: GPParams, u: Array, y: Array, mask: Array, jitter: float = 0.0
+    kind: Kind, params: GPParams, u: Array, y: Array, mask: Array, jitter: float = 0.0
 ) -> GPPosterior:
     """Condition the GP on the valid rows (GPML Algorithm 2.1, lines 2-3).
 
@@ -317,7 +442,7 @@ def condition(
     return GPPosterior(params, u, mask, L, alpha)
 
 
-def append_rows(kind: str, post: GPPosterior, u: Array, y: Array, mask: Array, rows: Array,
+def append_rows(kind: Kind, post: GPPosterior, u: Array, y: Array, mask: Array, rows: Array,
                 jitter: float = 0.0) -> GPPosterior:
     """``post`` conditioned on data that differ from its own only in the rows ``rows (n,)``
     (int), written since: each valid new row's kernel row appended to the Cholesky factor
@@ -343,7 +468,7 @@ def append_rows(kind: str, post: GPPosterior, u: Array, y: Array, mask: Array, r
         valid = (i < cap) & jnp.take(mask, i, mode="clip")
         u_i = jnp.take(u, i, axis=0, mode="clip")[None]
         k = m * kernel_matrix(kind, p, u, u_i)[:, 0]
-        kxx = kernel_matrix(kind, p, u_i, u_i)[0, 0]
+        kxx = prior_variance(kind, p, u_i)[0]
         return chol_append(L, k, kxx, jnp.where(valid, i, cap), lam), None
 
     L, _ = jax.lax.scan(add, post.chol, rows)
@@ -359,35 +484,36 @@ def posterior_lml(post: GPPosterior, y: Array) -> Array:
     return -0.5 * jnp.dot(ym, post.alpha) - jnp.sum(jnp.log(jnp.diag(post.chol))) - 0.5 * n_valid * _LOG_2PI
 
 
-def _cross(kind: str, post: GPPosterior, u_c: Array) -> Array:
+def _cross(kind: Kind, post: GPPosterior, u_c: Array) -> Array:
     """Masked cross-covariance ``m * k(U, u_c)``, ``(cap, N)``."""
     Kxc = kernel_matrix(kind, post.params, post.u, u_c)
     return Kxc * post.mask.astype(u_c.dtype)[:, None]
 
 
-def predict(kind: str, post: GPPosterior, u_c: Array) -> tuple[Array, Array]:
+def predict(kind: Kind, post: GPPosterior, u_c: Array) -> tuple[Array, Array]:
     """Posterior mean and variance of the latent ``f`` at ``u_c (N, d)`` (GPML eqs.
     2.25-2.26 via Algorithm 2.1, lines 4-6): ``(mean (N,), var (N,))``, ``var >= 0``.
 
-    Cost ``O(N cap^2)``; only the diagonal is formed (``var = s_f^2 - ||L^{-1} k_*||^2``).
+    Cost ``O(N cap^2)``; only the diagonal is formed (``var = s_f^2 k(u, u) - ||L^{-1}
+    k_*||^2``, ``s_f^2 k(u, u)`` from :func:`prior_variance`: ``s_f^2`` but for the NTK).
     """
     Kxc = _cross(kind, post, u_c)
     mean = post.params.constant + Kxc.T @ post.alpha
     V = solve_triangular(post.chol, Kxc, lower=True)
-    var = post.params.outputscale - jnp.sum(V * V, axis=0)
+    var = prior_variance(kind, post.params, u_c) - jnp.sum(V * V, axis=0)
     return mean, jnp.maximum(var, 0.0)
 
 
-def joint_covariance(kind: str, post: GPPosterior, u_c: Array) -> Array:
+def joint_covariance(kind: Kind, post: GPPosterior, u_c: Array) -> Array:
     """Posterior covariance of the latent ``f`` at ``u_c (N, d)``, ``(N, N)`` (GPML eq. 2.24),
     symmetrized. Forms an ``N x N`` matrix: for joint (Thompson) draws only."""
     Kxc = _cross(kind, post, u_c)
     V = solve_triangular(post.chol, Kxc, lower=True)
-    C = kernel_matrix(kind, post.params, u_c, u_c) - V.T @ V
+    C = gram(kind, post.params, u_c) - V.T @ V
     return 0.5 * (C + C.T)
 
 
-def sample_joint(kind: str, post: GPPosterior, u_c: Array, key: Array, jitter: float | None = None) -> Array:
+def sample_joint(kind: Kind, post: GPPosterior, u_c: Array, key: Array, jitter: float | None = None) -> Array:
     """One joint draw of the latent ``f`` at ``u_c (N, d)`` from the posterior, ``(N,)``.
 
     ``f = mean + chol(C + jitter s_f^2 I) eps`` (Chowdhury & Gopalan 2017, GP-TS, on a
@@ -402,7 +528,7 @@ def sample_joint(kind: str, post: GPPosterior, u_c: Array, key: Array, jitter: f
     Kxc = _cross(kind, post, u_c)
     mean = post.params.constant + Kxc.T @ post.alpha
     V = solve_triangular(post.chol, Kxc, lower=True)
-    C = kernel_matrix(kind, post.params, u_c, u_c) - V.T @ V
+    C = gram(kind, post.params, u_c) - V.T @ V
     C = 0.5 * (C + C.T)
     if jitter is None:
         jitter = 1e-6 if u_c.dtype == jnp.float64 else 1e-4
@@ -479,7 +605,7 @@ def _log_box(bounds: ParamBounds, like: GPParams, learn_constant: bool) -> tuple
 
 
 def fit(
-    kind: str,
+    kind: Kind,
     starts: GPParams,
     u: Array,
     y: Array,
@@ -506,7 +632,8 @@ def fit(
     the result is never worse than the best start.
 
     Args:
-        kind: kernel name. starts: stacked :class:`GPParams`, leading axis ``R >= 1``.
+        kind: a name in :data:`KERNELS` or an :class:`NTKKernel`.
+        starts: stacked :class:`GPParams`, leading axis ``R >= 1``.
         u: ``(cap, d)``; y: ``(cap,)``; mask: ``(cap,)`` bool (see
             :func:`log_marginal_likelihood`).
         steps: iterations (the most, for L-BFGS; 0 only evaluates the starts).
@@ -580,6 +707,10 @@ def fit(
 
 __all__ = [
     "KERNELS",
+    "STATIONARY_KERNELS",
+    "NTK_ACTIVATIONS",
+    "NTKKernel",
+    "prior_variance",
     "GPParams",
     "ParamBounds",
     "GPPosterior",
@@ -587,6 +718,7 @@ __all__ = [
     "matern52_from_sq",
     "rbf_from_sq",
     "kernel_matrix",
+    "gram",
     "masked_gram",
     "log_marginal_likelihood",
     "condition",

@@ -38,6 +38,7 @@ SMALL = {
     "gp-ei": dict(fit_steps=5, **_ACQ),
     "gp-ucb": dict(fit_steps=5, **_ACQ),
     "gp-ts": dict(fit_steps=5, **_ACQ_NO_STEPS),
+    "gp-ntk": dict(fit_steps=5, **_ACQ),
     "gp-cei": dict(fit_steps=5, **_ACQ),
     "gp-lcb-c": dict(fit_steps=5, **_ACQ_NO_STEPS),
     "random": dict(),

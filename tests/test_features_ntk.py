@@ -74,12 +74,45 @@ def test_empirical_ntk_converges_to_analytic(x64):
     assert e4096 < e64 / 3, (e64, e4096)
 
 
+@pytest.mark.parametrize("depth,width", [(2, 4096), (3, 2048)])
+def test_analytic_ntk_with_biases_is_the_wide_network_limit(x64, depth, width):
+    """lim G G^T / m of mlp(..., use_bias=True) (the bias gradients included) is
+    analytic_ntk(use_bias=True): the mean of the empirical NTK over 4 initializations is
+    within 3% (relative Frobenius norm; measured about 0.7%) at width 4096 (depth 2) / 2048
+    (depth 3), while the bias-free kernel, the wrong model, is off by more than 20%."""
+    z = _points(6, 3, 5)
+    exact = ntk.analytic_ntk(z, depth=depth, use_bias=True)
+    net = networks.mlp(3, width, depth, use_bias=True)
+    mean = sum(ntk.empirical_ntk(net.apply, net.init(jax.random.key(200 + s)), z, scale=width)
+               for s in range(4)) / 4
+    rel = lambda K: float(jnp.linalg.norm(mean - K) / jnp.linalg.norm(K))  # noqa: E731
+    assert rel(exact) < 0.03, rel(exact)
+    assert rel(ntk.analytic_ntk(z, depth=depth, use_bias=False)) > 0.2
+
+
+@pytest.mark.parametrize("depth", [2, 3, 5])
+@pytest.mark.parametrize("use_bias", [False, True])
+def test_relu_ntk_diagonal_is_the_analytic_diagonal(x64, depth, use_bias):
+    """relu_ntk_diagonal(|z|^2) (no arccos) is the diagonal of analytic_ntk, z = 0 included
+    (the depths' diagonals differ by O(1)); depth 2 with biases by hand: |z|^2 + 2."""
+    z = jnp.concatenate([_points(6, 3, 8), jnp.zeros((1, 3))])
+    diag = ntk.relu_ntk_diagonal(jnp.sum(z * z, axis=1), depth=depth, use_bias=use_bias)
+    # rtol 1e-7: neural-tangents forms sin t as sqrt(q q' - Sigma^2), which cancels at
+    # identical points (up to ~1e-8 relative, depending on XLA's code generation)
+    np.testing.assert_allclose(diag, jnp.diag(ntk.analytic_ntk(z, depth=depth, use_bias=use_bias)), rtol=1e-7,
+                               atol=1e-12)
+    if (depth, use_bias) == (2, True):
+        np.testing.assert_allclose(diag, jnp.sum(z * z, axis=1) + 2.0, rtol=1e-15)
+
+
 def test_analytic_ntk_rejects_bad_arguments():
     z = _points(2, 2)
     with pytest.raises(ValueError, match="activation"):
         ntk.analytic_ntk(z, activation="swish")
     with pytest.raises(ValueError, match="depth"):
         ntk.analytic_ntk(z, depth=1)
+    with pytest.raises(ValueError, match="depth"):
+        ntk.relu_ntk_diagonal(jnp.ones(2), depth=1)
 
 
 def test_mlp_rejects_bad_arguments():

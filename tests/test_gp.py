@@ -35,7 +35,7 @@ def _np_kernel(kind, a, b, ls, outputscale):
     return outputscale * (1 + s5 * r + 5.0 / 3.0 * r ** 2) * np.exp(-s5 * r)
 
 
-@pytest.mark.parametrize("kind", gpm.KERNELS)
+@pytest.mark.parametrize("kind", gpm.STATIONARY_KERNELS)
 def test_kernels_match_closed_forms(x64, kind):
     a, b = RNG.random((7, 3)), RNG.random((5, 3))
     ls, s2 = np.array([0.1, 0.4, 2.0]), 1.7
@@ -61,7 +61,7 @@ def _masked_problem(cap=14, d=2, n_invalid=4, seed=0):
     return u, y, y_stored, mask
 
 
-@pytest.mark.parametrize("kind", gpm.KERNELS)
+@pytest.mark.parametrize("kind", gpm.STATIONARY_KERNELS)
 @pytest.mark.parametrize("n_invalid", [0, 4])
 def test_posterior_equals_textbook_formulas(x64, kind, n_invalid):
     """mean = k*^T (K + s2 I)^-1 y, var = k** - k*^T (K + s2 I)^-1 k* on the valid subset."""
@@ -81,7 +81,7 @@ def test_posterior_equals_textbook_formulas(x64, kind, n_invalid):
     np.testing.assert_allclose(jnp.diag(C), var, atol=1e-10)
 
 
-@pytest.mark.parametrize("kind", gpm.KERNELS)
+@pytest.mark.parametrize("kind", gpm.STATIONARY_KERNELS)
 def test_masked_lml_equals_scipy_logpdf_on_valid_rows(x64, kind):
     u, y, y_stored, mask = _masked_problem(n_invalid=5, seed=3)
     ls, s2f, s2n = np.array([0.25, 0.9]), 0.8, 0.05
@@ -128,7 +128,7 @@ def _gp_draws(kind, ls, n, d, seeds, noise=1e-3):
     return jnp.asarray(np.stack(us)), jnp.asarray(np.stack(ys))
 
 
-@pytest.mark.parametrize("kind", gpm.KERNELS)
+@pytest.mark.parametrize("kind", gpm.STATIONARY_KERNELS)
 def test_fit_recovers_a_known_lengthscale(x64, kind):
     """150 points of a 1-D GP with lengthscale 0.2 (unit cube, noise variance 1e-3), 3 draws:
     the ML lengthscale is within 30% (median; every draw within 45%, the spread of the
@@ -182,7 +182,7 @@ def test_masked_lml_gradient_equals_valid_subset_gradient(x64):
     mask = jnp.asarray(np.arange(30) % 3 != 0)
     pad_u, pad_y = jnp.where(mask[:, None], u, 0.77), jnp.where(mask, y, -5.0)
     vg = jax.jit(jax.value_and_grad(gpm.log_marginal_likelihood, argnums=1), static_argnums=0)
-    for kind in gpm.KERNELS:
+    for kind in gpm.STATIONARY_KERNELS:
         for p in (_params([0.2, 0.5], 1.3, 1e-2), _params([1.0, 0.05], 0.4, 1e-4)):
             v_m, g_m = vg(kind, p, pad_u, pad_y, mask)
             v_s, g_s = vg(kind, p, u[mask], y[mask], jnp.ones(20, bool))
@@ -556,3 +556,212 @@ def test_presets_pick_the_documented_models(ei_setup):
     for algo, kind in ((gp_bo(preset="paper"), "rbf"), (gp_bo(), "rbf"), (gp_bo(kernel="matern52"), "matern52")):
         np.testing.assert_allclose(algo.surrogate(state, u_c).mean, gpm.predict(kind, state.posterior, u_c)[0])
     assert not np.allclose(gp_bo(kernel="matern52").surrogate(state, u_c).mean, gp_bo().surrogate(state, u_c).mean)
+
+
+# ---------------------------------------------------------------- the NTK kernel (issue 25, item 4)
+def _np_relu_ntk(z1, z2, depth, use_bias):
+    """The ReLU NTK of Neural-BO's network from scratch in numpy (Arora et al. 2019, Appendix
+    E, with weight variance 1 and bias variance ``beta``): ``Sigma_1 = z.z' + beta``,
+    ``Theta_1 = Sigma_1``; per further layer, with ``c = Sigma / sqrt(q q')``,
+    ``t = arccos c``: ``Sigma <- sqrt(q q') (sin t + (pi - t) c) / (2 pi) + beta``,
+    ``Theta <- Sigma + Theta (pi - t) / (2 pi)``, ``q <- q / 2 + beta``; ``c = 1`` exactly
+    where the two points are identical."""
+    beta = 1.0 if use_bias else 0.0
+    sigma = z1 @ z2.T + beta
+    q1, q2 = np.sum(z1 * z1, 1) + beta, np.sum(z2 * z2, 1) + beta
+    same = np.all(z1[:, None, :] == z2[None, :, :], axis=-1)
+    theta = sigma.copy()
+    for _ in range(depth - 1):
+        norm = np.sqrt(np.outer(q1, q2))
+        # c = 1 exactly at identical points: arccos has an infinite slope there, so the
+        # rounding of sigma / norm (1e-16) would move t by sqrt(2e-16) ~ 1.5e-8
+        ratio = np.divide(sigma, norm, out=np.zeros_like(sigma), where=norm > 0)  # z = 0: Sigma = 0
+        c = np.where(same, 1.0, np.clip(ratio, -1.0, 1.0))
+        t = np.arccos(c)
+        sigma = norm * (np.sin(t) + (np.pi - t) * c) / (2 * np.pi) + beta
+        theta = sigma + theta * (np.pi - t) / (2 * np.pi)
+        q1, q2 = q1 / 2 + beta, q2 / 2 + beta
+    return theta
+
+
+NTK_CASES = [(2, True), (3, False), (3, True)]
+
+
+@pytest.mark.parametrize("depth,use_bias", NTK_CASES)
+def test_ntk_kernel_is_the_normalized_relu_ntk(x64, depth, use_bias):
+    """kernel_matrix(NTKKernel) = s_f^2 Theta(2u - 1, 2u' - 1) / Theta(z*, z*), Theta the ReLU
+    NTK (the numpy recursion above, independent of neural-tangents) and the normalizer by hand
+    (depth 2 with biases: Theta(z, z) = |z|^2 + 2; depth 3 without: 3/4 |z|^2; depth 3 with:
+    3/4 |z|^2 + 11/4; at |z|^2 = d/3); it is the mean prior variance over the cube; the
+    lengthscales change nothing; "ntk" is NTKKernel()."""
+    d = 3
+    a, b = RNG.random((7, d)), RNG.random((5, d))
+    spec = gpm.NTKKernel(depth, "relu", use_bias)
+    norm = {(2, True): d / 3 + 2, (3, False): 0.75 * d / 3, (3, True): 0.75 * d / 3 + 2.75}[(depth, use_bias)]
+    assert spec.normalizer(d) == pytest.approx(norm, rel=1e-15)
+    expected = 1.7 * _np_relu_ntk(2 * a - 1, 2 * b - 1, depth, use_bias) / norm
+    for ls in ([0.1, 0.4, 2.0], [5.0, 5.0, 0.01]):
+        K = gpm.kernel_matrix(spec, _params(ls, 1.7), jnp.asarray(a), jnp.asarray(b))
+        np.testing.assert_allclose(K, expected, rtol=1e-12, atol=1e-14)
+    # the diagonal (closed form, no arccos) is the kernel's diagonal; its mean over the cube is 1
+    Kaa = gpm.kernel_matrix(spec, _params([1.0] * d, 1.7), jnp.asarray(a), jnp.asarray(a))
+    # (neural-tangents forms sin t as sqrt(q q' - Sigma^2): at identical points that cancels,
+    # and XLA's code generation leaves up to ~1e-8 relative there; the closed form is exact)
+    np.testing.assert_allclose(gpm.prior_variance(spec, _params([1.0] * d, 1.7), jnp.asarray(a)), jnp.diag(Kaa),
+                               rtol=1e-7)
+    cube = jax.random.uniform(jax.random.key(0), (200_000, d), jnp.float64)
+    assert float(jnp.mean(spec.diagonal(cube))) == pytest.approx(1.0, abs=3e-3)
+    if (depth, use_bias) == (2, True):
+        np.testing.assert_array_equal(gpm.kernel_matrix("ntk", _params([1.0] * d), jnp.asarray(a), jnp.asarray(b)),
+                                      gpm.kernel_matrix(spec, _params([1.0] * d), jnp.asarray(a), jnp.asarray(b)))
+    # not stationary: the prior variance varies (the centre u = 1/2 is the minimum)
+    pv = spec.diagonal(jnp.array([[0.5] * d, [1.0] * d]))
+    assert float(pv[0]) < 0.8 * float(pv[1])
+
+
+@pytest.mark.parametrize("depth,use_bias", NTK_CASES)
+@pytest.mark.parametrize("n_invalid", [0, 4])
+def test_ntk_posterior_equals_textbook_formulas(x64, depth, use_bias, n_invalid):
+    """mean = c + k*^T (K + s2 I)^-1 (y - c), var = k(x, x) - k*^T (K + s2 I)^-1 k* with the
+    NTK's non-constant prior variance k(x, x) (a stationary s_f^2 in its place would be wrong
+    by O(0.1)), the joint covariance and the LML, on the valid subset, against numpy. (With
+    neural-tangents' own diagonal in K instead of the closed form, gp_model.gram, the errors
+    were up to 1e-8, the LML's 1e-7: sqrt(q q' - Sigma^2) cancels at identical points.)"""
+    u, y, y_stored, mask = _masked_problem(n_invalid=n_invalid, d=3)
+    spec = gpm.NTKKernel(depth, "relu", use_bias)
+    s2f, s2n, c = 1.3, 0.02, 0.3
+    params = _params([0.3, 0.6, 0.9], s2f, s2n)._replace(constant=jnp.asarray(c))
+    post = gpm.condition(spec, params, jnp.asarray(u), jnp.asarray(y_stored), jnp.asarray(mask))
+    uc = np.concatenate([RNG.random((8, 3)), u[mask][:1], [[0.5, 0.5, 0.5]]])  # a data point and the centre
+    mean, var = gpm.predict(spec, post, jnp.asarray(uc))
+    k = lambda p, q: s2f * _np_relu_ntk(2 * p - 1, 2 * q - 1, depth, use_bias) / spec.normalizer(3)  # noqa: E731
+    uv, yv = u[mask], y[mask]
+    A = k(uv, uv) + s2n * np.eye(len(yv))
+    ks = k(uv, uc)
+    prior_var = np.diag(k(uc, uc))
+    np.testing.assert_allclose(mean, c + ks.T @ np.linalg.solve(A, yv - c), atol=1e-10)
+    np.testing.assert_allclose(var, prior_var - np.sum(ks * np.linalg.solve(A, ks), axis=0), atol=1e-10)
+    assert np.ptp(prior_var) > 0.1 * np.mean(prior_var)  # the identity tests the prior variance
+    C = gpm.joint_covariance(spec, post, jnp.asarray(uc))
+    np.testing.assert_allclose(C, k(uc, uc) - ks.T @ np.linalg.solve(A, ks), atol=1e-10)
+    np.testing.assert_allclose(jnp.diag(C), var, atol=1e-12)
+    lml = float(gpm.log_marginal_likelihood(spec, params, jnp.asarray(u), jnp.asarray(y_stored), jnp.asarray(mask)))
+    assert lml == pytest.approx(multivariate_normal(np.full(len(yv), c), A).logpdf(yv), rel=1e-11)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_ntk_posterior_gradients_are_finite_under_jit_and_vmap(dtype):
+    """The acquisition optimizer differentiates the posterior in the candidate: the gradients
+    of the mean and the variance are finite at a training point (the ReLU NTK's arccos has an
+    infinite derivative at cos = 1), at the centre (z = 0: no direction, for the bias-free
+    kernel), at a corner and at a random point; float32 and float64, under jit and vmap (a
+    vmapped posterior equals each one alone)."""
+    previous = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", dtype == "float64")
+    try:
+        u, _, y_stored, mask = _masked_problem(cap=10, d=2, n_invalid=2, seed=11)
+        u, y_stored, mask = jnp.asarray(u, dtype), jnp.asarray(y_stored, dtype), jnp.asarray(mask)
+        train = u[int(np.argmax(np.asarray(mask)))]
+        points = jnp.stack([train, jnp.full(2, 0.5, dtype), jnp.ones(2, dtype), jnp.asarray([0.3, 0.8], dtype)])
+        params = gpm.GPParams(jnp.zeros(2, dtype), jnp.asarray(0.2, dtype), jnp.asarray(math.log(1e-3), dtype))
+
+        def check(spec):
+            post = jax.jit(lambda p, y: gpm.condition(spec, p, u, y, mask, 1e-6))(params, y_stored)
+            assert all(bool(jnp.all(jnp.isfinite(leaf))) for leaf in jax.tree.leaves(post))
+
+            def mean_var(x):
+                m, v = gpm.predict(spec, post, x[None])
+                return m[0], v[0]
+
+            grads = jax.jit(jax.vmap(jax.jacrev(mean_var)))(points)
+            assert grads[0].dtype == jnp.dtype(dtype)
+            for g in grads:
+                assert bool(jnp.all(jnp.isfinite(g))), (spec, dtype, g)
+            # the posterior variance at a training point is at most the noise (+ rounding)
+            assert float(mean_var(train)[1]) < 2e-3
+            # vmap over two posteriors (two data sets) equals each alone
+            y2 = jnp.stack([y_stored, 2.0 * y_stored])
+            posts = jax.vmap(lambda y: gpm.condition(spec, params, u, y, mask, 1e-6))(y2)
+            mv = jax.jit(jax.vmap(lambda p: gpm.predict(spec, p, points)))(posts)
+            tol = 1e-10 if dtype == "float64" else 1e-4
+            for i in range(2):
+                alone = gpm.predict(spec, gpm.condition(spec, params, u, y2[i], mask, 1e-6), points)
+                np.testing.assert_allclose(mv[0][i], alone[0], rtol=tol, atol=tol)
+                np.testing.assert_allclose(mv[1][i], alone[1], rtol=tol, atol=tol)
+
+        check(gpm.NTKKernel())
+        check(gpm.NTKKernel(3, "relu", False))
+    finally:
+        jax.config.update("jax_enable_x64", previous)
+
+
+def test_ntk_ignores_the_lengthscales_and_their_prior(x64):
+    """For the NTK the MAP objective is the LML plus the noise prior only: the lengthscales
+    (and BoTorch's lengthscale prior) change nothing, so fit never moves them."""
+    u, _, y_stored, mask = _masked_problem(n_invalid=3, seed=7)
+    args = (jnp.asarray(u), jnp.asarray(y_stored), jnp.asarray(mask))
+    prior = gpm.botorch_prior(2)
+    values = [float(gpm.map_objective("ntk", _params(ls, 0.8, 1e-2), *args, prior))
+              for ls in ([0.03, 0.03], [9.0, 1.0])]
+    lml = float(gpm.log_marginal_likelihood("ntk", _params([1.0, 1.0], 0.8, 1e-2), *args))
+    noise_prior = lognorm(s=1.0, scale=math.exp(-4.0)).logpdf(1e-2)
+    assert values[0] == values[1] == pytest.approx(lml + noise_prior, rel=1e-12)
+    start = jax.tree.map(lambda a: jnp.asarray(a)[None], _params([0.03, 3.0], 1.0, 1e-2))
+    for optimizer in gpm.FIT_OPTIMIZERS:
+        p, _ = gpm.fit("ntk", start, *args, steps=20, prior=prior, optimizer=optimizer)
+        np.testing.assert_array_equal(p.log_lengthscale, start.log_lengthscale[0])
+        assert float(p.outputscale) != 1.0  # the outputscale is learned
+
+
+def test_gp_ntk_runs_bo_on_branin(x64):
+    """gp_bo(kernel="ntk") (and the registry's "gp-ntk") inside run_bo: finite points in the
+    box; the state's kernel is Neural-BO's default network's NTK (a posterior equal to one
+    conditioned directly), lengthscales fixed at 1, the outputscale learned."""
+    problem = nbo.benchmarks.get("branin")
+    small = dict(fit_steps=10, acq_optimizer=dict(raw_samples=64, num_restarts=2, steps=5))
+    algo = nbo.algorithms.get("ntk-gp", **small)
+    assert algo.name == "gp-ntk"
+    hist = jax.jit(lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=4))(jax.random.key(0))
+    x = np.asarray(hist.x)
+    assert x.shape == (9, 2) and np.all(np.isfinite(x))
+    assert np.all(x >= np.asarray(problem.bounds.lower)) and np.all(x <= np.asarray(problem.bounds.upper))
+    assert len(np.unique(x.round(6), axis=0)) == 9
+    paper_net = gp_bo(kernel="ntk", ntk_depth=3, ntk_use_bias=False, **small)
+    for a, spec in ((algo, gpm.NTKKernel()), (paper_net, gpm.NTKKernel(3, "relu", False))):
+        _, state = _branin_state(a)
+        assert np.all(np.asarray(state.params.lengthscale) == 1.0) and float(state.params.outputscale) != 1.0
+        u_c = jax.random.uniform(jax.random.key(3), (6, 2), jnp.float64)
+        direct = gpm.condition(spec, state.params, state.data.u, state.data.standardized()[0], state.data.mask)
+        mean, var = gpm.predict(spec, direct, u_c)
+        post = a.surrogate(state, u_c)
+        np.testing.assert_allclose(post.mean, mean, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(post.std ** 2, var, rtol=1e-9, atol=1e-12)
+    assert float(gp_bo(kernel="ntk", learn_outputscale=False, **small).init(
+        jax.random.key(1), hist.x[:5], hist.y[:5], bounds=problem.bounds, capacity=6).params.outputscale) == 1.0
+
+
+def test_gp_ntk_arguments_are_checked_and_named(x64):
+    """The ntk_* arguments are validated (messages name them) and refused with another
+    kernel; lengthscale_bounds is refused with the NTK (it has no lengthscales); the registry
+    name fixes the kernel."""
+    for kwargs, err, name in [
+        (dict(kernel="rbf", ntk_depth=3), ValueError, "ntk_depth"),
+        (dict(ntk_activation="relu"), ValueError, "ntk_activation"),  # the preset's kernel: rbf
+        (dict(kernel="matern52", ntk_use_bias=False), ValueError, "ntk_use_bias"),
+        (dict(kernel="ntk", ntk_depth=1), ValueError, "ntk_depth"),
+        (dict(kernel="ntk", ntk_depth=2.0), TypeError, "ntk_depth"),
+        (dict(kernel="ntk", ntk_depth=True), TypeError, "ntk_depth"),
+        (dict(kernel="ntk", ntk_activation="tanh"), ValueError, "ntk_activation"),
+        (dict(kernel="ntk", ntk_use_bias=1), TypeError, "ntk_use_bias"),
+        (dict(kernel="ntk", lengthscale_bounds=(0.1, 1.0)), ValueError, "lengthscale_bounds"),
+        (dict(kernel="NTK"), ValueError, "kernel"),
+    ]:
+        with pytest.raises(err, match=name):
+            gp_bo(**kwargs)
+    with pytest.raises(ValueError, match="fixes"):
+        nbo.algorithms.get("gp-ntk", kernel="rbf")
+    with pytest.raises(ValueError, match="kernel"):
+        gpm.kernel_matrix("laplace", _params([1.0]), jnp.zeros((1, 1)), jnp.zeros((1, 1)))
+    with pytest.raises(ValueError, match="activation"):
+        gpm.NTKKernel(activation="gelu")
+    assert gp_bo(kernel="ntk", ntk_depth=3, ntk_use_bias=False, preset="paper").config.build().name == "gp-ei"

@@ -30,6 +30,8 @@ _SPECS: dict[str, tuple[str, str, dict]] = {
     "gp-ei": ("gp", "gp_bo", {"acquisition": "ei"}),
     "gp-ucb": ("gp", "gp_bo", {"acquisition": "ucb"}),
     "gp-ts": ("gp", "gp_bo", {"acquisition": "ts"}),
+    # GP-EI with the infinite-width NTK of Neural-BO's default network (Neural-BO at m = inf)
+    "gp-ntk": ("gp", "gp_bo", {"acquisition": "ei", "kernel": "ntk"}),
     "random": ("random_search", "random_search", {}),
     "neural-cbo": ("neural_cbo", "neural_cbo", {}),
     "gp-cei": ("gp", "gp_bo", {"acquisition": "cei"}),
@@ -49,6 +51,9 @@ _ALIASES = {
     "gpei": "gp-ei",
     "gpucb": "gp-ucb",
     "gpts": "gp-ts",
+    "gpntk": "gp-ntk",
+    "ntk-gp": "gp-ntk",
+    "gp-ei-ntk": "gp-ntk",
     "neuralcbo": "neural-cbo",
     "cei": "gp-cei",
     "gpcei": "gp-cei",

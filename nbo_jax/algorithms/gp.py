@@ -40,6 +40,13 @@ standardized, each constraint divided by its root mean square (not centred)::
                  over  {x : mu_k(x) - sqrt(beta_c) sigma_k(x) <= 0 for every k};
            no candidate passes: argmin sum_k [mu_k(x) - sqrt(beta_c) sigma_k(x)]^+.
 
+**Neural-BO at infinite width** (``kernel="ntk"``; registry ``"gp-ntk"``): the kernel is the
+analytic NTK of Neural-BO's own network (``ntk_depth``, ``ntk_activation``, ``ntk_use_bias``;
+defaults: Neural-BO's default network, depth 2, ReLU, biases), normalized to mean prior
+variance ``s_f^2`` over the cube (:class:`nbo_jax.gp_model.NTKKernel`). It has no
+lengthscales; ``s_f^2`` is learned (unless ``learn_outputscale=False``), the noise as usual.
+Compared with ``neural-bo`` it shows what finite width (and training) buys.
+
 The full settings of both presets, the TS draw, the cost, the constrained targets and the
 decisions where the papers are silent are on the documentation site's page "The GP
 baselines" (``docs/gp.md``).
@@ -186,7 +193,7 @@ def _check_pair(name: str, value) -> tuple:
 class _Fitter(NamedTuple):
     """The hyperparameter fit shared by the unconstrained and constrained baselines."""
 
-    kind: str
+    kind: gpm.Kind
     pb: gpm.ParamBounds
     prior: str
     optimizer: str
@@ -245,6 +252,9 @@ def gp_bo(
     acquisition: str = "ei",
     *,
     preset: str = "default",
+    ntk_depth: Optional[int] = None,
+    ntk_activation: Optional[str] = None,
+    ntk_use_bias: Optional[bool] = None,
     beta: float = 2.0,
     beta_c=None,
     acq_optimizer: Optional[AcqOptimizer | dict] = None,
@@ -268,8 +278,15 @@ def gp_bo(
     :class:`~nbo_jax.types.BOAlgorithm`.
 
     Args:
-        kernel: ``"rbf"`` (squared exponential) or ``"matern52"``, ARD; ``None`` takes the
-            preset's (both presets: RBF).
+        kernel: ``"rbf"`` (squared exponential) or ``"matern52"``, ARD; or ``"ntk"``, the
+            infinite-width NTK of Neural-BO's network (:class:`nbo_jax.gp_model.NTKKernel`;
+            needs the ``ntk`` extra, neural-tangents): no lengthscales, ``s_f^2`` learned by
+            default; ``None`` takes the preset's (both presets: RBF).
+        ntk_depth, ntk_activation, ntk_use_bias: ``kernel="ntk"`` only: the network whose NTK
+            is the kernel, as ``neural_bo``'s ``depth`` (int >= 2), ``activation`` (one of
+            :data:`nbo_jax.gp_model.NTK_ACTIVATIONS`: ``"relu"``) and ``use_bias``; ``None``
+            = Neural-BO's default network (2, ``"relu"``, True; its paper preset has no
+            biases: ``ntk_use_bias=False``).
         acquisition: ``"ei"`` (Jones et al. 1998, minimization form ``sigma (z Phi(z) +
             phi(z))``, ``z = (y_best - mu)/sigma``, maximized as log EI, Ament et al. 2023),
             ``"ucb"`` (Srinivas et al. 2010 in minimization form: minimize ``mu - sqrt(beta)
@@ -300,7 +317,8 @@ def gp_bo(
         mean: ``"constant"`` (a learned constant prior mean, BoTorch's ``ConstantMean``;
             default preset) or ``"zero"`` (paper preset).
         learn_outputscale: fit ``s_f^2`` in ``outputscale_bounds``; False fixes it at 1
-            (BoTorch's kernel has no outputscale).
+            (BoTorch's kernel has no outputscale). ``None`` takes the preset's, except with
+            ``kernel="ntk"`` (whose scale is arbitrary): True.
         fit_optimizer: ``"lbfgs"`` (box-constrained L-BFGS to scipy's tolerances; default
             preset) or ``"adam"`` (``fit_learning_rate``; paper preset); see
             :func:`nbo_jax.gp_model.fit`.
@@ -321,7 +339,9 @@ def gp_bo(
         noise_floor: lower limit of the noise variance (standardized units), in ``(0, 1)``
             (default preset 1e-4 as BoTorch; paper 1e-6).
         lengthscale_bounds, outputscale_bounds: ``(low, high)`` box limits (lengthscales in
-            unit-cube units; default preset ``(2.5e-2, 1e3)``, paper ``(1e-2, 1e1)``).
+            unit-cube units; default preset ``(2.5e-2, 1e3)``, paper ``(1e-2, 1e1)``). With
+            ``kernel="ntk"`` the lengthscales are fixed at 1 and unused, and
+            ``lengthscale_bounds`` is refused; a ``"botorch"`` prior then acts on the noise only.
         jitter: added to the noise variance inside every Cholesky; default 0 in float64 and
             ``1e-6`` in float32.
         standardize: fit the GP to standardized targets; if False, to the raw ``y`` (then the
@@ -350,22 +370,27 @@ def gp_bo(
         when none).
 
     Raises:
-        ValueError: unknown ``kernel``, ``acquisition``, ``preset``, ``prior`` or
-            ``fit_optimizer``, or a number out of range or NaN (the message names the
-            argument); ``beta_c`` with an acquisition other than ``"lcb-c"``;
+        ValueError: unknown ``kernel``, ``acquisition``, ``preset``, ``prior``,
+            ``fit_optimizer`` or ``ntk_activation``, or a number out of range or NaN (the
+            message names the argument); ``beta_c`` with an acquisition other than ``"lcb-c"``;
+            ``ntk_*`` with a kernel other than ``"ntk"``; ``lengthscale_bounds`` with ``"ntk"``;
             ``acq_optimizer.steps > 0`` with ``"ts"`` or ``"lcb-c"``. At ``init`` of a
             constrained algorithm: ``c0`` missing or not ``(n0, K)``, or a ``beta_c`` sequence
             whose length is not ``K``; at ``tell``: ``c`` missing.
         TypeError: an argument of the wrong type (a string or bool for a number, a float for
             a count, ...; the message names it); ``batch_size=`` (the points per ask are
             ``q``).
+        ImportError: ``kernel="ntk"`` without neural-tangents (names the extra to install).
     """
     refuse_renamed(kwargs, BATCH_SIZE_IS_Q, "gp_bo")
     chosen = resolve_preset(
         PRESETS, preset, kernel=kernel, prior=prior, mean=mean, learn_outputscale=learn_outputscale, fit_optimizer=fit_optimizer,
         n_restarts=n_restarts, fit_steps=fit_steps, noise_floor=noise_floor, lengthscale_bounds=lengthscale_bounds,
         refit_every=refit_every)
-    kind = check_choice("kernel", chosen["kernel"], gpm.KERNELS)
+    kind = _kernel_kind(check_choice("kernel", chosen["kernel"], gpm.KERNELS), ntk_depth, ntk_activation,
+                        ntk_use_bias, lengthscale_bounds)
+    if isinstance(kind, gpm.NTKKernel) and learn_outputscale is None:
+        chosen["learn_outputscale"] = True  # the NTK's scale is arbitrary
     try:
         check_choice("acquisition", acquisition, ACQUISITIONS)
     except ValueError as e:
@@ -388,6 +413,8 @@ def gp_bo(
                          _check_pair("outputscale_bounds", outputscale_bounds), (noise_floor, 1.0)).validate()
     if not learn_os:
         pb = pb._replace(outputscale=(1.0, 1.0))
+    if isinstance(kind, gpm.NTKKernel):
+        pb = pb._replace(lengthscale=(1.0, 1.0))  # not a parameter of the NTK: fixed, unused
     standardize = check_bool("standardize", standardize)
     if beta_c is not None:
         if acquisition != "lcb-c":
@@ -410,6 +437,34 @@ def gp_bo(
     return make_algorithm(init, ask, tell, name=f"gp-{acquisition}", surrogate=surrogate, q=q,
                           batch_rule="independent" if acquisition == "ts" else "fantasy",
                           constrained=acquisition in CONSTRAINED_ACQUISITIONS)
+
+
+def _kernel_kind(kernel: str, ntk_depth, ntk_activation, ntk_use_bias, lengthscale_bounds) -> gpm.Kind:
+    """The ``kind`` of :mod:`nbo_jax.gp_model` for :func:`gp_bo`'s kernel arguments:
+    ``kernel`` itself, or an :class:`~nbo_jax.gp_model.NTKKernel` for ``"ntk"``.
+
+    Raises:
+        ValueError: an ``ntk_*`` argument with another kernel, ``lengthscale_bounds`` with
+            ``"ntk"``, an unknown ``ntk_activation`` or ``ntk_depth < 2``. TypeError:
+            ``ntk_depth`` not an int, ``ntk_use_bias`` not a bool. ImportError: ``"ntk"``
+            without neural-tangents. Every message names the argument."""
+    given = {"ntk_depth": ntk_depth, "ntk_activation": ntk_activation, "ntk_use_bias": ntk_use_bias}
+    if kernel != "ntk":
+        for name, value in given.items():
+            if value is not None:
+                raise ValueError(f"{name} is used by kernel='ntk' only, got kernel={kernel!r}")
+        return kernel
+    if lengthscale_bounds is not None:
+        raise ValueError(f"lengthscale_bounds: kernel='ntk' has no lengthscales, got {lengthscale_bounds!r}")
+    from .. import _compat  # noqa: F401 - fails here, naming the 'ntk' extra, without neural-tangents
+
+    depth = check_int("ntk_depth", 2 if ntk_depth is None else ntk_depth, 2)
+    activation = "relu" if ntk_activation is None else ntk_activation
+    if not isinstance(activation, str) or activation not in gpm.NTK_ACTIVATIONS:
+        raise ValueError(f"ntk_activation must be one of {gpm.NTK_ACTIVATIONS} (the NTK of the network's other "
+                         f"activations has no closed form in neural-tangents), got {activation!r}")
+    use_bias = check_bool("ntk_use_bias", True if ntk_use_bias is None else ntk_use_bias)
+    return gpm.NTKKernel(depth, activation, use_bias)
 
 
 def _plain_gp_bo(acquisition: str, *, beta, fitter: _Fitter, aopt: AcqOptimizer, standardize: bool):
