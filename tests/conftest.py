@@ -75,3 +75,20 @@ def compiled():
                                   surrogate=None if algorithm.surrogate is None else jax.jit(algorithm.surrogate))
 
     return make
+
+
+@pytest.fixture
+def benchmark_script():
+    """``load(name)``: the script ``benchmarks/<name>.py`` imported as a module (tests share
+    code with the benchmarks instead of copying it)."""
+    import importlib.util
+    import pathlib
+
+    def load(name: str):
+        path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load

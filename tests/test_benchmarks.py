@@ -242,20 +242,8 @@ def test_errors():
         get("ackley", dim=2, noise_std="loud")
 
 
-def _time_to_target_script():
-    """benchmarks/time_to_target.py as a module (issue 25, item 5)."""
-    import importlib.util
-    import pathlib
-
-    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "time_to_target.py"
-    spec = importlib.util.spec_from_file_location("time_to_target", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_time_to_target_first_reach():
-    ttt = _time_to_target_script()
+def test_time_to_target_first_reach(benchmark_script):
+    ttt = benchmark_script("time_to_target")
     best = np.array([[5.0, 4.0, 2.0, 2.0, 1.0],   # reaches 2.5 at iteration 2
                      [5.0, 5.0, 5.0, 4.0, 3.0],   # never reaches 1.0
                      [0.5, 0.5, 0.4, 0.3, 0.3],   # reaches at the initial design (iteration 0)
@@ -271,7 +259,7 @@ def test_time_to_target_first_reach():
     assert ttt.median_iqr([np.nan, 1.0, 3.0])[0] == 2.0 and np.isnan(ttt.median_iqr([np.nan])[0])
 
 
-def test_time_to_target_end_to_end(tmp_path):
+def test_time_to_target_end_to_end(tmp_path, benchmark_script):
     """A tiny run: 2 seeds, Levy-2, 4 + 6 iterations in 2 segments, random search and a small
     GP-EI as the target. The target method reaches its own target in every seed (by definition),
     the JSON holds the fields, the stepped run is run_bo's (random search: the same best f),
@@ -280,7 +268,7 @@ def test_time_to_target_end_to_end(tmp_path):
 
     import nbo_jax as nbo
 
-    ttt = _time_to_target_script()
+    ttt = benchmark_script("time_to_target")
     problem = get("levy", dim=2, noise_std="paper")
     algos = {"random": nbo.algorithms.get("random"),
              "gp-ei": nbo.algorithms.get("gp-ei", fit_steps=10,

@@ -179,16 +179,10 @@ def test_objective_of_the_wrong_output_shape_is_named():
         nbo.run_bo(jax.random.key(0), nbo.random_search(), bad, 2, 2)
 
 
-def test_failed_half_of_the_box_is_avoided():
+def test_failed_half_of_the_box_is_avoided(benchmark_script):
     """Reproduction 2 of issue 12: with the objective failing on half the box, GP-EI spent 96% of 25
     iterations there when failures were only masked; imputed as the worst value, it avoids them."""
-    import importlib.util
-    import pathlib
-
-    path = pathlib.Path(__file__).parents[1] / "benchmarks" / "failed_evaluations.py"
-    spec = importlib.util.spec_from_file_location("failed_evaluations", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = benchmark_script("failed_evaluations")
     algo = nbo.gp_bo(fit_steps=20, acq_optimizer=dict(raw_samples=256, num_restarts=4, steps=10))
     share, best = bench.share_in_failing_half(algo, bench.failing_branin(), seeds=2, n_init=5, n_iter=25)
     assert np.all(share < 0.25), share

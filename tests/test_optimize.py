@@ -152,19 +152,7 @@ def test_acq_optimizer_checks_its_arguments():
         as_acq_optimizer(dict(steps=3), default=climbing, no_gradient="why")
 
 
-def _acqf_gap():
-    """benchmarks/acqf_gap.py as a module (the gap test shares its code with the benchmark)."""
-    import importlib.util
-    import pathlib
-
-    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "acqf_gap.py"
-    spec = importlib.util.spec_from_file_location("acqf_gap", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_ask_reaches_the_acquisition_maximum_on_real_posteriors(x64):
+def test_ask_reaches_the_acquisition_maximum_on_real_posteriors(x64, benchmark_script):
     """Issue 23, on 5 posteriors from real runs (GP-UCB/EI on Ackley-4, GP-cEI on constrained
     Hartmann-6, a Neural-BO pathwise sample, a NeuralUCB bound; 8 + 4 points): the
     utility at ask's answer against a scipy L-BFGS-B multi-start maximum, gap relative to the
@@ -176,7 +164,7 @@ def test_ask_reaches_the_acquisition_maximum_on_real_posteriors(x64):
     spread below. The states are replayed through ``init`` and ``tell`` (one compile each) and
     our answer is a jitted ``ask``; ``benchmarks/acqf_gap.py`` prints the distribution over
     more cases (35, Levy-4 too, with ``--dim 4 --n-init 8 --n-iter 8 --seeds 1 --prefixes 5 --asks 1``)."""
-    gap = _acqf_gap()
+    gap = benchmark_script("acqf_gap")
     res = gap.gaps(dim=4, n_init=8, n_iter=8, seeds=1, prefixes=1, asks=1, n_sobol=2048, n_starts=16, verbose=False,
                    gp_problems=("ackley",))
     assert len(res) == 5
@@ -186,7 +174,7 @@ def test_ask_reaches_the_acquisition_maximum_on_real_posteriors(x64):
     assert len(neural) == 2 and np.all(neural <= 0.1), res
 
 
-def test_gp_ucb_ask_is_the_maximum_not_the_far_field(x64):
+def test_gp_ucb_ask_is_the_maximum_not_the_far_field(x64, benchmark_script):
     """The table of issue 23 at a small size: with 10-D data from a GP-UCB run, where the
     posterior far from the data is the prior (UCB there: -(c - sqrt2), the learned constant
     mean c), ask's answer is the scipy multi-start maximum of the UCB utility and well above
@@ -204,7 +192,7 @@ def test_gp_ucb_ask_is_the_maximum_not_the_far_field(x64):
         return -(post.mean - jnp.sqrt(2.0) * post.std)
 
     far = -(float(state.params.constant) - np.sqrt(2.0))
-    best, spread = _acqf_gap().scipy_maximum(ucb, state.data, 2048, 16)
+    best, spread = benchmark_script("acqf_gap").scipy_maximum(ucb, state.data, 2048, 16)
     ask = jax.jit(algo.ask)
     for k in range(3):
         ours = float(ucb(state.bounds.to_unit(ask(state, jax.random.key(100 + k)))[None])[0])
