@@ -87,13 +87,13 @@ def time_to_target(best: np.ndarray, times: np.ndarray, target: np.ndarray) -> d
 
 
 def median_iqr(values) -> tuple[float, float, float]:
-    """``(median, q25, q75)`` of the finite entries (NaNs when there are none)."""
-    v = np.asarray(values, float)
-    v = v[np.isfinite(v)]
+    """``(median, q25, q75)`` of the finite entries (NaNs when there are none), by
+    :func:`nbo_jax.analysis.summarize`."""
+    v = np.asarray(values, float).reshape(-1)
     if v.size == 0:
         return (float("nan"),) * 3
-    q25, q50, q75 = np.percentile(v, [25, 50, 75])
-    return float(q50), float(q25), float(q75)
+    row = nbo.analysis.summarize({"values": v})[0]
+    return row["median"], row["q25"], row["q75"]
 
 
 # --------------------------------------------------------------------------- one timed run
