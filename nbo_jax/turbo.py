@@ -2,18 +2,24 @@
 
 Eriksson, Pearce, Gardner, Turner & Poloczek 2019, "Scalable global optimization via local
 Bayesian optimization" (NeurIPS), Section 2 (TuRBO with ``m = 1`` region); defaults as in the
-paper and BoTorch's TuRBO-1 tutorial. :func:`trust_region` is a transformation of algorithms,
+paper and BoTorch's TuRBO-1 tutorial. A constrained algorithm gets SCBO's rules (Eriksson &
+Poloczek 2021, "Scalable constrained Bayesian optimization", AISTATS, Section 3): "best" is
+the best feasible observation, or, while none is feasible, the smallest total violation
+``sum_k [c_k]^+``; its own constrained acquisition picks the points. :func:`trust_region` is a transformation of algorithms,
 as :func:`nbo_jax.batch.batched` is: it takes a :class:`~nbo_jax.types.BOAlgorithm` and
 returns one, wrapping the inner state; the inner algorithm asks through
 :mod:`nbo_jax.optimize`, which keeps its raw samples, climbs and answers inside
 ``Dataset.region``::
 
     region   : a box of the unit cube centred at the best observation x* of the current
-               run, side L * w_i in coordinate i (w = the inner GP's ARD lengthscales over
+               run (SCBO's order with constraints), side L * w_i in coordinate i (w = the inner GP's ARD lengthscales over
                their geometric mean, prod(w) = 1; w = 1 without them), clipped to [0, 1]^d
     ask      : the inner algorithm's ask with Dataset.region = that box
     tell     : success if min(y_batch) < f* - min_improvement |f*| (f* the run's best
-               value), else failure (a failed evaluation is never a success);
+               value), else failure (a failed evaluation is never a success); with
+               constraints: a feasible batch point while the run has no feasible point,
+               a feasible improvement as above, or, with nothing feasible yet, a smaller
+               total violation (SCBO);
                tau_succ successes in a row: L = min(2 L, L_max);
                tau_fail failures in a row: L = L / 2
     restart  : when L < L_min: a fresh design of n_design scrambled Sobol points of the
@@ -30,7 +36,7 @@ import jax
 import jax.numpy as jnp
 
 from ._checks import check_int, check_positive
-from .algorithms._common import check_bool, initial_data
+from .algorithms._common import check_bool, initial_data, told_rows
 from .batch import batched
 from .optimize import sobol_samples
 from .types import BATCH_RULES, BOAlgorithm, Bounds, Dataset, FactoryCall
@@ -46,7 +52,7 @@ class TrustRegionState(NamedTuple):
             only (since the last restart's design; before the first restart, everything).
             Stale while a restart design is being asked.
         data: :class:`~nbo_jax.dataset.Dataset` of *every* observation (unit cube, all
-            runs), so counts, the finite domain's evaluated points and pending points are
+            runs; ``y (cap, K + 1)`` with the constraints of a constrained algorithm), so counts, the finite domain's evaluated points and pending points are
             global.
         bounds: the box (:class:`~nbo_jax.domains.Bounds`).
         length: ``()`` the side ``L`` of the region in unit-cube units (before the
@@ -75,10 +81,14 @@ class TrustRegionState(NamedTuple):
 def state_lengthscales(state) -> Optional[Array]:
     """``(d,)`` ARD lengthscales (unit-cube units) of an inner state that holds GP
     hyperparameters as ``state.params.log_lengthscale`` of shape ``(d,)`` (GP-BO's
-    :class:`~nbo_jax.algorithms.gp.GPState`), else ``None`` (neural surrogates, random
-    search). Read at trace time, without reaching into any algorithm's code."""
+    :class:`~nbo_jax.algorithms.gp.GPState`), or ``(J, d)`` stacked over the objective and
+    the constraints (:class:`~nbo_jax.algorithms.gp.GPConstrainedState`: the objective's,
+    row 0, as BoTorch's SCBO tutorial), else ``None`` (neural surrogates, random search).
+    Read at trace time, without reaching into any algorithm's code."""
     log_ls = getattr(getattr(state, "params", None), "log_lengthscale", None)
     d = state.data.u.shape[1]
+    if log_ls is not None and jnp.ndim(log_ls) == 2 and jnp.shape(log_ls)[1] == d:
+        log_ls = log_ls[0]
     if log_ls is None or jnp.shape(log_ls) != (d,):
         return None
     return jnp.exp(log_ls)
@@ -97,17 +107,48 @@ def region_box(centre: Array, length: Array, lengthscales: Optional[Array] = Non
     return jnp.stack([jnp.clip(centre - half, 0.0, 1.0), jnp.clip(centre + half, 0.0, 1.0)])
 
 
+def total_violation(y: Array) -> Array:
+    """``(n,)`` total constraint violation ``sum_k [c_k]^+`` of dataset rows ``y (n, K + 1)``
+    (column 0 the objective, then the constraints, ``c <= 0`` feasible); zeros for an
+    objective alone ``y (n,)``."""
+    if y.ndim == 1:
+        return jnp.zeros_like(y)
+    return jnp.sum(jnp.maximum(y[:, 1:], 0.0), axis=1)
+
+
+def best_row(y: Array, ok: Array) -> tuple[Array, Array, Array]:
+    """SCBO's best of the rows ``ok (n,)`` of ``y`` ((n,) or (n, K + 1); Eriksson & Poloczek
+    2021, Section 3): the smallest objective among the feasible rows, or, when none is
+    feasible, the smallest total violation (:func:`total_violation`). Returns ``(index,
+    feasible, violation)``: ``feasible`` () bool, True when some ``ok`` row is feasible (for
+    an objective alone: when some row is ``ok``); ``violation`` () the best row's total
+    violation (``inf`` when no row is ``ok``)."""
+    f = y if y.ndim == 1 else y[:, 0]
+    viol = jnp.where(ok, total_violation(y), jnp.inf)
+    feasible = ok & (viol <= 0.0)
+    any_feasible = jnp.any(feasible)
+    i = jnp.where(any_feasible, jnp.argmin(jnp.where(feasible, f, jnp.inf)), jnp.argmin(viol))
+    return i, any_feasible, viol[i]
+
+
+def _run_rows(data: Dataset, start: Array) -> Array:
+    """``(cap,)`` bool: the finite observations of the current run (rows from ``start``)."""
+    observed = data.observed()
+    if observed.ndim == 2:
+        observed = jnp.all(observed, axis=1)
+    return observed & (jnp.arange(data.capacity) >= start)
+
+
 def current_region(state: TrustRegionState, *, ard: bool = True) -> Array:
     """``(2, d)`` the trust region the next model-based ask of ``state`` uses (lower, upper
     corners, unit cube): :func:`region_box` around the best finite observation of the
-    current run (rows of ``state.data`` from ``state.start``; the cube's centre while there
-    is none), of side ``state.length``, shaped by the inner GP's lengthscales when ``ard``
-    (:func:`state_lengthscales`)."""
+    current run (rows of ``state.data`` from ``state.start``; SCBO's :func:`best_row` with
+    constraints; the cube's centre while there is none), of side ``state.length``, shaped by
+    the inner GP's lengthscales when ``ard`` (:func:`state_lengthscales`)."""
     data = state.data
-    run = data.observed() & (jnp.arange(data.capacity) >= state.start)
-    yy = jnp.where(run, data.y, jnp.inf)
-    i = jnp.argmin(yy)
-    centre = jnp.where(jnp.isfinite(yy[i]), data.u[i], jnp.full_like(data.u[i], 0.5))
+    run = _run_rows(data, state.start)
+    i, _, _ = best_row(data.y, run)
+    centre = jnp.where(run[i], data.u[i], jnp.full_like(data.u[i], 0.5))
     ls = state_lengthscales(state.inner) if ard else None
     return region_box(centre, state.length, ls)
 
@@ -163,9 +204,19 @@ def trust_region(
     (``init``) on them alone. The inner algorithm never sees the earlier runs (as TuRBO);
     the state's ``data`` and ``run_bo``'s history keep every observation.
 
+    With a constrained ``algorithm`` (``algorithm.constrained``: GP-cEI, GP-LCB-C,
+    Neural-CBO) the region and the counters follow SCBO (Eriksson & Poloczek 2021, Section
+    3): the centre is the run's best feasible observation, or the one of smallest total
+    violation while none is feasible (:func:`best_row`); a batch succeeds when its best point
+    (the same order) is feasible and either the run had no feasible point or it improves
+    ``f*`` as above, or when nothing is feasible yet and it lowers the smallest total
+    violation. The points are the inner algorithm's constrained acquisition's maximum inside
+    the region (SCBO itself draws constrained Thompson samples; GP-cEI asks by expected
+    improvement times the probability of feasibility).
+
     Args:
-        algorithm: the inner :class:`~nbo_jax.types.BOAlgorithm` (unconstrained; its state
-            a NamedTuple with ``data``, as every library state).
+        algorithm: the inner :class:`~nbo_jax.types.BOAlgorithm`, constrained or not (its
+            state a NamedTuple with ``data``, as every library state).
         length_init: ``L_init``, the side after ``init`` and after each restart (unit-cube
             units; paper: 0.8).
         length_min: ``L_min``: a side below it restarts (paper: ``0.5^7``).
@@ -186,7 +237,7 @@ def trust_region(
 
     Returns:
         A :class:`~nbo_jax.types.BOAlgorithm` named ``"turbo-<inner name>"`` with
-        ``batch_rule="native"`` and the inner ``q``; its state is a
+        ``batch_rule="native"``, the inner ``q`` and ``constrained``; its state is a
         :class:`TrustRegionState`, its ``info`` reports ``tr_length``, ``tr_successes``,
         ``tr_failures``, ``tr_restarts``, ``tr_in_design`` and ``tr_observed`` (observations of
         the current run) beside the inner algorithm's own; its ``surrogate`` is the inner
@@ -195,8 +246,7 @@ def trust_region(
     Raises:
         TypeError: ``algorithm`` not a BOAlgorithm; a count not an int; a length not a
             number; ``ard`` not a bool.
-        ValueError: a constrained ``algorithm`` (SCBO is not implemented: pass an
-            unconstrained one), an unknown ``batch_rule``, lengths not ``0 < length_min <=
+        ValueError: an unknown ``batch_rule``, lengths not ``0 < length_min <=
             length_init <= length_max``, counts ``< 1``, ``min_improvement < 0``, ``q``
             disagreeing with an inner ``q > 1``; messages name the argument.
 
@@ -213,9 +263,6 @@ def trust_region(
     """
     if not isinstance(algorithm, BOAlgorithm):
         raise TypeError(f"algorithm must be an nbo_jax.BOAlgorithm (e.g. nbo.gp_bo()), got {type(algorithm).__name__}")
-    if algorithm.constrained:
-        raise ValueError(f"algorithm {algorithm.name!r} models constraints; trust_region wraps unconstrained "
-                         "algorithms only (SCBO is not implemented)")
     if algorithm.batch_rule not in BATCH_RULES:
         raise ValueError(f"algorithm.batch_rule must be one of {BATCH_RULES}, got {algorithm.batch_rule!r}")
     length_init = check_positive("length_init", length_init)
@@ -240,6 +287,7 @@ def trust_region(
             raise ValueError(f"q={q} disagrees with algorithm {algorithm.name!r}, which asks q={algorithm.q} points")
     inner_alg = algorithm
     q = inner_alg.q
+    constrained = inner_alg.constrained
     # every argument, q as asked (an inner algorithm batched by hand records its q = 1
     # factory call), so that AskTell's save/resume rebuilds this algorithm
     config = FactoryCall(f"{__name__}:trust_region", dict(
@@ -258,8 +306,8 @@ def trust_region(
 
     def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> TrustRegionState:
         k_inner, k_state = jax.random.split(key)
-        inner = inner_alg.init(k_inner, x0, y0, None, bounds=bounds, capacity=capacity)
-        data, box = initial_data(x0, y0, None, bounds, capacity, constrained=False)
+        inner = inner_alg.init(k_inner, x0, y0, c0, bounds=bounds, capacity=capacity)
+        data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=constrained)
         d, dtype = data.u.shape[1], data.u.dtype
         zero = jnp.zeros((), jnp.int32)
         return TrustRegionState(inner, data, box, jnp.asarray(length_init, dtype), zero, zero, zero,
@@ -299,9 +347,11 @@ def trust_region(
         n = state.design.shape[0]
         rows = state.start + jnp.arange(n)
         x0 = state.bounds.from_unit(data.u[rows])
-        y0 = jnp.where(data.failed[rows], jnp.nan, data.y[rows])
+        failed = data.failed[rows]
+        Y0 = jnp.where(failed.reshape((-1,) + (1,) * (data.y.ndim - 1)), jnp.nan, data.y[rows])
+        y0, c0 = (Y0[:, 0], Y0[:, 1:]) if constrained else (Y0, None)
         box = Bounds(state.bounds.lower, state.bounds.upper)
-        inner = inner_alg.init(key, x0, y0, None, bounds=box, capacity=data.capacity)
+        inner = inner_alg.init(key, x0, y0, c0, bounds=box, capacity=data.capacity)
         if data.finite:  # initialized on the box: give it the domain's choices back
             inner = _with_data(inner, inner.data._replace(choices=data.choices, evaluated=data.evaluated))
         return inner
@@ -314,8 +364,12 @@ def trust_region(
         if y.shape[0] != x.shape[0]:
             raise ValueError(f"y must hold one value per point: {y.shape[0]} values for {x.shape[0]} points")
         u = state.bounds.to_unit(x)
+        rows = y
+        if constrained:
+            _, rows = told_rows(state.bounds, x, y, c, constrained=True)
+            rows = rows.astype(dtype)
         idx = data0.write_index(u)
-        data = data0.add_batch(u, y)
+        data = data0.add_batch(u, rows)
         key, k_design, k_init = jax.random.split(state.key, 3)
         n = state.design.shape[0]
 
@@ -326,14 +380,20 @@ def trust_region(
         inner = _after_all_of(inner)
         to_tell = (idx < data.capacity) & jnp.where(state.in_design, idx >= state.start + n, True)
         x_told = jnp.where(to_tell[:, None], x, jnp.nan)
-        inner = jax.lax.cond(jnp.any(to_tell), lambda: inner_alg.tell(inner, x_told, y), lambda: inner)
+        c_told = rows[:, 1:] if constrained else None
+        inner = jax.lax.cond(jnp.any(to_tell), lambda: inner_alg.tell(inner, x_told, y, c_told), lambda: inner)
 
         # success / failure of the batch against the run's best before it (Eriksson et al.
-        # 2019, Section 2; BoTorch's update_state)
-        run0 = data0.observed() & (jnp.arange(data0.capacity) >= state.start)
-        best = jnp.min(jnp.where(run0, data0.y, jnp.inf))
-        y_new = jnp.min(jnp.where(jnp.isfinite(y) & (idx < data0.capacity), y, jnp.inf))
-        improved = jnp.isfinite(y_new) & (~jnp.isfinite(best) | (y_new < best - min_improvement * jnp.abs(best)))
+        # 2019, Section 2; BoTorch's update_state; with constraints SCBO's order, Eriksson &
+        # Poloczek 2021, Section 3)
+        run0 = _run_rows(data0, state.start)
+        i0, feasible0, viol0 = best_row(data0.y, run0)
+        best = data0.y[i0, 0] if constrained else data0.y[i0]
+        ok = (idx < data0.capacity) & jnp.all(jnp.isfinite(jnp.reshape(rows, (rows.shape[0], -1))), axis=1)
+        i1, feasible1, viol1 = best_row(rows, ok)
+        y_new = rows[i1, 0] if constrained else rows[i1]
+        improved = jnp.where(feasible1, ~feasible0 | (y_new < best - min_improvement * jnp.abs(best)),
+                             ~feasible0 & (viol1 < viol0))
         successes = jnp.where(improved, state.successes + 1, 0)
         failures = jnp.where(improved, 0, state.failures + 1)
         grow = successes >= success_tolerance
@@ -369,7 +429,9 @@ def trust_region(
         def surrogate(state: TrustRegionState, u: Array):
             return inner_alg.surrogate(state.inner, u)
 
-    return BOAlgorithm(init, ask, tell, f"turbo-{inner_alg.name}", surrogate, q, False, info, "native", config)
+    return BOAlgorithm(init, ask, tell, f"turbo-{inner_alg.name}", surrogate, q, constrained, info, "native",
+                       config)
 
 
-__all__ = ["trust_region", "TrustRegionState", "current_region", "region_box", "state_lengthscales"]
+__all__ = ["trust_region", "TrustRegionState", "best_row", "current_region", "region_box", "state_lengthscales",
+           "total_violation"]

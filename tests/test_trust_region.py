@@ -93,6 +93,71 @@ def test_region_halves_after_tau_fail_failures_doubles_after_tau_succ_successes_
     assert np.all((u >= box[0] - 1e-6) & (u <= box[1] + 1e-6))
 
 
+# ---------------------------------------------------------------- SCBO: a constrained inner algorithm
+def test_scbo_centres_the_region_at_the_best_feasible_point_and_counts_in_its_order(compiled):
+    """With a constrained inner algorithm (GP-cEI) the region is centred at the run's best
+    feasible point, or at the least violating one while none is feasible, and a batch succeeds
+    when its best point improves in that order (Eriksson & Poloczek 2021, Section 3)."""
+    algo = compiled(nbo.trust_region(nbo.gp_bo(acquisition="cei", **SMALL_GP), ard=False))
+    y0 = jnp.array([5.0, 3.0, 4.0, 6.0])
+    key = jax.random.key(0)
+
+    def centre(s):
+        box = np.asarray(current_region(s, ard=False))
+        return box, 0.5 * (box[0] + box[1])
+
+    # one feasible point (row 2), not the best objective (row 1): the centre is row 2
+    s = algo.init(key, jnp.asarray(X0), y0, jnp.array([[1.0], [2.0], [-1.0], [0.5]]), bounds=BOUNDS, capacity=20)
+    box, _ = centre(s)
+    np.testing.assert_allclose(box, region_box(jnp.asarray(_unit(X0[2]), jnp.float32), s.length), atol=1e-6)
+    # nothing feasible: the smallest total violation (row 2, 0.3)
+    c_none = jnp.array([[1.0, 0.0], [2.0, 1.0], [0.1, 0.2], [0.5, 0.0]])
+    s = algo.init(key, jnp.asarray(X0), y0, c_none, bounds=BOUNDS, capacity=20)
+    box, _ = centre(s)
+    np.testing.assert_allclose(box, region_box(jnp.asarray(_unit(X0[2]), jnp.float32), s.length), atol=1e-6)
+
+    x = jnp.array([0.3, 2.0])
+    s = algo.tell(s, x, -9.0, jnp.array([0.1, 0.1]))  # violation 0.2 < 0.3: a success
+    assert (int(s.successes), int(s.failures)) == (1, 0)
+    np.testing.assert_allclose(centre(s)[0], region_box(jnp.asarray(_unit(x), jnp.float32), s.length), atol=1e-6)
+    s = algo.tell(s, x, -20.0, jnp.array([0.25, 0.0]))  # violation 0.25 > 0.2: a failure
+    assert (int(s.successes), int(s.failures)) == (0, 1)
+    s = algo.tell(s, x, 100.0, jnp.array([0.0, -1.0]))  # the run's first feasible point: a success
+    assert (int(s.successes), int(s.failures)) == (1, 0)
+    x_best = jnp.array([1.0, 3.0])
+    s = algo.tell(s, jnp.stack([x, x_best]), jnp.array([200.0, 50.0]), jnp.array([[-1.0, -1.0], [-1.0, 0.0]]))
+    assert (int(s.successes), int(s.failures)) == (2, 0)  # the batch's best feasible 50 < 100
+    box, _ = centre(s)
+    np.testing.assert_allclose(box, region_box(jnp.asarray(_unit(x_best), jnp.float32), s.length), atol=1e-6)
+    s = algo.tell(s, x, -100.0, jnp.array([0.01, 0.0]))  # infeasible, however low: a failure
+    s = algo.tell(s, x, 60.0, jnp.array([-1.0, -1.0]))  # feasible but worse than 50: a failure
+    s = algo.tell(s, x, jnp.nan, jnp.array([-1.0, -1.0]))  # a failed evaluation: a failure
+    assert (int(s.successes), int(s.failures)) == (0, 3)
+    np.testing.assert_allclose(centre(s)[0], box, atol=1e-6)  # still centred at the best feasible point
+    assert int(s.inner.data.count) == int(s.data.count) == 12  # the inner GP-cEI was told every point
+    np.testing.assert_allclose(s.data.y[:12], s.inner.data.y[:12])
+    with pytest.raises(ValueError, match="c: this algorithm models constraints"):
+        nbo.trust_region(nbo.gp_bo(acquisition="cei")).tell(s, x, 1.0)
+
+
+def test_scbo_asks_inside_the_region_in_run_bo_and_vmapped_equals_alone(x64):
+    """TuRBO around GP-cEI in ``run_bo`` on a constrained problem: it runs through a restart,
+    the history records the constraints, and vmapped seeds equal single runs in float64."""
+    problem = nbo.benchmarks.get("branin_constrained")
+    algo = nbo.trust_region(nbo.gp_bo(acquisition="cei", **SMALL_GP), failure_tolerance=1, length_min=0.2,
+                            restart_points=3)
+    assert algo.constrained and algo.name == "turbo-gp-cei"
+    keys = jax.random.split(jax.random.key(1), 2)
+    run = jax.jit(lambda k: nbo.run_bo(k, algo, problem, n_init=4, n_iter=10))
+    batched = jax.vmap(run)(keys)
+    for i, k in enumerate(keys):
+        alone = run(k)
+        np.testing.assert_allclose(batched.x[i], alone.x, rtol=1e-9, atol=1e-12)
+        np.testing.assert_array_equal(batched.info["tr_restarts"][i], alone.info["tr_restarts"])
+    assert batched.c.shape == (2, 14, 1) and np.all(np.isfinite(batched.c))
+    assert np.all(np.asarray(batched.info["tr_restarts"][:, -1]) >= 1)
+
+
 def test_region_box_is_shaped_by_the_lengthscales():
     box = region_box(jnp.array([0.5, 0.5]), jnp.asarray(0.4), jnp.array([1.0, 4.0]))  # w = [1/2, 2]
     np.testing.assert_allclose(box, [[0.4, 0.1], [0.6, 0.9]], rtol=1e-6)
@@ -199,8 +264,7 @@ def test_bad_arguments_name_the_argument():
     rs = nbo.random_search()
     with pytest.raises(TypeError, match="algorithm must be an nbo_jax.BOAlgorithm"):
         nbo.trust_region("gp")
-    with pytest.raises(ValueError, match="models constraints"):
-        nbo.trust_region(nbo.neural_cbo())
+    assert nbo.trust_region(nbo.neural_cbo()).constrained  # SCBO's rules
     with pytest.raises(ValueError, match="length_min <= length_init <= length_max"):
         nbo.trust_region(rs, length_init=2.0)
     with pytest.raises(ValueError, match="length_min"):
@@ -266,7 +330,7 @@ def test_finite_domain_region_picks_an_eligible_choice_or_falls_back():
 # ---------------------------------------------------------------- registry names and the CLI
 def test_registry_names_turbo_and_the_cli_compares_it(tmp_path, capsys):
     """``turbo-<name>`` builds ``trust_region(get(<name>, **kwargs))`` (aliases and case
-    normalized; a constrained algorithm refused, an unknown one named), and the command line
+    normalized; a constrained one kept constrained, an unknown one named), and the command line
     takes it like any registry name: a comparison of TuRBO(random search) with random search on
     the same seeds writes both methods' histories, with the same initial designs."""
     from nbo_jax import algorithms
@@ -276,8 +340,7 @@ def test_registry_names_turbo_and_the_cli_compares_it(tmp_path, capsys):
     algo = algorithms.get("turbo-gp-ei", fit_steps=3)
     assert algo.name == "turbo-gp-ei" and algo.batch_rule == "native"
     assert algo.config.kwargs["algorithm"].config.kwargs["fit_steps"] == 3  # kwargs reach the inner factory
-    with pytest.raises(ValueError, match="constraints"):
-        algorithms.get("turbo-gp-cei")
+    assert algorithms.get("turbo-gp-cei").constrained
     with pytest.raises(ValueError, match="turbo-nope"):
         algorithms.canonical_name("turbo-nope")
     out = tmp_path / "cmp"

@@ -114,7 +114,7 @@ def get(name: str, **kwargs):
 
     Raises:
         ValueError: unknown name, or errors of the factory (a constrained algorithm in a trust
-        region: SCBO is not implemented).
+        region follows SCBO's rules: :func:`nbo_jax.trust_region`).
     """
     key = canonical_name(name)
     if key.startswith(TURBO_PREFIX):
