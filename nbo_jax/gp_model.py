@@ -62,10 +62,9 @@ import jax
 import jax.numpy as jnp
 import optax
 from jax.flatten_util import ravel_pytree
-from jax.scipy.linalg import cho_solve, solve_triangular
 
 from .lbfgsb import minimize_lbfgsb
-from .posterior import chol_append
+from .posterior import cho_solve_lower, chol_append, solve_lower
 
 Array = jax.Array
 
@@ -385,7 +384,7 @@ def log_marginal_likelihood(
     m = mask.astype(u.dtype)
     ym = jnp.where(mask, y - params.constant, 0.0)
     L = jnp.linalg.cholesky(masked_gram(kind, params, u, mask, jitter))
-    alpha = cho_solve((L, True), ym)
+    alpha = cho_solve_lower(L, ym)
     n_valid = jnp.sum(m)
     return -0.5 * jnp.dot(ym, alpha) - jnp.sum(jnp.log(jnp.diag(L))) - 0.5 * n_valid * _LOG_2PI
 
@@ -438,7 +437,7 @@ def condition(
     extra = jnp.where(ok, 0.0, (1e-6 if u.dtype == jnp.float64 else 1e-4) * params.outputscale)
     m = mask.astype(u.dtype)
     L = jax.lax.cond(ok, lambda: L, lambda: jnp.linalg.cholesky(K + jnp.diag(m * extra)))
-    alpha = cho_solve((L, True), jnp.where(mask, y - params.constant, 0.0))
+    alpha = cho_solve_lower(L, jnp.where(mask, y - params.constant, 0.0))
     return GPPosterior(params, u, mask, L, alpha)
 
 
@@ -472,7 +471,7 @@ def append_rows(kind: Kind, post: GPPosterior, u: Array, y: Array, mask: Array, 
         return chol_append(L, k, kxx, jnp.where(valid, i, cap), lam), None
 
     L, _ = jax.lax.scan(add, post.chol, rows)
-    alpha = cho_solve((L, True), jnp.where(mask, y - p.constant, 0.0))
+    alpha = cho_solve_lower(L, jnp.where(mask, y - p.constant, 0.0))
     return GPPosterior(p, u, mask, L, alpha)
 
 
@@ -498,8 +497,8 @@ def predict(kind: Kind, post: GPPosterior, u_c: Array) -> tuple[Array, Array]:
     k_*||^2``, ``s_f^2 k(u, u)`` from :func:`prior_variance`: ``s_f^2`` but for the NTK).
     """
     Kxc = _cross(kind, post, u_c)
-    mean = post.params.constant + Kxc.T @ post.alpha
-    V = solve_triangular(post.chol, Kxc, lower=True)
+    mean = post.params.constant + post.alpha @ Kxc
+    V = solve_lower(post.chol, Kxc)
     var = prior_variance(kind, post.params, u_c) - jnp.sum(V * V, axis=0)
     return mean, jnp.maximum(var, 0.0)
 
@@ -508,7 +507,7 @@ def joint_covariance(kind: Kind, post: GPPosterior, u_c: Array) -> Array:
     """Posterior covariance of the latent ``f`` at ``u_c (N, d)``, ``(N, N)`` (GPML eq. 2.24),
     symmetrized. Forms an ``N x N`` matrix: for joint (Thompson) draws only."""
     Kxc = _cross(kind, post, u_c)
-    V = solve_triangular(post.chol, Kxc, lower=True)
+    V = solve_lower(post.chol, Kxc)
     C = gram(kind, post.params, u_c) - V.T @ V
     return 0.5 * (C + C.T)
 
@@ -526,8 +525,8 @@ def sample_joint(kind: Kind, post: GPPosterior, u_c: Array, key: Array, jitter: 
     resort the draw is ``mean + std eps`` (independent marginals).
     """
     Kxc = _cross(kind, post, u_c)
-    mean = post.params.constant + Kxc.T @ post.alpha
-    V = solve_triangular(post.chol, Kxc, lower=True)
+    mean = post.params.constant + post.alpha @ Kxc
+    V = solve_lower(post.chol, Kxc)
     C = gram(kind, post.params, u_c) - V.T @ V
     C = 0.5 * (C + C.T)
     if jitter is None:

@@ -40,6 +40,7 @@ from jax.flatten_util import ravel_pytree
 
 from . import pde
 from .features import gradient_features
+from .posterior import solve_lower
 
 Array = jax.Array
 Params = Any
@@ -190,7 +191,7 @@ def posterior_variance(phi_c: Array, a: Array, phi: Array, w: Array, k_uu: Array
     ac = phi_c @ a.T
     s = (phi_c @ phi.T - ac @ w) * m.astype(k_uu.dtype)[None, :]
     s_uu = conditional_gram(k_uu, w, m)[1] + jnp.diag(jnp.where(m, lambda1, 1.0))
-    v = jax.scipy.linalg.solve_triangular(jnp.linalg.cholesky(s_uu), s.T, lower=True)
+    v = solve_lower(jnp.linalg.cholesky(s_uu), s.T)
     var = jnp.sum(phi_c**2, axis=1) - jnp.sum(ac**2, axis=1) - jnp.sum(v**2, axis=0)
     return jnp.maximum(var, 0.0)
 
@@ -210,7 +211,7 @@ def interaction_information(k_uu: Array, k_ur: Array, k_rr: Array, lambda1: Any 
         K_ur (K_rr + l2 I)^{-1} K_ru)/l1)]``, equal to the ``p x p`` form of the lemma (module
         doc); cost ``O(r^3 + r^2 t + t^3)``.
     """
-    w = jax.scipy.linalg.solve_triangular(residual_factor(k_rr, lambda2), k_ur.T, lower=True)
+    w = solve_lower(residual_factor(k_rr, lambda2), k_ur.T)
     gain, conditional = information_terms(k_uu, w, lambda1, mask)
     return gain - conditional
 

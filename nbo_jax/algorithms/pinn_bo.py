@@ -70,6 +70,7 @@ from ..acquisition import SurrogatePosterior, thompson
 from ..features import gradient_features, predict
 from ..networks import Network, ntk_mlp
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
+from ..posterior import solve_lower
 from ..types import BOAlgorithm, Bounds, Dataset
 from ._common import (
     check_bool,
@@ -435,7 +436,7 @@ def pinn_bo(
                 phi0 = features_at(state, params0, x0)
                 omega = jnp.zeros((1, phi0.shape[1]), dtype)
             chol = pinn_lib.residual_factor(omega @ omega.T, lambda2)
-            a = jax.scipy.linalg.solve_triangular(chol, omega, lower=True)
+            a = solve_lower(chol, omega)
             rows = Dataset.empty(capacity, x0.shape[1], x0.dtype).write_index(x0)
             phi = jnp.zeros((capacity, phi0.shape[1]), dtype).at[rows].set(phi0, mode="drop")
             state = state._replace(info=PINNInfoState(params0, z_info, phi, a, phi @ phi.T, a @ phi.T))
