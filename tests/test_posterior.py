@@ -168,3 +168,23 @@ def test_fit_scales_maximizes_the_marginal_likelihood(x64):
     assert 0.2 * true_s2 < float(s2) < 5 * true_s2 and 0.01 < float(lam) < 0.5
     empty = P.fit_scales(G, jnp.zeros(cap, bool), r, m)
     assert float(empty[2]) == 0.0 and np.isfinite(float(empty[0]))
+
+
+def test_solve_lower_and_cho_solve_lower_equal_scipy(x64):
+    """The triangular solves that read ``L`` as ``L^T`` transposed (no column-major copy) give
+    scipy's ``L^{-1} b`` and ``(L L^T)^{-1} b``, for a vector and a matrix, alone and vmapped."""
+    import scipy.linalg
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(3, 7, 7))
+    K = A @ np.swapaxes(A, 1, 2) + 7 * np.eye(7)
+    L = np.linalg.cholesky(K)
+    b, B = rng.normal(size=(3, 7)), rng.normal(size=(3, 7, 4))
+    for i in range(3):
+        for rhs in (b[i], B[i]):
+            np.testing.assert_allclose(P.solve_lower(jnp.asarray(L[i]), jnp.asarray(rhs)),
+                                       scipy.linalg.solve_triangular(L[i], rhs, lower=True), rtol=1e-12)
+            np.testing.assert_allclose(P.cho_solve_lower(jnp.asarray(L[i]), jnp.asarray(rhs)),
+                                       np.linalg.solve(K[i], rhs), rtol=1e-10)
+    np.testing.assert_allclose(jax.vmap(P.cho_solve_lower)(jnp.asarray(L), jnp.asarray(B)),
+                               np.linalg.solve(K, B), rtol=1e-10)
