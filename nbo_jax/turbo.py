@@ -5,15 +5,17 @@ Bayesian optimization" (NeurIPS), Section 2 (TuRBO with ``m = 1`` region); defau
 paper and BoTorch's TuRBO-1 tutorial. A constrained algorithm gets SCBO's rules (Eriksson &
 Poloczek 2021, "Scalable constrained Bayesian optimization", AISTATS, Section 3): "best" is
 the best feasible observation, or, while none is feasible, the smallest total violation
-``sum_k [c_k]^+``; its own constrained acquisition picks the points. :func:`trust_region` is a transformation of algorithms,
-as :func:`nbo_jax.batch.batched` is: it takes a :class:`~nbo_jax.types.BOAlgorithm` and
-returns one, wrapping the inner state; the inner algorithm asks through
-:mod:`nbo_jax.optimize`, which keeps its raw samples, climbs and answers inside
-``Dataset.region``::
+``sum_k [c_k]^+``; its own constrained acquisition picks the points.
+
+:func:`trust_region` is a transformation of algorithms, as :func:`nbo_jax.batch.batched` is:
+it takes a :class:`~nbo_jax.types.BOAlgorithm` and returns one, wrapping the inner state; the
+inner algorithm asks through :mod:`nbo_jax.optimize`, which keeps its raw samples, climbs and
+answers inside ``Dataset.region``::
 
     region   : a box of the unit cube centred at the best observation x* of the current
-               run (SCBO's order with constraints), side L * w_i in coordinate i (w = the inner GP's ARD lengthscales over
-               their geometric mean, prod(w) = 1; w = 1 without them), clipped to [0, 1]^d
+               run (SCBO's order with constraints), side L * w_i in coordinate i (w = the
+               inner GP's ARD lengthscales over their geometric mean, prod(w) = 1; w = 1
+               without them), clipped to [0, 1]^d
     ask      : the inner algorithm's ask with Dataset.region = that box
     tell     : success if min(y_batch) < f* - min_improvement |f*| (f* the run's best
                value), else failure (a failed evaluation is never a success); with
@@ -39,7 +41,7 @@ from ._checks import check_int, check_positive
 from .algorithms._common import check_bool, initial_data, told_rows
 from .batch import batched
 from .optimize import sobol_samples
-from .types import BATCH_RULES, BOAlgorithm, Bounds, Dataset, FactoryCall
+from .types import BATCH_RULES, BOAlgorithm, Bounds, Dataset, FactoryCall, total_violation
 
 Array = jax.Array
 
@@ -52,8 +54,8 @@ class TrustRegionState(NamedTuple):
             only (since the last restart's design; before the first restart, everything).
             Stale while a restart design is being asked.
         data: :class:`~nbo_jax.dataset.Dataset` of *every* observation (unit cube, all
-            runs; ``y (cap, K + 1)`` with the constraints of a constrained algorithm), so counts, the finite domain's evaluated points and pending points are
-            global.
+            runs; ``y (cap, K + 1)`` with the constraints of a constrained algorithm), so
+            counts, the finite domain's evaluated points and pending points are global.
         bounds: the box (:class:`~nbo_jax.domains.Bounds`).
         length: ``()`` the side ``L`` of the region in unit-cube units (before the
             lengthscale shaping), in ``[L_min / 2, L_max]``.
@@ -107,28 +109,21 @@ def region_box(centre: Array, length: Array, lengthscales: Optional[Array] = Non
     return jnp.stack([jnp.clip(centre - half, 0.0, 1.0), jnp.clip(centre + half, 0.0, 1.0)])
 
 
-def total_violation(y: Array) -> Array:
-    """``(n,)`` total constraint violation ``sum_k [c_k]^+`` of dataset rows ``y (n, K + 1)``
-    (column 0 the objective, then the constraints, ``c <= 0`` feasible); zeros for an
-    objective alone ``y (n,)``."""
-    if y.ndim == 1:
-        return jnp.zeros_like(y)
-    return jnp.sum(jnp.maximum(y[:, 1:], 0.0), axis=1)
-
-
-def best_row(y: Array, ok: Array) -> tuple[Array, Array, Array]:
-    """SCBO's best of the rows ``ok (n,)`` of ``y`` ((n,) or (n, K + 1); Eriksson & Poloczek
-    2021, Section 3): the smallest objective among the feasible rows, or, when none is
-    feasible, the smallest total violation (:func:`total_violation`). Returns ``(index,
-    feasible, violation)``: ``feasible`` () bool, True when some ``ok`` row is feasible (for
-    an objective alone: when some row is ``ok``); ``violation`` () the best row's total
-    violation (``inf`` when no row is ``ok``)."""
+def best_row(y: Array, ok: Array) -> tuple[Array, Array, Array, Array]:
+    """SCBO's best of the rows ``ok (n,)`` of dataset rows ``y``, ``(n,)`` or ``(n, K + 1)``
+    (column 0 the objective, then the constraints; Eriksson & Poloczek 2021, Section 3): the
+    smallest objective among the feasible rows, or, when none is feasible, the smallest total
+    violation (:func:`nbo_jax.types.total_violation`; 0 for an objective alone). Returns
+    ``(index, value, feasible, violation)``: the row, its objective value, ``feasible`` ()
+    bool, True when some ``ok`` row is feasible (for an objective alone: when some row is
+    ``ok``), and the row's total violation (``inf`` when no row is ``ok``)."""
     f = y if y.ndim == 1 else y[:, 0]
-    viol = jnp.where(ok, total_violation(y), jnp.inf)
+    viol = jnp.zeros_like(f) if y.ndim == 1 else total_violation(y[:, 1:])
+    viol = jnp.where(ok, viol, jnp.inf)
     feasible = ok & (viol <= 0.0)
     any_feasible = jnp.any(feasible)
     i = jnp.where(any_feasible, jnp.argmin(jnp.where(feasible, f, jnp.inf)), jnp.argmin(viol))
-    return i, any_feasible, viol[i]
+    return i, f[i], any_feasible, viol[i]
 
 
 def _run_rows(data: Dataset, start: Array) -> Array:
@@ -147,7 +142,7 @@ def current_region(state: TrustRegionState, *, ard: bool = True) -> Array:
     the inner GP's lengthscales when ``ard`` (:func:`state_lengthscales`)."""
     data = state.data
     run = _run_rows(data, state.start)
-    i, _, _ = best_row(data.y, run)
+    i, _, _, _ = best_row(data.y, run)
     centre = jnp.where(run[i], data.u[i], jnp.full_like(data.u[i], 0.5))
     ls = state_lengthscales(state.inner) if ard else None
     return region_box(centre, state.length, ls)
@@ -360,14 +355,9 @@ def trust_region(
         data0 = state.data
         d, dtype = data0.u.shape[1], data0.u.dtype
         x = jnp.reshape(jnp.asarray(x, dtype), (-1, d))
-        y = jnp.reshape(jnp.asarray(y, dtype), (-1,))
-        if y.shape[0] != x.shape[0]:
-            raise ValueError(f"y must hold one value per point: {y.shape[0]} values for {x.shape[0]} points")
-        u = state.bounds.to_unit(x)
-        rows = y
-        if constrained:
-            _, rows = told_rows(state.bounds, x, y, c, constrained=True)
-            rows = rows.astype(dtype)
+        u, rows = told_rows(state.bounds, x, y, c, constrained=constrained)  # rows (n,) or (n, K + 1)
+        rows = rows.astype(dtype)
+        y = rows[:, 0] if constrained else rows
         idx = data0.write_index(u)
         data = data0.add_batch(u, rows)
         key, k_design, k_init = jax.random.split(state.key, 3)
@@ -387,11 +377,9 @@ def trust_region(
         # 2019, Section 2; BoTorch's update_state; with constraints SCBO's order, Eriksson &
         # Poloczek 2021, Section 3)
         run0 = _run_rows(data0, state.start)
-        i0, feasible0, viol0 = best_row(data0.y, run0)
-        best = data0.y[i0, 0] if constrained else data0.y[i0]
+        _, best, feasible0, viol0 = best_row(data0.y, run0)
         ok = (idx < data0.capacity) & jnp.all(jnp.isfinite(jnp.reshape(rows, (rows.shape[0], -1))), axis=1)
-        i1, feasible1, viol1 = best_row(rows, ok)
-        y_new = rows[i1, 0] if constrained else rows[i1]
+        _, y_new, feasible1, viol1 = best_row(rows, ok)
         improved = jnp.where(feasible1, ~feasible0 | (y_new < best - min_improvement * jnp.abs(best)),
                              ~feasible0 & (viol1 < viol0))
         successes = jnp.where(improved, state.successes + 1, 0)
@@ -433,5 +421,4 @@ def trust_region(
                        config)
 
 
-__all__ = ["trust_region", "TrustRegionState", "best_row", "current_region", "region_box", "state_lengthscales",
-           "total_violation"]
+__all__ = ["trust_region", "TrustRegionState", "best_row", "current_region", "region_box", "state_lengthscales"]

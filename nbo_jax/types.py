@@ -231,6 +231,12 @@ class BOAlgorithm(NamedTuple):
     config: Optional[FactoryCall] = None
 
 
+def total_violation(c: Array) -> Array:
+    """Total constraint violation ``sum_k [c_k]^+`` of constraint values ``c (..., K)``
+    (``c <= 0`` feasible), shape ``(...)``; 0 exactly when every constraint holds."""
+    return jnp.sum(jnp.maximum(c, 0.0), axis=-1)
+
+
 class History(NamedTuple):
     """What ``run_bo`` returns: one row per evaluation, initial points first.
 
@@ -270,7 +276,7 @@ class History(NamedTuple):
         without constraints)."""
         if self.c_true is None:
             return jnp.zeros_like(self.f)
-        return jnp.sum(jnp.maximum(self.c_true, 0.0), axis=-1)
+        return total_violation(self.c_true)
 
     def regret_plus_violation(self, optimal_value: float) -> Array:
         """Best positive regret plus violation (Phan-Trong 2024, PhD thesis, Figure 4.1):
