@@ -11,8 +11,16 @@ Each (problem, method) is cached in ``--out`` as ``<problem>__<method>.json`` (f
 seconds, settings), so a long study can be split over processes and resumed; ``--table-only``
 prints the table from the cache.
 
+Other problems and sizes (issue 26's d = 50, 1000 evaluations): ``--problems`` takes any
+benchmark name with ``--dim`` and ``--noise`` (then cached as ``<problem>-d<dim>__<method>.json``
+with no BoTorch column), and ``--segments`` compiles long runs in parts of growing capacity.
+BoTorch's own seeds, measured the same way: ``botorch_baseline.py`` writes ``botorch-gp-ei`` /
+``botorch-gp-ucb`` records that ``--table-only`` reads like ours.
+
     uv run python benchmarks/sample_efficiency.py                       # full: 5 seeds, 10 + 200
     uv run python benchmarks/sample_efficiency.py --methods neural-bo random --iterations 20
+    uv run python benchmarks/sample_efficiency.py --problems ackley --dim 50 --noise paper \
+        --iterations 990 --segments 4 --seeds 10 --methods turbo-neural-bo neural-bo gp-ei
 """
 
 from __future__ import annotations
@@ -36,9 +44,25 @@ METHODS = ["neural-bo", "neural-bo-paper", "gp-ei", "gp-ucb", "neural-greedy", "
 
 def make_algorithm(name: str):
     """A method name: a registry name, ``neural-bo-paper``, or ``turbo-<one of those>`` (the
-    inner algorithm in a TuRBO-1 trust region with its defaults, :func:`nbo_jax.trust_region`)."""
+    inner algorithm in a TuRBO-1 trust region with its defaults, :func:`nbo_jax.trust_region`);
+    ``<name>:key=value,...`` passes factory arguments (values as Python literals), e.g.
+    ``gp-ei:refit_every=1``."""
+    import ast
+
     import nbo_jax as nbo
 
+    if ":" in name:
+        base, _, spec = name.partition(":")
+        kwargs = {}
+        for item in spec.split(","):
+            key, eq, value = item.partition("=")
+            if not eq:
+                raise ValueError(f"method {name!r}: expected key=value after ':', got {item!r}")
+            try:
+                kwargs[key.strip()] = ast.literal_eval(value.strip())
+            except (ValueError, SyntaxError):
+                kwargs[key.strip()] = value.strip()
+        return nbo.algorithms.get(base, **kwargs)
     if name.startswith("turbo-"):
         return nbo.trust_region(make_algorithm(name[len("turbo-"):]))
     if name == "neural-bo":
@@ -48,19 +72,31 @@ def make_algorithm(name: str):
     return nbo.algorithms.get(name)
 
 
+def setting(problem_name: str, args) -> tuple[str, int | None, float | str, float, float]:
+    """``(cache name, dim, noise std, BoTorch GP-EI median, BoTorch GP-UCB median)`` of a
+    problem: the issue-11 setting for the BoTorch problems unless ``--dim`` / ``--noise``
+    override it (then no BoTorch medians, NaN)."""
+    if problem_name in BOTORCH and args.dim is None and args.noise is None:
+        return (problem_name, *BOTORCH[problem_name])
+    dim = args.dim if args.dim is not None else BOTORCH.get(problem_name, (None,))[0]
+    noise = args.noise if args.noise is not None else BOTORCH.get(problem_name, (None, 0.0))[1]
+    noise = noise if noise == "paper" else float(noise)
+    return f"{problem_name}-d{dim}" if dim is not None else problem_name, dim, noise, float("nan"), float("nan")
+
+
 def run_one(problem_name: str, method: str, args, out: pathlib.Path) -> dict:
     import jax
 
     import nbo_jax as nbo
 
-    path = out / f"{problem_name}__{method}.json"
+    cache, dim, noise, _, _ = setting(problem_name, args)
+    path = out / f"{cache}__{method}.json"
     if path.exists() and not args.force:
         return json.loads(path.read_text())
-    dim, noise, _, _ = BOTORCH[problem_name]
     problem = nbo.benchmarks.get(problem_name, dim=dim, noise_std=noise)
     algo = make_algorithm(method)
     keys = jax.random.split(jax.random.key(args.seed), args.seeds)
-    one = lambda k: nbo.run_bo(k, algo, problem, n_init=args.n_init, n_iter=args.iterations)
+    one = lambda k: nbo.run_bo(k, algo, problem, n_init=args.n_init, n_iter=args.iterations, segments=args.segments)
     # TuRBO too: vmapped, the batched restart predicate computes the inner init on every step
     # (10 TuRBO(Neural-BO) seeds: 471 s vmapped beside another benchmark, 49 s in sequence)
     sequential = (method.removeprefix("turbo-").startswith("gp-") or method.startswith("turbo-")) and not args.vmap_gp
@@ -79,20 +115,21 @@ def run_one(problem_name: str, method: str, args, out: pathlib.Path) -> dict:
         t1 = time.perf_counter()
         hist = jax.block_until_ready(compiled(keys))
     t2 = time.perf_counter()
-    rec = dict(problem=problem_name, method=method, dim=dim, noise_std=noise, optimal_value=problem.optimal_value,
+    rec = dict(problem=problem_name, method=method, dim=problem.dim, noise_std=float(problem.noise_std),
+               optimal_value=problem.optimal_value, segments=args.segments,
                final_best_f=np.asarray(hist.best_f[:, -1], dtype=float).tolist(),
                compile_s=t1 - t0, run_s=t2 - t1, seeds=args.seeds, seed=args.seed, n_init=args.n_init,
                iterations=args.iterations, precision=str(hist.y.dtype), device=str(jax.devices()[0]),
                seeds_vmapped=not sequential)
     path.write_text(json.dumps(rec, indent=1))
     steps = args.iterations * args.seeds
-    print(f"  {problem_name} {method}: median best f {np.median(rec['final_best_f']):.4g} "
+    print(f"  {cache} {method}: median best f {np.median(rec['final_best_f']):.4g} "
           f"(compile {t1 - t0:.0f} s, run {t2 - t1:.0f} s = {(t2 - t1) / args.iterations:.2f} s per "
           f"step of {args.seeds} seeds, {'sequential' if sequential else 'vmapped'})", flush=True)
     return rec
 
 
-def table(records: dict, problems, methods) -> str:
+def table(records: dict, problems, methods, args) -> str:
     from nbo_jax import comparison
 
     def cell(v):
@@ -103,9 +140,10 @@ def table(records: dict, problems, methods) -> str:
     head = ["problem (optimum)", "noise std", "BoTorch GP-EI", "BoTorch GP-UCB"] + methods
     rows = []
     for p in problems:
-        dim, noise, bt_ei, bt_ucb = BOTORCH[p]
-        fstar = next((r["optimal_value"] for (pp, _), r in records.items() if pp == p), float("nan"))
-        row = [f"{p.capitalize()}-{dim} ({fstar:.4g})", f"{noise:g}", f"{bt_ei:g}", f"{bt_ucb:g}"]
+        _, dim, _, bt_ei, bt_ucb = setting(p, args)
+        rec = next((r for (pp, _), r in records.items() if pp == p), {})
+        fstar, dim, noise = rec.get("optimal_value", float("nan")), rec.get("dim", dim), rec.get("noise_std", float("nan"))
+        row = [f"{p.capitalize()}-{dim} ({fstar:.4g})", f"{noise:.4g}", *("-" if np.isnan(v) else f"{v:g}" for v in (bt_ei, bt_ucb))]
         rows.append(row + [cell(records[(p, m)]["final_best_f"]) if (p, m) in records else "-" for m in methods])
     ref, baselines = methods[0], methods[1:]
     welch_rows = []
@@ -124,7 +162,11 @@ def table(records: dict, problems, methods) -> str:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--problems", nargs="+", default=list(BOTORCH), choices=list(BOTORCH))
+    ap.add_argument("--problems", nargs="+", default=list(BOTORCH),
+                    help=f"benchmark names (default: {' '.join(BOTORCH)}, the problems of BoTorch's quoted runs)")
+    ap.add_argument("--dim", type=int, default=None, help="input dimension (default: 10 for BoTorch's problems)")
+    ap.add_argument("--noise", default=None, help="noise std, a number or 'paper' (default: BoTorch's runs', else 0)")
+    ap.add_argument("--segments", type=int, default=1, help="run_bo's segments (compiled parts of growing capacity)")
     ap.add_argument("--methods", nargs="+", default=METHODS,
                     help="registry names, 'neural-bo-paper' for the paper preset, 'turbo-<name>' for one in a TuRBO-1 trust region; the first is the Welch reference")
     ap.add_argument("--seeds", type=int, default=5)
@@ -140,6 +182,16 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if args.seeds < 3:
         ap.error(f"--seeds must be >= 3 for the Welch tests, got {args.seeds}")
+    from nbo_jax import benchmarks
+
+    unknown = [p for p in args.problems if p not in benchmarks.available()]
+    if unknown:
+        ap.error(f"--problems: unknown {unknown}; choose from {benchmarks.available()}")
+    if args.noise is not None and args.noise != "paper":
+        try:
+            float(args.noise)
+        except ValueError:
+            ap.error(f"--noise must be a number or 'paper', got {args.noise!r}")
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     import jax
@@ -149,14 +201,14 @@ def main(argv=None) -> None:
     records = {}
     for p in args.problems:
         for m in args.methods:
-            path = out / f"{p}__{m}.json"
+            path = out / f"{setting(p, args)[0]}__{m}.json"
             if args.table_only:
                 if path.exists():
                     records[(p, m)] = json.loads(path.read_text())
                 continue
             records[(p, m)] = run_one(p, m, args, out)
     print(f"\nmedian final best f [25%, 75%] over seeds, {args.n_init} initial + {args.iterations} iterations:")
-    print(table(records, args.problems, args.methods))
+    print(table(records, args.problems, args.methods, args))
 
 
 if __name__ == "__main__":
