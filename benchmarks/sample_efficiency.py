@@ -46,7 +46,8 @@ def make_algorithm(name: str):
     """A method name: a registry name, ``neural-bo-paper``, or ``turbo-<one of those>`` (the
     inner algorithm in a TuRBO-1 trust region with its defaults, :func:`nbo_jax.trust_region`);
     ``<name>:key=value,...`` passes factory arguments (values as Python literals), e.g.
-    ``gp-ei:refit_every=1``."""
+    ``gp-ei:refit_every=1``; ``key.field=value`` one field of a dict argument, e.g.
+    ``gp-ei:acq_optimizer.local_fraction=0``."""
     import ast
 
     import nbo_jax as nbo
@@ -59,9 +60,14 @@ def make_algorithm(name: str):
             if not eq:
                 raise ValueError(f"method {name!r}: expected key=value after ':', got {item!r}")
             try:
-                kwargs[key.strip()] = ast.literal_eval(value.strip())
+                value = ast.literal_eval(value.strip())
             except (ValueError, SyntaxError):
-                kwargs[key.strip()] = value.strip()
+                value = value.strip()
+            head, dot, field = key.strip().partition(".")  # acq_optimizer.raw_samples=2048
+            if dot:
+                kwargs.setdefault(head, {})[field] = value
+            else:
+                kwargs[head] = value
         return nbo.algorithms.get(base, **kwargs)
     if name.startswith("turbo-"):
         return nbo.trust_region(make_algorithm(name[len("turbo-"):]))
