@@ -46,6 +46,7 @@ Array = jax.Array
 METHODS = ("lbfgsb", "adam")
 RAW_SAMPLERS = ("sobol", "uniform")
 RESTART_RULES = ("boltzmann", "top")
+LOCAL_RANKS = ("observed", "mean")
 
 
 def available_score(values: Array, data: Dataset) -> Array:
@@ -117,7 +118,7 @@ def sobol_samples(key: Array, n: int, d: int, dtype=jnp.float32) -> Array:
 
 def candidate_set(
     key: Array, data: Dataset, n_uniform: int, n_local: int = 0, *, local_std: float = 0.05,
-    n_best: int = 5, sampler: str = "uniform",
+    n_best: int = 5, sampler: str = "uniform", rank: Array | None = None,
 ) -> Array:
     """Raw samples in the unit cube, ``(n_uniform + n_local, d)``; on a finite domain, its
     ``(N, d)`` choices (all of them, evaluated ones included: mask their scores with
@@ -127,7 +128,9 @@ def candidate_set(
     (``sampler="sobol"``, :func:`sobol_samples`) or independent uniform draws
     (``"uniform"``). The ``n_local`` others are Gaussian perturbations (std ``local_std``,
     clipped to the cube) spread evenly over the ``n_best`` best valid observations (fewer if
-    fewer are valid; with none, they are uniform).
+    fewer are valid; with none, they are uniform). "Best" is the smallest ``rank (cap,)``
+    (e.g. the surrogate's posterior mean at the observations, as BoTorch's
+    ``sample_around_best`` ranks them), or of ``data.y`` when ``rank`` is ``None``.
 
     With ``data.region`` (a ``(2, d)`` box) the spread points are mapped affinely onto the
     region, the local ones have std ``local_std`` times the region's width in each
@@ -153,7 +156,7 @@ def candidate_set(
     if n_local == 0:
         return spread
     n_best = min(n_best, data.capacity)
-    score = jnp.where(data.observed(), data.y, jnp.inf)
+    score = jnp.where(data.observed(), data.y if rank is None else rank, jnp.inf)
     _, best_idx = jax.lax.top_k(-score, n_best)
     n_valid = jnp.minimum(jnp.sum(data.observed()), n_best)
     which = jnp.arange(n_local) % jnp.maximum(n_valid, 1)
@@ -322,6 +325,12 @@ class AcqOptimizer(NamedTuple):
         restarts: ``"boltzmann"`` (BoTorch's ``initialize_q_batch``) or ``"top"`` (the
             ``num_restarts`` best raw samples).
         eta: inverse temperature of the Boltzmann draw (BoTorch's default 1).
+        local_rank: how the ``n_best`` centres of the local raw samples are chosen:
+            ``"observed"`` (the smallest observed values) or ``"mean"`` (the smallest
+            posterior means of the surrogate at the observations, BoTorch's
+            ``sample_around_best``; with noisy observations the best observed values are the
+            luckiest draws). ``"mean"`` needs an algorithm that passes its posterior mean to
+            :func:`optimize_acqf` (``mean_at_rows``).
     """
 
     raw_samples: int = 512
@@ -335,6 +344,7 @@ class AcqOptimizer(NamedTuple):
     raw_sampler: str = "sobol"
     restarts: str = "boltzmann"
     eta: float = 1.0
+    local_rank: str = "observed"
 
     @property
     def n_local(self) -> int:
@@ -359,6 +369,7 @@ def acq_optimizer(
     raw_sampler: str = "sobol",
     restarts: str = "boltzmann",
     eta: float = 1.0,
+    local_rank: str = "observed",
 ) -> AcqOptimizer:
     """Checked :class:`AcqOptimizer` (the one acquisition optimizer's settings; defaults as
     BoTorch's ``optimize_acqf(num_restarts=10, raw_samples=512)`` plus a quarter of the raw
@@ -368,8 +379,8 @@ def acq_optimizer(
         TypeError: a count that is not an int, or a rate that is not a number.
         ValueError: ``raw_samples``, ``num_restarts`` or ``n_best`` < 1, ``steps`` < 0,
             ``learning_rate``, ``local_std`` or ``eta`` not > 0, ``local_fraction`` outside
-            ``[0, 1)``, no spread raw sample left, or an unknown ``method``, ``raw_sampler`` or
-            ``restarts``; the message names the argument.
+            ``[0, 1)``, no spread raw sample left, or an unknown ``method``, ``raw_sampler``,
+            ``restarts`` or ``local_rank``; the message names the argument.
     """
     from .algorithms._common import check_choice, check_int, check_positive
 
@@ -385,6 +396,7 @@ def acq_optimizer(
         check_choice("raw_sampler", raw_sampler, RAW_SAMPLERS),
         check_choice("restarts", restarts, RESTART_RULES),
         check_positive("eta", eta),
+        check_choice("local_rank", local_rank, LOCAL_RANKS),
     )
     if not opts.local_fraction < 1.0:
         raise ValueError(f"local_fraction must be in [0, 1), got {local_fraction}")
@@ -394,7 +406,7 @@ def acq_optimizer(
 
 
 def as_acq_optimizer(value, name: str = "acq_optimizer", default: AcqOptimizer | None = None, *,
-                     no_gradient: str | None = None) -> AcqOptimizer:
+                     no_gradient: str | None = None, mean_rank: bool = False) -> AcqOptimizer:
     """``value`` as a checked :class:`AcqOptimizer`.
 
     Args:
@@ -406,10 +418,13 @@ def as_acq_optimizer(value, name: str = "acq_optimizer", default: AcqOptimizer |
         no_gradient: why the caller's acquisition cannot be climbed (independent draws, a
             hard filter, a batch rule), or ``None``. When given, ``default``'s ``steps``
             become 0 and a ``value`` asking for ``steps > 0`` is refused.
+        mean_rank: whether the caller passes its posterior mean at the observations to
+            :func:`optimize_acqf`; without it ``local_rank="mean"`` is refused.
 
     Raises:
-        TypeError: anything else, or an unknown key. ValueError: as :func:`acq_optimizer`, or
-        ``steps > 0`` with ``no_gradient``. Both messages start with ``name`` (e.g.
+        TypeError: anything else, or an unknown key. ValueError: as :func:`acq_optimizer`,
+        ``steps > 0`` with ``no_gradient``, or ``local_rank="mean"`` without ``mean_rank``.
+        Both messages start with ``name`` (e.g.
         ``"acq_optimizer.raw_samples must be >= 1"``).
     """
     base = AcqOptimizer() if default is None else default
@@ -433,6 +448,9 @@ def as_acq_optimizer(value, name: str = "acq_optimizer", default: AcqOptimizer |
         raise type(err)(f"{name}.{err}") from None
     if no_gradient is not None and opts.steps > 0:
         raise ValueError(f"{name}.steps must be 0 ({no_gradient}); got steps={opts.steps}")
+    if opts.local_rank == "mean" and not mean_rank:
+        raise ValueError(f"{name}.local_rank='mean' is not available for this algorithm (it does not rank its "
+                         "observations by a posterior mean); use 'observed'")
     return opts
 
 
@@ -441,6 +459,7 @@ def optimize_acqf(
     key: Array,
     data: Dataset,
     options: AcqOptimizer = AcqOptimizer(),
+    mean_at_rows: Array | None = None,
 ) -> Array:
     """Maximize an acquisition over the unit cube: raw samples -> restarts -> box-constrained
     climb -> the best point (BoTorch's ``optimize_acqf`` with ``q = 1``; module doc).
@@ -462,6 +481,12 @@ def optimize_acqf(
             centre the local raw samples; ``data.y`` ranks them; ``data.region``, when set,
             is the box every raw sample, climb and answer stays in: module doc).
         options: :class:`AcqOptimizer` (build with :func:`acq_optimizer`).
+        mean_at_rows: ``(cap,)`` the surrogate's posterior mean at ``data``'s rows, in the
+            units of ``data.y`` or an increasing map of them (smaller is better); with ``options.local_rank == "mean"`` it
+            ranks the observations that centre the local raw samples (required then).
+
+    Raises:
+        ValueError: ``options.local_rank == "mean"`` without ``mean_at_rows``.
 
     On a finite domain (``data.choices`` set) the utility is scored on all ``N`` choices
     at once (memory as for ``N`` raw samples) and the best unevaluated one is returned; the
@@ -475,9 +500,13 @@ def optimize_acqf(
     """
     if data.finite:
         return best_available(utility(data.choices), data)
+    if options.local_rank == "mean" and mean_at_rows is None:
+        raise ValueError("optimize_acqf: options.local_rank='mean' needs mean_at_rows (the posterior mean at the "
+                         "observations)")
+    rank = mean_at_rows if options.local_rank == "mean" else None
     k_raw, k_start = jax.random.split(key)
     u_raw = candidate_set(k_raw, data, options.n_uniform, options.n_local, local_std=options.local_std,
-                          n_best=options.n_best, sampler=options.raw_sampler)
+                          n_best=options.n_best, sampler=options.raw_sampler, rank=rank)
     return refine_argmax(k_start, utility(u_raw), u_raw, utility, options, data)
 
 
@@ -485,4 +514,5 @@ __all__ = [
     "optimize_acqf", "AcqOptimizer", "acq_optimizer", "as_acq_optimizer", "candidate_set", "sobol_samples",
     "initialize_restarts", "climb", "refine_argmax", "projected_gradient_ascent", "argmax_point",
     "best_available", "available_score", "random_point", "region_bounds", "DUPLICATE_TOL", "METHODS", "RAW_SAMPLERS", "RESTART_RULES",
+    "LOCAL_RANKS",
 ]

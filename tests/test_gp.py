@@ -75,6 +75,7 @@ def test_posterior_equals_textbook_formulas(x64, kind, n_invalid):
     A = _np_kernel(kind, uv, uv, ls, s2f) + s2n * np.eye(len(yv))
     ks = _np_kernel(kind, uv, uc, ls, s2f)
     np.testing.assert_allclose(mean, ks.T @ np.linalg.solve(A, yv), atol=1e-8)
+    np.testing.assert_allclose(gpm.predict_mean(kind, post, jnp.asarray(uc)), mean, rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(var, s2f - np.sum(ks * np.linalg.solve(A, ks), axis=0), atol=1e-8)
     C = gpm.joint_covariance(kind, post, jnp.asarray(uc))
     np.testing.assert_allclose(C, _np_kernel(kind, uc, uc, ls, s2f) - ks.T @ np.linalg.solve(A, ks), atol=1e-8)
@@ -291,6 +292,27 @@ def test_state_surrogate_and_refinement(ei_setup):
         assert np.all((x_ref >= lo) & (x_ref <= hi))
         gains.append(ei_at(x_ref) - ei_at(x_raw))
     assert max(gains) > 0  # the gradient steps do move uphill
+
+
+def test_local_rank_mean_hands_the_posterior_mean_at_the_rows_to_the_optimizer(ei_setup, monkeypatch):
+    """``acq_optimizer=dict(local_rank="mean")``: ask passes the GP's posterior mean at the
+    observations (BoTorch's ``sample_around_best`` ranking) to ``optimize_acqf``; the default
+    passes nothing and ranks by the observed values; constrained acquisitions refuse it."""
+    import nbo_jax.algorithms.gp as gp_module
+
+    _, problem, state = ei_setup
+    seen = []
+    real = gp_module.optimize_acqf
+    monkeypatch.setattr(gp_module, "optimize_acqf", lambda *a: seen.append(a[4:]) or real(*a))
+    for rank in ("mean", "observed"):
+        gp_bo(acquisition="ei", acq_optimizer=dict(raw_samples=64, local_rank=rank, steps=5), **FAST).ask(
+            state, jax.random.key(0))
+    written = np.asarray(state.data.mask)
+    expected = gpm.predict("rbf", state.posterior, state.data.u)[0]
+    np.testing.assert_allclose(np.asarray(seen[0][0])[written], np.asarray(expected)[written], rtol=1e-5, atol=1e-6)
+    assert seen[1] == (None,)
+    with pytest.raises(ValueError, match="local_rank='mean' is not available"):
+        gp_bo(acquisition="cei", acq_optimizer=dict(local_rank="mean"))
 
 
 def test_refit_every_keeps_hyperparameters_between_refits(ei_setup):

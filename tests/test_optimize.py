@@ -27,6 +27,19 @@ def test_candidate_set_local_points_surround_best_observations():
     assert np.std(np.asarray(c2[10:, 0])) > 0.2
 
 
+def test_candidate_set_ranks_the_centres_by_rank_when_given():
+    """``rank`` (e.g. a posterior mean at the observations) chooses the centres instead of the
+    observed values: here it prefers rows 0 and 3, which ``y`` ranks last; the failed row 1
+    stays excluded even when its rank is the smallest."""
+    u = jnp.array([[0.1, 0.1], [0.9, 0.2], [0.5, 0.5], [0.2, 0.8]])
+    data = Dataset.empty(6, 2).add_batch(u, jnp.array([3.0, jnp.nan, 1.0, 2.0]))
+    rank = jnp.array([0.0, -5.0, 9.0, 1.0, -7.0, -7.0])  # rows 4, 5 are not written
+    local = np.asarray(candidate_set(jax.random.key(0), data, 8, 200, local_std=0.01, n_best=2, rank=rank)[8:])
+    near = [np.linalg.norm(local - np.asarray(c), axis=1) < 0.06 for c in u]
+    assert np.all(near[0] | near[3]) and abs(np.mean(near[0]) - 0.5) < 0.01
+    assert not np.any(near[1] | near[2])
+
+
 def test_projected_gradient_ascent_finds_interior_and_boundary_maxima():
     target = jnp.array([0.3, 0.7])
     u0 = jax.random.uniform(jax.random.key(0), (4, 2))
@@ -126,6 +139,8 @@ def test_optimize_acqf_finds_the_known_maximum():
     # the climb never steps into the NaN region and ends near the wall's best point (0.5, 0.77, 0.55)
     assert float(climbed[0]) >= 0.5 and float(nan_left(climbed[None])[0]) >= float(nan_left(out[None])[0])
     assert float(nan_left(climbed[None])[0]) > -0.19 ** 2 - 1e-4
+    with pytest.raises(ValueError, match="mean_at_rows"):
+        optimize_acqf(utility, jax.random.key(0), data, acq_optimizer(local_rank="mean"))
 
 
 def test_acq_optimizer_checks_its_arguments():
@@ -135,7 +150,8 @@ def test_acq_optimizer_checks_its_arguments():
                      (dict(steps=-1), "steps"), (dict(learning_rate=0.0), "learning_rate"),
                      (dict(local_fraction=1.0), "local_fraction"), (dict(local_std=-1.0), "local_std"),
                      (dict(method="sgd"), "method"), (dict(raw_sampler="lhs"), "raw_sampler"),
-                     (dict(restarts="all"), "restarts"), (dict(eta=0.0), "eta")]:
+                     (dict(restarts="all"), "restarts"), (dict(eta=0.0), "eta"),
+                     (dict(local_rank="y"), "local_rank")]:
         with pytest.raises(ValueError, match=name):
             acq_optimizer(**kw)
     with pytest.raises(TypeError, match="raw_samples"):
@@ -146,6 +162,10 @@ def test_acq_optimizer_checks_its_arguments():
     assert acq_optimizer(raw_samples=100, local_fraction=0.25).n_local == 25
     # an acquisition without a gradient: the default's steps become 0, asking for steps is refused
     climbing = AcqOptimizer(steps=30)
+    # local_rank="mean" only where the caller passes its posterior mean (mean_rank=True)
+    with pytest.raises(ValueError, match=r"acq_optimizer\.local_rank='mean' is not available"):
+        as_acq_optimizer(dict(local_rank="mean"))
+    assert as_acq_optimizer(dict(local_rank="mean"), mean_rank=True).local_rank == "mean"
     assert as_acq_optimizer(None, default=climbing, no_gradient="why").steps == 0
     assert as_acq_optimizer(dict(raw_samples=8), default=climbing, no_gradient="why").steps == 0
     with pytest.raises(ValueError, match=r"acq_optimizer\.steps must be 0 \(why\); got steps=3"):

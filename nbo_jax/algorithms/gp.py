@@ -424,7 +424,8 @@ def gp_bo(
                          "to climb",
                    "lcb-c": "acquisition='lcb-c': its utility is a hard feasibility filter, with no useful "
                             "gradient"}.get(acquisition)
-    aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"][acquisition], no_gradient=no_gradient)
+    aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"][acquisition], no_gradient=no_gradient,
+                            mean_rank=acquisition not in CONSTRAINED_ACQUISITIONS)
     fitter = _Fitter(kind, pb, chosen["prior"], chosen["fit_optimizer"], n_restarts, fit_steps,
                      fit_learning_rate, refit_every, jitter, chosen["mean"] == "constant")
 
@@ -526,7 +527,8 @@ def _plain_gp_bo(acquisition: str, *, beta, fitter: _Fitter, aopt: AcqOptimizer,
         else:
             best = incumbent(state)
             utility = lambda u_c: utility_values(state, u_c, best)
-        return state.bounds.from_unit(optimize_acqf(utility, k_c, state.data, aopt))
+        mean_at_rows = gpm.predict_mean(kind, state.posterior, state.data.u) if aopt.local_rank == "mean" else None
+        return state.bounds.from_unit(optimize_acqf(utility, k_c, state.data, aopt, mean_at_rows))
 
     def tell(state: GPState, x: Array, y: Array, c=None) -> GPState:
         u, y = told_rows(state.bounds, x, y, c, constrained=False)
