@@ -315,6 +315,31 @@ def test_local_rank_mean_hands_the_posterior_mean_at_the_rows_to_the_optimizer(e
         gp_bo(acquisition="cei", acq_optimizer=dict(local_rank="mean"))
 
 
+def test_warm_start_false_fits_from_the_prior_mode_alone(x64):
+    """``warm_start=False, n_restarts=1``: every refit is gp_model.fit from the prior mode
+    alone (BoTorch's new SingleTaskGP per iteration), whatever the previous fit was; the
+    default starts from the previous fit and the prior mode and is never worse in MAP."""
+    fresh = gp_bo(acquisition="ei", warm_start=False, n_restarts=1, **RAW)
+    problem, state = _branin_state(fresh, n=8, capacity=12)
+    x = nbo.initial_design(jax.random.key(5), problem.bounds, 2)
+    for xi in x:
+        state = jax.jit(fresh.tell)(state, xi, problem.objective(xi))
+    data = state.data
+    prior = gpm.botorch_prior(2)
+    pb = gpm.ParamBounds((2.5e-2, 1e3), (1.0, 1.0), (1e-4, 1.0))
+    mode = jax.tree.map(lambda a: jnp.asarray(a)[None], gpm.prior_mode(2, prior, pb, jnp.float64))
+    expected, value = gpm.fit("rbf", mode, data.u, data.standardized()[0], data.mask, steps=200, bounds=pb,
+                              prior=prior, optimizer="lbfgs", learn_constant=True)
+    for a, b in zip(jax.tree.leaves(state.params), jax.tree.leaves(expected)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    warm = gp_bo(acquisition="ei", **RAW)
+    _, wstate = _branin_state(warm, n=8, capacity=12)
+    for xi in x:
+        wstate = jax.jit(warm.tell)(wstate, xi, problem.objective(xi))
+    map_of = lambda p: float(gpm.map_objective("rbf", p, data.u, data.standardized()[0], data.mask, prior))
+    assert map_of(wstate.params) >= float(value) - 1e-8
+
+
 def test_refit_every_keeps_hyperparameters_between_refits(ei_setup):
     """refit_every=3: hyperparameters are refitted only at every third tell;
     a NaN observation at a refit is a failed evaluation: stored as the worst value observed so
@@ -514,7 +539,8 @@ def test_every_argument_is_checked_at_the_factory():
     type_errors = [("beta", "2"), ("beta", True), ("n_restarts", 2.0), ("refit_every", True), ("fit_steps", "20"),
                    ("fit_learning_rate", "0.05"), ("noise_floor", "1e-4"), ("jitter", "0"),
                    ("learn_outputscale", 1), ("standardize", "yes"), ("lengthscale_bounds", ("a", 1.0)),
-                   ("outputscale_bounds", 1.0), ("q", 2.0), ("q", True)]
+                   ("outputscale_bounds", 1.0), ("q", 2.0), ("q", True),
+                   ("warm_start", 1)]
     for name, value in type_errors:
         with pytest.raises(TypeError, match=name):
             gp_bo(**{name: value})
