@@ -478,12 +478,14 @@ def optimize_acqf(
             sample (e.g. a pathwise Thompson sample), so it is one function here.
         key: PRNG key for the raw samples and the restarts' draw.
         data: :class:`~nbo_jax.dataset.Dataset` in unit-cube coordinates (its best valid rows
-            centre the local raw samples; ``data.y`` ranks them; ``data.region``, when set,
-            is the box every raw sample, climb and answer stays in: module doc).
+            centre the local raw samples; ``data.y`` ranks them, or ``mean_at_rows``;
+            ``data.region``, when set, is the box every raw sample, climb and answer stays
+            in: module doc).
         options: :class:`AcqOptimizer` (build with :func:`acq_optimizer`).
         mean_at_rows: ``(cap,)`` the surrogate's posterior mean at ``data``'s rows, in the
-            units of ``data.y`` or an increasing map of them (smaller is better); with ``options.local_rank == "mean"`` it
-            ranks the observations that centre the local raw samples (required then).
+            units of ``data.y`` or an increasing map of them (smaller is better); with
+            ``options.local_rank == "mean"`` it ranks the observations that centre the local
+            raw samples (required then).
 
     Raises:
         ValueError: ``options.local_rank == "mean"`` without ``mean_at_rows``.
