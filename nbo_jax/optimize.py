@@ -118,7 +118,7 @@ def sobol_samples(key: Array, n: int, d: int, dtype=jnp.float32) -> Array:
 
 def candidate_set(
     key: Array, data: Dataset, n_uniform: int, n_local: int = 0, *, local_std: float = 0.05,
-    n_best: int = 5, sampler: str = "uniform", rank: Array | None = None,
+    n_best: int = 5, sampler: str = "uniform",
 ) -> Array:
     """Raw samples in the unit cube, ``(n_uniform + n_local, d)``; on a finite domain, its
     ``(N, d)`` choices (all of them, evaluated ones included: mask their scores with
@@ -128,9 +128,10 @@ def candidate_set(
     (``sampler="sobol"``, :func:`sobol_samples`) or independent uniform draws
     (``"uniform"``). The ``n_local`` others are Gaussian perturbations (std ``local_std``,
     clipped to the cube) spread evenly over the ``n_best`` best valid observations (fewer if
-    fewer are valid; with none, they are uniform). "Best" is the smallest ``rank (cap,)``
-    (e.g. the surrogate's posterior mean at the observations, as BoTorch's
-    ``sample_around_best`` ranks them), or of ``data.y`` when ``rank`` is ``None``.
+    fewer are valid; with none, they are uniform), "best" by ``data.y``: a caller that ranks
+    its observations otherwise passes a copy of ``data`` whose ``y`` holds the ranking (e.g.
+    the posterior mean at the observations, ``AcqOptimizer.local_rank="mean"``, or
+    the constrained algorithms' ``feasibility_ranked``).
 
     With ``data.region`` (a ``(2, d)`` box) the spread points are mapped affinely onto the
     region, the local ones have std ``local_std`` times the region's width in each
@@ -156,7 +157,7 @@ def candidate_set(
     if n_local == 0:
         return spread
     n_best = min(n_best, data.capacity)
-    score = jnp.where(data.observed(), data.y if rank is None else rank, jnp.inf)
+    score = jnp.where(data.observed(), data.y, jnp.inf)
     _, best_idx = jax.lax.top_k(-score, n_best)
     n_valid = jnp.minimum(jnp.sum(data.observed()), n_best)
     which = jnp.arange(n_local) % jnp.maximum(n_valid, 1)
@@ -329,8 +330,8 @@ class AcqOptimizer(NamedTuple):
             ``"observed"`` (the smallest observed values) or ``"mean"`` (the smallest
             posterior means of the surrogate at the observations, BoTorch's
             ``sample_around_best``; with noisy observations the best observed values are the
-            luckiest draws). ``"mean"`` needs an algorithm that passes its posterior mean to
-            :func:`optimize_acqf` (``mean_at_rows``).
+            luckiest draws). With ``"mean"`` the algorithm hands :func:`optimize_acqf` a
+            dataset whose ``y`` is its posterior mean at the observations.
     """
 
     raw_samples: int = 512
@@ -418,8 +419,9 @@ def as_acq_optimizer(value, name: str = "acq_optimizer", default: AcqOptimizer |
         no_gradient: why the caller's acquisition cannot be climbed (independent draws, a
             hard filter, a batch rule), or ``None``. When given, ``default``'s ``steps``
             become 0 and a ``value`` asking for ``steps > 0`` is refused.
-        mean_rank: whether the caller passes its posterior mean at the observations to
-            :func:`optimize_acqf`; without it ``local_rank="mean"`` is refused.
+        mean_rank: whether the caller ranks its observations by its posterior mean when
+            ``local_rank="mean"`` (hands :func:`optimize_acqf` a dataset whose ``y`` is that
+            mean); without it ``local_rank="mean"`` is refused.
 
     Raises:
         TypeError: anything else, or an unknown key. ValueError: as :func:`acq_optimizer`,
@@ -459,7 +461,6 @@ def optimize_acqf(
     key: Array,
     data: Dataset,
     options: AcqOptimizer = AcqOptimizer(),
-    mean_at_rows: Array | None = None,
 ) -> Array:
     """Maximize an acquisition over the unit cube: raw samples -> restarts -> box-constrained
     climb -> the best point (BoTorch's ``optimize_acqf`` with ``q = 1``; module doc).
@@ -478,17 +479,11 @@ def optimize_acqf(
             sample (e.g. a pathwise Thompson sample), so it is one function here.
         key: PRNG key for the raw samples and the restarts' draw.
         data: :class:`~nbo_jax.dataset.Dataset` in unit-cube coordinates (its best valid rows
-            centre the local raw samples; ``data.y`` ranks them, or ``mean_at_rows``;
+            centre the local raw samples; ``data.y`` ranks them, so a caller ranking by
+            something else, e.g. its posterior mean, passes a copy with that ``y``;
             ``data.region``, when set, is the box every raw sample, climb and answer stays
             in: module doc).
         options: :class:`AcqOptimizer` (build with :func:`acq_optimizer`).
-        mean_at_rows: ``(cap,)`` the surrogate's posterior mean at ``data``'s rows, in the
-            units of ``data.y`` or an increasing map of them (smaller is better); with
-            ``options.local_rank == "mean"`` it ranks the observations that centre the local
-            raw samples (required then).
-
-    Raises:
-        ValueError: ``options.local_rank == "mean"`` without ``mean_at_rows``.
 
     On a finite domain (``data.choices`` set) the utility is scored on all ``N`` choices
     at once (memory as for ``N`` raw samples) and the best unevaluated one is returned; the
@@ -502,13 +497,9 @@ def optimize_acqf(
     """
     if data.finite:
         return best_available(utility(data.choices), data)
-    if options.local_rank == "mean" and mean_at_rows is None:
-        raise ValueError("optimize_acqf: options.local_rank='mean' needs mean_at_rows (the posterior mean at the "
-                         "observations)")
-    rank = mean_at_rows if options.local_rank == "mean" else None
     k_raw, k_start = jax.random.split(key)
     u_raw = candidate_set(k_raw, data, options.n_uniform, options.n_local, local_std=options.local_std,
-                          n_best=options.n_best, sampler=options.raw_sampler, rank=rank)
+                          n_best=options.n_best, sampler=options.raw_sampler)
     return refine_argmax(k_start, utility(u_raw), u_raw, utility, options, data)
 
 

@@ -295,22 +295,22 @@ def test_state_surrogate_and_refinement(ei_setup):
 
 
 def test_local_rank_mean_hands_the_posterior_mean_at_the_rows_to_the_optimizer(ei_setup, monkeypatch):
-    """``acq_optimizer=dict(local_rank="mean")``: ask passes the GP's posterior mean at the
-    observations (BoTorch's ``sample_around_best`` ranking) to ``optimize_acqf``; the default
-    passes nothing and ranks by the observed values; constrained acquisitions refuse it."""
+    """``acq_optimizer=dict(local_rank="mean")``: ask hands ``optimize_acqf`` the data with
+    ``y`` the GP's posterior mean at the observations (BoTorch's ``sample_around_best``
+    ranking); the default hands the data as observed; constrained acquisitions refuse it."""
     import nbo_jax.algorithms.gp as gp_module
 
     _, problem, state = ei_setup
     seen = []
     real = gp_module.optimize_acqf
-    monkeypatch.setattr(gp_module, "optimize_acqf", lambda *a: seen.append(a[4:]) or real(*a))
+    monkeypatch.setattr(gp_module, "optimize_acqf", lambda *a: seen.append(a[2]) or real(*a))
     for rank in ("mean", "observed"):
         gp_bo(acquisition="ei", acq_optimizer=dict(raw_samples=64, local_rank=rank, steps=5), **FAST).ask(
             state, jax.random.key(0))
     written = np.asarray(state.data.mask)
     expected = gpm.predict("rbf", state.posterior, state.data.u)[0]
-    np.testing.assert_allclose(np.asarray(seen[0][0])[written], np.asarray(expected)[written], rtol=1e-5, atol=1e-6)
-    assert seen[1] == (None,)
+    np.testing.assert_allclose(np.asarray(seen[0].y)[written], np.asarray(expected)[written], rtol=1e-5, atol=1e-6)
+    assert seen[1] is state.data
     with pytest.raises(ValueError, match="local_rank='mean' is not available"):
         gp_bo(acquisition="cei", acq_optimizer=dict(local_rank="mean"))
 

@@ -536,8 +536,10 @@ def _plain_gp_bo(acquisition: str, *, beta, fitter: _Fitter, aopt: AcqOptimizer,
         else:
             best = incumbent(state)
             utility = lambda u_c: utility_values(state, u_c, best)
-        mean_at_rows = gpm.predict_mean(kind, state.posterior, state.data.u) if aopt.local_rank == "mean" else None
-        return state.bounds.from_unit(optimize_acqf(utility, k_c, state.data, aopt, mean_at_rows))
+        data = state.data
+        if aopt.local_rank == "mean":  # local raw samples around the smallest posterior means
+            data = data._replace(y=jnp.where(data.observed(), gpm.predict_mean(kind, state.posterior, data.u), data.y))
+        return state.bounds.from_unit(optimize_acqf(utility, k_c, data, aopt))
 
     def tell(state: GPState, x: Array, y: Array, c=None) -> GPState:
         u, y = told_rows(state.bounds, x, y, c, constrained=False)
