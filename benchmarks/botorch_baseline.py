@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from sample_efficiency import BOTORCH  # noqa: E402  (problem -> dim, noise std, quoted medians)
+from sample_efficiency import BOTORCH
 
 
 def botorch_functions() -> dict:
@@ -94,21 +94,33 @@ def main(argv=None) -> None:
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     method = f"botorch-gp-{args.acquisition}"
+    run_seeds(out, method, args, lambda p, s: run_seed(p, args.acquisition, s, args.n_init, args.iterations),
+              botorch=botorch.__version__, torch=torch.__version__)
+
+
+def run_seeds(out: pathlib.Path, method: str, args, one_seed, **extra) -> None:
+    """``one_seed(problem, seed) -> best f`` for every problem of ``args.problems`` and seed
+    ``args.seed, ..., args.seed + args.seeds - 1`` in sequence, printing each; then
+    :func:`write_record` per problem (``extra`` joins the record)."""
     for p in args.problems:
-        dim, noise, _, _ = BOTORCH[p]
         finals, t0 = [], time.perf_counter()
         for s in range(args.seed, args.seed + args.seeds):
-            finals.append(run_seed(p, args.acquisition, s, args.n_init, args.iterations))
+            finals.append(one_seed(p, s))
             print(f"  {p} {method} seed {s}: best f {finals[-1]:.4g} ({time.perf_counter() - t0:.0f} s)", flush=True)
-        run_s = time.perf_counter() - t0
-        rec = dict(problem=p, method=method, dim=dim, noise_std=noise, optimal_value=float(botorch_functions()[p](dim=dim).optimal_value),
-                   final_best_f=finals, compile_s=0.0, run_s=run_s, seeds=args.seeds, seed=args.seed,
-                   n_init=args.n_init, iterations=args.iterations, precision="float64", device="cpu",
-                   seeds_vmapped=False, botorch=botorch.__version__, torch=torch.__version__)
-        (out / f"{p}__{method}.json").write_text(json.dumps(rec, indent=1))
-        print(f"{p} {method}: median best f {np.median(finals):.4g} [{np.percentile(finals, 25):.4g}, "
-              f"{np.percentile(finals, 75):.4g}] over {args.seeds} seeds, {run_s:.0f} s", flush=True)
+        write_record(out, p, method, finals, time.perf_counter() - t0, args, **extra)
 
+
+def write_record(out: pathlib.Path, problem: str, method: str, finals: list, run_s: float, args, **extra) -> None:
+    """Write ``<out>/<problem>__<method>.json`` in ``sample_efficiency.py``'s record format
+    (float64, CPU, seeds in sequence; ``args`` gives the seeds and budget) and print the median."""
+    dim, noise, _, _ = BOTORCH[problem]
+    rec = dict(problem=problem, method=method, dim=dim, noise_std=noise,
+               optimal_value=float(botorch_functions()[problem](dim=dim).optimal_value), final_best_f=finals,
+               compile_s=0.0, run_s=run_s, seeds=args.seeds, seed=args.seed, n_init=args.n_init,
+               iterations=args.iterations, precision="float64", device="cpu", seeds_vmapped=False, **extra)
+    (out / f"{problem}__{method}.json").write_text(json.dumps(rec, indent=1))
+    print(f"{problem} {method}: median best f {np.median(finals):.4g} [{np.percentile(finals, 25):.4g}, "
+          f"{np.percentile(finals, 75):.4g}] over {len(finals)} seeds, {run_s:.0f} s", flush=True)
 
 if __name__ == "__main__":
     main()
