@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from sample_efficiency import BOTORCH
+from sample_efficiency import BOTORCH  # problem -> dim, noise std, quoted medians
 
 
 def botorch_functions() -> dict:
@@ -121,6 +121,7 @@ def write_record(out: pathlib.Path, problem: str, method: str, finals: list, run
     (out / f"{problem}__{method}.json").write_text(json.dumps(rec, indent=1))
     print(f"{problem} {method}: median best f {np.median(finals):.4g} [{np.percentile(finals, 25):.4g}, "
           f"{np.percentile(finals, 75):.4g}] over {len(finals)} seeds, {run_s:.0f} s", flush=True)
+
 
 if __name__ == "__main__":
     main()

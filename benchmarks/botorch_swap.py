@@ -7,8 +7,8 @@ each step's **hyperparameter fit** and **acquisition maximizer** come from eithe
 - ``--fit ours``: ``gp_bo(acquisition="ei")``'s state, told every observation (its own
   refit schedule and MAP fit); ``--fit botorch``: ``SingleTaskGP`` with ``Standardize``
   refitted by ``fit_gpytorch_mll`` at every step, as ``botorch_baseline.py``.
-- ``--optimizer ours``: ``gp_bo``'s ``ask`` on our posterior built from the chosen
-  hyperparameters; ``--optimizer botorch``: ``optimize_acqf(LogExpectedImprovement,
+- ``--optimizer ours``: ``gp_bo``'s ``ask`` on our posterior with the chosen hyperparameters
+  (with our fit: the state exactly as ``gp_bo`` keeps it); ``--optimizer botorch``: ``optimize_acqf(LogExpectedImprovement,
   num_restarts=10, raw_samples=512)`` on a ``SingleTaskGP`` holding the chosen
   hyperparameters and the same standardized targets, ``best_f`` the best one.
 
@@ -93,23 +93,23 @@ def run_seed(problem: str, fit: str, optimizer: str, seed: int, n_init: int, ite
 
     for _ in range(iterations):
         n = x.shape[0]
-        r = float(np.sqrt((n - 1) / n))  # population / unbiased standard deviation
         data = state.data
         y_std = data.standardized()[0]
         if fit == "botorch":
+            r = float(np.sqrt((n - 1) / n))  # population / unbiased standard deviation
             model = SingleTaskGP(x, -y.unsqueeze(-1), outcome_transform=Standardize(m=1))
             fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
             ls = model.covar_module.lengthscale.detach().reshape(-1).numpy()
             params = gpm.GPParams(jnp.log(jnp.asarray(ls)), jnp.asarray(-2.0 * np.log(r)),
                                   jnp.asarray(np.log(model.likelihood.noise.item()) - 2.0 * np.log(r)),
                                   jnp.asarray(-model.mean_module.constant.item() / r))
-        else:
-            params = state.params
+            asked = state._replace(params=params, posterior=condition("rbf", params, data.u, y_std, data.mask, 0.0))
+        else:  # the state as gp_bo keeps it: its own fit and factor
+            params, asked = state.params, state
         cands = {}
         if optimizer == "ours" or trace is not None:
-            post = condition("rbf", params, data.u, y_std, data.mask, 0.0)
             key, k = jax.random.split(key)
-            cands["ours"] = torch.as_tensor(np.array(ask(state._replace(params=params, posterior=post), k)))[None]
+            cands["ours"] = torch.as_tensor(np.array(ask(asked, k)))[None]
         if optimizer == "botorch" or trace is not None:
             acqf = botorch_twin(params, y_std, n)
             cands["botorch"] = optimize_acqf(acqf, bounds=unit, q=1, num_restarts=10, raw_samples=512)[0].detach()
