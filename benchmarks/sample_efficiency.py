@@ -47,7 +47,8 @@ def make_algorithm(name: str):
     inner algorithm in a TuRBO-1 trust region with its defaults, :func:`nbo_jax.trust_region`);
     ``<name>:key=value,...`` passes factory arguments (values as Python literals), e.g.
     ``gp-ei:refit_every=1``; ``key.field=value`` one field of a dict argument, e.g.
-    ``gp-ei:acq_optimizer.local_fraction=0``."""
+    ``gp-ei:acq_optimizer.local_fraction=0``; ``acquisition=lcb(2.0)`` calls that factory of
+    :mod:`nbo_jax.acquisition` (one literal argument at most), e.g. ``neural-bo:acquisition=lcb(2.0)``."""
     import ast
 
     import nbo_jax as nbo
@@ -63,6 +64,9 @@ def make_algorithm(name: str):
                 value = ast.literal_eval(value.strip())
             except (ValueError, SyntaxError):
                 value = value.strip()
+            if key.strip() == "acquisition":  # acquisition=lcb(2.0): a factory of nbo.acquisition
+                fn, _, arg = str(value).partition("(")
+                value = getattr(nbo.acquisition, fn)(*([ast.literal_eval(arg.rstrip(")"))] if arg.rstrip(")") else []))
             head, dot, field = key.strip().partition(".")  # acq_optimizer.raw_samples=2048
             if dot:
                 kwargs.setdefault(head, {})[field] = value

@@ -177,7 +177,11 @@ class FactoryCall:
         return algo._replace(name=self.name) if self.name else algo
 
     def __repr__(self) -> str:
-        return f"FactoryCall({self.factory!r}, {self.kwargs!r})"
+        # a nested algorithm (trust_region's inner one) shows as its own recipe when it has one:
+        # a BOAlgorithm's repr holds its functions' addresses, which differ between processes
+        kwargs = {k: v.config if isinstance(v, BOAlgorithm) and v.config is not None else v
+                  for k, v in self.kwargs.items()}
+        return f"FactoryCall({self.factory!r}, {kwargs!r})"
 
 
 BATCH_RULES = ("fantasy", "independent", "native")

@@ -204,6 +204,19 @@ def test_campaign_resumes_skips_done_work_and_refuses_other_settings(tmp_path):
         coco.run_campaign({"random": nbo.random_search(q=2)}, tmp_path, functions=[1], **kw)
 
 
+def test_campaign_resumes_an_algorithm_wrapped_in_a_trust_region(tmp_path):
+    # the recipe of trust_region(inner) names the inner algorithm by its own recipe, not by its
+    # functions' addresses (which differ for every build): a resume with a fresh build skips
+    kw = dict(dimensions=[2], instances=[1], budget_multiplier=3, progress=False)
+    first = coco.run_campaign({"t": nbo.trust_region(nbo.random_search())}, tmp_path, functions=[1], **kw)
+    assert first.ran == [("t", 2, (1,))]
+    again = coco.run_campaign({"t": nbo.trust_region(nbo.random_search())}, tmp_path, functions=[1], **kw)
+    assert again.ran == [] and again.skipped == [("t", 2, (1,))]
+    with pytest.raises(ValueError, match=r"holds 't' built as FactoryCall\('nbo_jax.turbo:trust_region', "
+                                         r"\{'algorithm': FactoryCall\('nbo_jax.algorithms.random_search"):
+        coco.run_campaign({"t": nbo.trust_region(nbo.random_search(q=2))}, tmp_path, functions=[1], **kw)
+
+
 def test_batches_split_the_campaign_without_overlap(tmp_path):
     algos = {"random": nbo.random_search()}
     kw = dict(functions=[1, 2, 3, 4, 5], dimensions=[2], instances=[1], budget_multiplier=2, progress=False)
