@@ -9,6 +9,13 @@ algorithm of BBOB-2009 (the reference ``cocopp`` ships), draws ``ecdf.png`` and 
 
     uv run python benchmarks/reproduce_coco.py                       # CPU-sized
     uv run python benchmarks/reproduce_coco.py --full --functions-per-run 24   # the thesis, on a GPU
+
+``--groups`` adds the table per BBOB function group (separable f1-f5, moderate f6-f9, ...);
+``--pairs A:B,...`` the paired Wilcoxon test of A against B run by run (same function, instance
+and initial design: :func:`nbo_jax.coco.paired_comparison`) over all functions and per group,
+e.g. ``--pairs turbo-gp-ei:gp-ei,turbo-neural-bo:neural-bo``; ``--table-only`` prints from the
+records in ``--out`` without running (a folder whose algorithm folders are links to other
+campaigns' compares across campaigns, e.g. two versions of the library).
 """
 
 from __future__ import annotations
@@ -36,7 +43,17 @@ def main() -> None:
     parser.add_argument("--batch", default="1/1", metavar="K/N")
     parser.add_argument("--out", default=None)
     parser.add_argument("--no-cocopp", action="store_true", help="skip cocopp (e.g. on a machine without it)")
+    parser.add_argument("--groups", action="store_true", help="also the table per BBOB function group")
+    parser.add_argument("--pairs", default=None, metavar="A:B,...", help="paired Wilcoxon tests of A against B")
+    parser.add_argument("--table-only", action="store_true", help="print from the records in --out, run nothing")
     args = parser.parse_args()
+    pairs = [tuple(p.split(":")) for p in args.pairs.split(",")] if args.pairs else []
+    if any(len(p) != 2 or not all(p) for p in pairs):
+        parser.error(f"--pairs: expected A:B,... got {args.pairs!r}")
+    if args.table_only:
+        out = pathlib.Path(args.out or ("results/coco_full" if args.full else "results/coco_cpu"))
+        tables(out, args, pairs)
+        return
 
     dims = coco.parse_range(args.dims or ("2,3,5,10" if args.full else "2,3,5"), "--dims")
     instances = coco.parse_range(args.instances or ("1-15" if args.full else "1-5"), "--instances")
@@ -60,11 +77,34 @@ def main() -> None:
     (out / "timings.json").write_text(json.dumps(
         {"device": jax.devices()[0].device_kind, "wall_s": wall, "run_s": report.run_seconds,
          "replay_s": report.replay_seconds, "evaluations": report.evaluations}, indent=2))
-    print()
-    print(coco.solved_fractions_table(out, reference=not args.no_cocopp))
+    tables(out, args, pairs)
     print(f"\nECDF picture: {coco.plot_ecdf(out, out / 'ecdf.png', reference=not args.no_cocopp)}")
     if not args.no_cocopp:
         print(f"cocopp pages: {coco.postprocess(out)}")
+
+
+def tables(out: pathlib.Path, args, pairs: list) -> None:
+    """The solved fractions (all functions; per group with ``--groups``) and the paired tests."""
+    from nbo_jax.analysis import markdown_table
+
+    print()
+    print(coco.solved_fractions_table(out, reference=not args.no_cocopp))
+    groups = {"all": None, **coco.BBOB_GROUPS}
+    if args.groups:
+        for group, fs in coco.BBOB_GROUPS.items():
+            print(f"\n{group} (f{fs[0]}-f{fs[-1]}):")
+            print(coco.solved_fractions_table(out, reference=not args.no_cocopp, functions=fs))
+    if pairs:
+        rows = []
+        for a, b in pairs:
+            for group, fs in groups.items():
+                for name, d, mean_a, mean_b, wins, losses, p in coco.paired_comparison(out, b, functions=fs):
+                    if name == a:
+                        rows.append([f"{a} vs {b}", group, d, mean_a, mean_b, wins, losses, f"{p:.2g}"])
+        print("\npaired by run (function, instance), fraction of targets solved at the end of the run, "
+              "two-sided Wilcoxon signed-rank p:")
+        print(markdown_table(["pair", "functions", "d", "mean A", "mean B", "A better", "B better", "p"], rows,
+                             floatfmt=".3f"))
 
 
 if __name__ == "__main__":

@@ -66,9 +66,20 @@ __all__ = [
     "solved_fractions_table",
     "run_fractions",
     "paired_comparison",
+    "BBOB_GROUPS",
     "plot_ecdf",
     "postprocess",
 ]
+
+BBOB_GROUPS = {
+    "separable": tuple(range(1, 6)),
+    "moderate": tuple(range(6, 10)),
+    "ill-conditioned": tuple(range(10, 15)),
+    "multimodal": tuple(range(15, 20)),
+    "weakly structured": tuple(range(20, 25)),
+}
+"""BBOB's five function groups (Hansen et al. 2009, "Real-parameter black-box optimization
+benchmarking 2009: noiseless functions definitions"), as ``cocopp`` groups its ECDFs."""
 
 ECDF_TARGETS = 10.0 ** np.linspace(2, -8, 51)
 """COCO's default ECDF targets for ``bbob``: 51 precisions ``f - f_opt`` from 1e2 to 1e-8."""
@@ -410,16 +421,20 @@ def run_campaign(
     return report
 
 
-def read_runs(out) -> dict:
+def read_runs(out, functions: Optional[Sequence[int]] = None) -> dict:
     """The runs of a campaign folder, from the ``.npz`` records :func:`run_campaign` writes:
     ``{algorithm: {(function, dimension): {"x": (I, n, d), "f": (I, n), "instances": (I,),
     "f_opt": (I,)}}}`` (and ``"c": (I, n, K)`` on ``bbob-constrained``); ``f`` holds the
-    float64 values COCO logged, ``x`` the points in the run's dtype."""
+    float64 values COCO logged, ``x`` the points in the run's dtype. ``functions``: only
+    these function numbers (e.g. a group of :data:`BBOB_GROUPS`); ``None``, all."""
     out = pathlib.Path(out)
     runs: dict = {}
+    keep = None if functions is None else {int(f) for f in functions}
     for path in sorted(out.glob("*/nbo-jax/f*_d*.npz")):
         name = path.parent.parent.name
         f, d = path.stem[1:].split("_d")
+        if keep is not None and int(f) not in keep:
+            continue
         with np.load(path) as data:
             runs.setdefault(name, {})[(int(f), int(d))] = {k: data[k] for k in data.files}
     return runs
@@ -462,16 +477,18 @@ def _fractions_of_runs(runs: dict, budgets_per_dim, targets) -> dict:
 
 
 def solved_fractions(out, budgets_per_dim: Sequence[float] = (1, 2, 5, 10, 20),
-                     targets: np.ndarray = ECDF_TARGETS) -> dict:
+                     targets: np.ndarray = ECDF_TARGETS, functions: Optional[Sequence[int]] = None) -> dict:
     """Fraction of (function, instance, target) triples solved, per algorithm and dimension,
     after ``b * d`` evaluations for each ``b`` in ``budgets_per_dim``: the y value of COCO's
     runtime ECDF (fixed targets ``f - f_opt <= target``, :data:`ECDF_TARGETS`) at that budget.
+
+    ``functions``: only these function numbers (:func:`read_runs`).
 
     Returns:
         ``{algorithm: {dimension: {b: fraction}}}``; budgets beyond the runs' length are
         left out.
     """
-    return _fractions_of_runs(read_runs(out), budgets_per_dim, targets)
+    return _fractions_of_runs(read_runs(out, functions), budgets_per_dim, targets)
 
 
 @functools.lru_cache(maxsize=1)
@@ -506,9 +523,10 @@ def reference_solved_fractions(dimensions: Sequence[int], functions: Sequence[in
     return out
 
 
-def run_fractions(out, budget_per_dim: Optional[float] = None, targets: np.ndarray = ECDF_TARGETS) -> dict:
+def run_fractions(out, budget_per_dim: Optional[float] = None, targets: np.ndarray = ECDF_TARGETS,
+                  functions: Optional[Sequence[int]] = None) -> dict:
     """Per run, the fraction of the targets it solved after ``budget_per_dim x d``
-    evaluations (the whole run when ``None``).
+    evaluations (the whole run when ``None``); ``functions``: only these (:func:`read_runs`).
 
     Returns:
         ``{algorithm: {dimension: (keys, fractions)}}`` with ``keys`` the ``(function,
@@ -516,7 +534,7 @@ def run_fractions(out, budget_per_dim: Optional[float] = None, targets: np.ndarr
         (so two algorithms' arrays are paired run by run when they ran the same problems).
     """
     result: dict = {}
-    for name, units in read_runs(out).items():
+    for name, units in read_runs(out, functions).items():
         per_dim: dict = {}
         for (f, d), run in sorted(units.items()):
             n = run["f"].shape[1] if budget_per_dim is None else min(run["f"].shape[1], int(round(budget_per_dim * d)))
@@ -529,11 +547,13 @@ def run_fractions(out, budget_per_dim: Optional[float] = None, targets: np.ndarr
     return result
 
 
-def paired_comparison(out, reference: str, budget_per_dim: Optional[float] = None) -> list:
+def paired_comparison(out, reference: str, budget_per_dim: Optional[float] = None,
+                      functions: Optional[Sequence[int]] = None) -> list:
     """Each algorithm against ``reference``, per dimension, paired run by run (same function,
     instance and initial design): mean fraction of targets solved per run for both, the runs
     where the algorithm solved more / fewer targets, and the two-sided Wilcoxon signed-rank
     p-value (``scipy.stats.wilcoxon``, ties dropped; NaN when every pair ties).
+    ``functions``: only these function numbers, e.g. ``BBOB_GROUPS["separable"]``.
 
     Returns:
         rows ``[algorithm, d, mean, reference mean, wins, losses, p]``.
@@ -543,7 +563,7 @@ def paired_comparison(out, reference: str, budget_per_dim: Optional[float] = Non
     """
     from scipy.stats import wilcoxon
 
-    fractions = run_fractions(out, budget_per_dim)
+    fractions = run_fractions(out, budget_per_dim, functions=functions)
     if reference not in fractions:
         raise KeyError(f"reference {reference!r} has no runs in {str(out)!r}; it has {sorted(fractions)}")
     rows = []
@@ -564,20 +584,21 @@ def paired_comparison(out, reference: str, budget_per_dim: Optional[float] = Non
     return rows
 
 
-def solved_fractions_table(out, budgets_per_dim: Sequence[float] = (1, 2, 5, 10, 20), reference: bool = True) -> str:
+def solved_fractions_table(out, budgets_per_dim: Sequence[float] = (1, 2, 5, 10, 20), reference: bool = True,
+                           functions: Optional[Sequence[int]] = None) -> str:
     """A Markdown table of :func:`solved_fractions` (one row per algorithm and dimension,
     one column per budget ``b x d``), with the best-2009 rows of
     :func:`reference_solved_fractions` on the same functions when ``reference`` (and the
-    suite is ``bbob``)."""
+    suite is ``bbob``); ``functions``: only these function numbers."""
     from .analysis import markdown_table
 
-    runs = read_runs(out)
+    runs = read_runs(out, functions)
     fractions = _fractions_of_runs(runs, budgets_per_dim, ECDF_TARGETS)
     rows = [[name, d, *[by_b.get(b, "-") for b in budgets_per_dim]]
             for name, per_dim in fractions.items() for d, by_b in per_dim.items()]
     if reference and _suite_of(out) == "bbob":
-        for d, functions in _functions_by_dimension(runs).items():
-            ref = reference_solved_fractions([d], functions, budgets_per_dim)[d]
+        for d, fs in _functions_by_dimension(runs).items():
+            ref = reference_solved_fractions([d], fs, budgets_per_dim)[d]
             rows.append(["best 2009 (aRT <= budget)", d, *[ref[b] for b in budgets_per_dim]])
     rows.sort(key=lambda r: (r[1], str(r[0])))
     header = ["algorithm", "d", *[f"{b:g} x d" for b in budgets_per_dim]]

@@ -187,6 +187,26 @@ def test_cocopp_writes_its_index_and_the_solved_fractions(campaign):
     assert "| best 2009 (aRT <= budget) | 2 |" in text
 
 
+def test_function_groups_and_paired_comparison_follow_the_runs(campaign):
+    out, _, _ = campaign
+    assert set(coco.read_runs(out, functions=[21])["gp-ei"]) == {(21, 2)}
+    assert coco.BBOB_GROUPS["separable"] == (1, 2, 3, 4, 5) and sum(map(len, coco.BBOB_GROUPS.values())) == 24
+    by_hand = {}
+    for name, units in coco.read_runs(out).items():
+        run = units[(1, 2)]
+        precision = run["f"].min(axis=1) - run["f_opt"]  # the whole run: 5 x 2 evaluations
+        by_hand[name] = float(np.mean(precision[:, None] <= coco.ECDF_TARGETS[None, :]))
+    assert coco.solved_fractions(out, functions=[1])["gp-ei"][2][5] == pytest.approx(by_hand["gp-ei"])
+    rows = coco.paired_comparison(out, "random", functions=coco.BBOB_GROUPS["separable"])
+    assert len(rows) == 1
+    name, d, mine, theirs, wins, losses, p = rows[0]
+    assert (name, d) == ("gp-ei", 2)
+    assert (mine, theirs) == pytest.approx((by_hand["gp-ei"], by_hand["random"]))
+    assert (wins, losses) == (int(mine > theirs), int(mine < theirs))
+    with pytest.raises(KeyError, match="reference 'nope' has no runs"):
+        coco.paired_comparison(out, "nope")
+
+
 def test_campaign_resumes_skips_done_work_and_refuses_other_settings(tmp_path):
     algos = {"random": nbo.random_search()}
     kw = dict(dimensions=[2], instances=[1, 2], budget_multiplier=3, progress=False)
