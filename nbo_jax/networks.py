@@ -19,6 +19,7 @@ the analytic NTK of :func:`nbo_jax.ntk.analytic_ntk` (tested in ``tests/test_ntk
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any, Callable, Sequence
 
@@ -75,6 +76,43 @@ class Network:
     depth: int
     activation: str
     num_params: int
+
+
+INPUT_EMBEDDINGS = ("linear", "circle")
+"""How a network sees a unit-cube point ``u (d,)``: ``"linear"``, ``z = 2u - 1`` in ``[-1, 1]^d``
+(the authors' code); ``"circle"``, each coordinate on a quarter circle, ``z = (cos(pi u / 2),
+sin(pi u / 2)) (2d,)``, so that ``||z||^2 = d`` everywhere in the box."""
+
+
+def embed_inputs(u: Array, embedding: str) -> Array:
+    """The network inputs of unit-cube points ``u (..., d)`` (:data:`INPUT_EMBEDDINGS`):
+    ``(..., d)`` for ``"linear"``, ``(..., 2d)`` for ``"circle"``.
+
+    The empirical NTK of a network with biases depends on its inputs' norms: with ``"linear"``
+    the prior variance ``||grad_theta h(z)||^2`` grows from the centre ``z = 0`` to the
+    corners ``||z||^2 = d``, so Thompson samples favour the box's faces and corners; with
+    ``"circle"`` every point has the same norm and, at infinite width, the same prior variance,
+    as a stationary GP kernel (Cho & Saul 2009: the arc-cosine kernels depend on the inputs'
+    norms and angle)."""
+    if embedding == "linear":
+        return 2.0 * u - 1.0
+    if embedding == "circle":
+        angle = (0.5 * math.pi) * u
+        return jnp.concatenate([jnp.cos(angle), jnp.sin(angle)], axis=-1)
+    raise ValueError(f"input_embedding must be one of {INPUT_EMBEDDINGS}, got {embedding!r}")
+
+
+def embedded(network: Callable[[int, Any], "Network"], d: int, dtype, embedding: str) -> "Network":
+    """``network``'s net for ``d``-dimensional unit-cube points: ``apply(params, u)`` is the
+    network of :func:`embed_inputs`'s inputs (``input_dim`` stays ``d``)."""
+    return _embedded(network, int(d), dtype, embedding)
+
+
+@functools.lru_cache(maxsize=None)
+def _embedded(network, d, dtype, embedding):
+    net = network(2 * d if embedding == "circle" else d, dtype)
+    apply = lambda params, u: net.apply(params, embed_inputs(u, embedding))  # noqa: E731
+    return dataclasses.replace(net, apply=apply, input_dim=d)
 
 
 def mlp(

@@ -142,6 +142,31 @@ def test_lam_refit_schedule_keeps_lam_and_refits_s2_between_refits(x64, compiled
     assert (int(state.tells), int(state.rows_told)) == (3, 9)
 
 
+def test_circle_embedding_feeds_the_network_points_of_one_norm(x64, compiled):
+    """``input_embedding="circle"``: the network sees ``(cos(pi u / 2), sin(pi u / 2))`` (2d
+    inputs of squared norm d), in training, the features and the posterior alike."""
+    u = jax.random.uniform(jax.random.key(3), (7, 3))
+    z = nbo.networks.embed_inputs(u, "circle")
+    assert z.shape == (7, 6)
+    np.testing.assert_allclose(jnp.sum(z ** 2, axis=1), 3.0, rtol=1e-12)
+    np.testing.assert_allclose(z[:, :3], np.cos(np.pi * np.asarray(u) / 2), rtol=1e-12)
+    np.testing.assert_array_equal(nbo.networks.embed_inputs(u, "linear"), 2 * u - 1)
+    algo = compiled(nbo.neural_bo(**SMALL, posterior="dual", scales="fixed", input_embedding="circle"))
+    problem, state = _state(algo)
+    net = nbo.networks.mlp(4, SMALL["width"], 2, use_bias=True)  # branin: d = 2 -> 4 inputs
+    assert jax.tree.structure(net.init(jax.random.key(0))) == jax.tree.structure(state.params0)
+    uc = jax.random.uniform(jax.random.key(5), (20, 2))
+    post = algo.surrogate(state, uc)
+    emb = lambda v: nbo.networks.embed_inputs(v, "circle")  # noqa: E731
+    G = nbo.features.gradient_features(net.apply, state.params0, emb(state.data.u))
+    Gc = nbo.features.gradient_features(net.apply, state.params0, emb(uc))
+    np.testing.assert_allclose(post.std ** 2, P.direct_variance(G, state.data.mask, Gc, 0.01, float(SMALL["width"])),
+                               rtol=1e-8)
+    np.testing.assert_allclose(post.mean, nbo.features.predict(net.apply, state.params, emb(uc)), rtol=1e-12)
+    with pytest.raises(ValueError, match="input_embedding must be one of"):
+        nbo.neural_bo(input_embedding="sphere")
+
+
 def test_options_are_checked_at_the_factory():
     for kw, name in [(dict(thompson="joint"), "thompson"), (dict(scales="auto"), "scales"),
                      (dict(nu=float("nan")), "nu"), (dict(nu=-1.0), "nu"), (dict(lam=0.0), "lam"),

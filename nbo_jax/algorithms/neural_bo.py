@@ -58,6 +58,7 @@ import jax.numpy as jnp
 from .. import posterior as post_lib
 from ..acquisition import AcquisitionFn, SurrogatePosterior, thompson as independent_thompson
 from ..features import gradient_features, jacobian_vector_product, predict
+from ..networks import INPUT_EMBEDDINGS, embedded
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..training import train_regression
 from ..types import BOAlgorithm, Bounds, Dataset
@@ -158,7 +159,7 @@ def _train(state: NeuralBOState, apply, targets: Array, cfg, warm: bool) -> Neur
     regularized toward ``theta_0``; the state's key is split for the shuffles."""
     key, k_train = jax.random.split(state.key)
     start_params = state.params if warm else state.params0
-    params = train_regression(apply, start_params, state.params0, 2.0 * state.data.u - 1.0, targets,
+    params = train_regression(apply, start_params, state.params0, state.data.u, targets,
                               state.data.mask, k_train, cfg)
     return state._replace(params=params, key=key)
 
@@ -185,7 +186,7 @@ def _refit_scales(state: NeuralBOState, apply, targets: Array, G_new: Array, row
     G = state.posterior.G.at[jnp.where(written, rows, data.capacity)].set(
         G_new.astype(state.posterior.G.dtype), mode="drop")
     K0 = post_lib.feature_gram(G, data.mask, m)
-    r = targets - predict(apply, state.params0, 2.0 * data.u - 1.0)
+    r = targets - predict(apply, state.params0, data.u)
     lam_t, s2, _ = post_lib.fit_scales(G, data.mask, r, m, gram=K0)
     post = post_lib.rebuild(state.posterior, G, data.mask, lam_t, m, gram=K0)
     return state._replace(posterior=post, post_lam=lam_t, post_scale=jnp.sqrt(s2))
@@ -198,7 +199,7 @@ def _extend_scales(state: NeuralBOState, apply, targets: Array, G_new: Array, ro
     (:func:`nbo_jax.posterior.fit_output_scale`); ``O(cap^2 + cap p)`` per row instead of
     the ``O(cap^2 p + cap^3)`` of :func:`_refit_scales`."""
     state = _append_rows(state, G_new, rows, mask_new, m)
-    r = targets - predict(apply, state.params0, 2.0 * state.data.u - 1.0)
+    r = targets - predict(apply, state.params0, state.data.u)
     s2 = post_lib.fit_output_scale(state.posterior, state.data.mask, r)
     return state._replace(post_scale=jnp.sqrt(s2).astype(state.post_scale.dtype))
 
@@ -207,10 +208,9 @@ def _posterior_at(state: NeuralBOState, apply, weights, targets: Array, u_c: Arr
                   chunk_size) -> SurrogatePosterior:
     """The linearized network's posterior at ``u_c (N, d)``: mean ``h(x; theta_t)``, std
     ``s sigma(x)`` from the features at ``weights``, incumbent the best observed ``targets``."""
-    z_c = 2.0 * u_c - 1.0
-    G_c = gradient_features(apply, weights, z_c, chunk_size=chunk_size)
+    G_c = gradient_features(apply, weights, u_c, chunk_size=chunk_size)
     var = post_lib.variance(state.posterior, G_c, state.post_lam, m)
-    mean = predict(apply, state.params, z_c)
+    mean = predict(apply, state.params, u_c)
     incumbent = state.data.incumbent(targets)
     return SurrogatePosterior(u_c, mean, state.post_scale * jnp.sqrt(var), incumbent)
 
@@ -222,8 +222,7 @@ def _pathwise_sample(state: NeuralBOState, apply, weights, key: Array, m: float,
     scale = nu * state.post_scale / jnp.sqrt(m)
 
     def f(u_c):
-        z_c = 2.0 * u_c - 1.0
-        return predict(apply, state.params, z_c) + scale * jacobian_vector_product(apply, weights, z_c, delta)
+        return predict(apply, state.params, u_c) + scale * jacobian_vector_product(apply, weights, u_c, delta)
 
     return f
 
@@ -263,6 +262,7 @@ def neural_bo(
     activation: str = "relu",
     use_bias: Optional[bool] = None,
     chunk_size: Optional[int] = None,
+    input_embedding: Optional[str] = None,
     q: int = 1,
     **kwargs,
 ) -> BOAlgorithm:
@@ -317,6 +317,10 @@ def neural_bo(
             centre. The authors' code has biases.)
         chunk_size: compute candidate features in chunks of this size (memory bound; int
             >= 1 or ``None``).
+        input_embedding: how the network sees a unit-cube point (:func:`nbo_jax.networks.
+            embed_inputs`): ``"linear"`` (default; ``z = 2u - 1``, the authors' code) or
+            ``"circle"`` (each coordinate on a quarter circle, every point of the same norm,
+            so the prior variance of the linearized network does not grow toward the corners).
         q: points per ``ask`` (int >= 1). Thompson sampling asks ``q`` independent draws
             (``batch_rule="independent"``); with ``acquisition`` given, the constant liar
             (``batch_rule="fantasy"``); see the module doc for stochastic acquisitions.
@@ -353,6 +357,8 @@ def neural_bo(
     warm = check_bool("warm_start", chosen["warm_start"])
     standardize = check_bool("standardize", standardize)
     network = network_builder(width, depth, activation, use_bias=chosen["use_bias"])
+    input_embedding = check_choice("input_embedding", "linear" if input_embedding is None else input_embedding,
+                                   INPUT_EMBEDDINGS)
     chunk_size = None if chunk_size is None else check_int("chunk_size", chunk_size, 1)
     lam = check_scale("lam", lam, allow_zero=False)
     m = float(width)
@@ -369,7 +375,7 @@ def neural_bo(
     acq = acquisition if acquisition is not None else independent_thompson(nu_value)
 
     def net_of(state: NeuralBOState):
-        return network(state.data.u.shape[1], state.data.u.dtype)
+        return embedded(network, state.data.u.shape[1], state.data.u.dtype, input_embedding)
 
     def feature_weights(state: NeuralBOState):
         return state.params0 if feature_params == "initial" else state.params
@@ -386,7 +392,7 @@ def neural_bo(
         rows, written, u_new, mask_new = _new_rows(state.data, start, n)
         targets = targets_of(state.data)
         state = _train(state, net.apply, targets, train_cfg, warm)
-        G_new = gradient_features(net.apply, feature_weights(state), 2.0 * u_new - 1.0)
+        G_new = gradient_features(net.apply, feature_weights(state), u_new)
         if not fit:
             return _append_rows(state, G_new, rows, mask_new, m)
         refit = lambda: _refit_scales(state, net.apply, targets, G_new, rows, written, m)
@@ -397,7 +403,7 @@ def neural_bo(
 
     def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> NeuralBOState:
         data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=False)
-        net = network(data.u.shape[1], data.u.dtype)
+        net = embedded(network, data.u.shape[1], data.u.dtype, input_embedding)
         if posterior == "auto":
             mode = "dual" if fit else post_lib.choose_mode(net.num_params, capacity)
         else:
