@@ -8,7 +8,7 @@ with ``output_scale = sqrt(m)`` and every weight drawn from ``N(0, weight_var / 
 (paper preset ``weight_var = 1``: Phan-Trong et al. 2023, Section 7). ``depth`` is the paper's
 ``L``, the number of weight matrices (``L = 2`` is one hidden layer). Inputs are ``z = 2u - 1``
 in ``[-1, 1]^d`` (the library's input map for every network, as in the authors' Neural-BO
-code).
+code; Neural-BO can take :func:`embed_inputs`' ``"circle"`` instead).
 
 For ReLU this network *is* the NTK-parameterized network ``(1/sqrt(m)) w_L phi(...)`` with
 standard-normal weights ``V = sqrt(m) W``, written in the parameters ``W``: the function is the
