@@ -50,14 +50,13 @@ def main() -> None:
     pairs = [tuple(p.split(":")) for p in args.pairs.split(",")] if args.pairs else []
     if any(len(p) != 2 or not all(p) for p in pairs):
         parser.error(f"--pairs: expected A:B,... got {args.pairs!r}")
+    out = pathlib.Path(args.out or ("results/coco_full" if args.full else "results/coco_cpu"))
     if args.table_only:
-        out = pathlib.Path(args.out or ("results/coco_full" if args.full else "results/coco_cpu"))
         tables(out, args, pairs)
         return
 
     dims = coco.parse_range(args.dims or ("2,3,5,10" if args.full else "2,3,5"), "--dims")
     instances = coco.parse_range(args.instances or ("1-15" if args.full else "1-5"), "--instances")
-    out = pathlib.Path(args.out or ("results/coco_full" if args.full else "results/coco_cpu"))
     names = [nbo.algorithms.canonical_name(n) for n in args.algorithms.split(",")]
     algos = {n: nbo.algorithms.get(n) for n in names}
     k, n = (int(v) for v in args.batch.split("/"))
@@ -89,18 +88,17 @@ def tables(out: pathlib.Path, args, pairs: list) -> None:
 
     print()
     print(coco.solved_fractions_table(out, reference=not args.no_cocopp))
-    groups = {"all": None, **coco.BBOB_GROUPS}
     if args.groups:
         for group, fs in coco.BBOB_GROUPS.items():
             print(f"\n{group} (f{fs[0]}-f{fs[-1]}):")
             print(coco.solved_fractions_table(out, reference=not args.no_cocopp, functions=fs))
     if pairs:
-        rows = []
-        for a, b in pairs:
-            for group, fs in groups.items():
-                for name, d, mean_a, mean_b, wins, losses, p in coco.paired_comparison(out, b, functions=fs):
-                    if name == a:
-                        rows.append([f"{a} vs {b}", group, d, mean_a, mean_b, wins, losses, f"{p:.2g}"])
+        # one paired_comparison per (reference, group) serves every pair with that reference
+        compared = {(b, group): coco.paired_comparison(out, b, functions=fs)
+                    for b in dict.fromkeys(b for _, b in pairs) for group, fs in {"all": None, **coco.BBOB_GROUPS}.items()}
+        rows = [[f"{a} vs {b}", group, d, mean_a, mean_b, wins, losses, f"{p:.2g}"]
+                for a, b in pairs for (ref, group), found in compared.items() if ref == b
+                for name, d, mean_a, mean_b, wins, losses, p in found if name == a]
         print("\npaired by run (function, instance), fraction of targets solved at the end of the run, "
               "two-sided Wilcoxon signed-rank p:")
         print(markdown_table(["pair", "functions", "d", "mean A", "mean B", "A better", "B better", "p"], rows,

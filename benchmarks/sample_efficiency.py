@@ -66,7 +66,8 @@ def make_algorithm(name: str):
                 value = value.strip()
             if key.strip() == "acquisition":  # acquisition=lcb(2.0): a factory of nbo.acquisition
                 fn, _, arg = str(value).partition("(")
-                value = getattr(nbo.acquisition, fn)(*([ast.literal_eval(arg.rstrip(")"))] if arg.rstrip(")") else []))
+                arg = arg.rstrip(")")
+                value = getattr(nbo.acquisition, fn)(*([ast.literal_eval(arg)] if arg else []))
             head, dot, field = key.strip().partition(".")  # acq_optimizer.raw_samples=2048
             if dot:
                 kwargs.setdefault(head, {})[field] = value
