@@ -167,6 +167,27 @@ def test_circle_embedding_feeds_the_network_points_of_one_norm(x64, compiled):
         nbo.neural_bo(input_embedding="sphere")
 
 
+def test_default_pathwise_sample_is_climbed_below_climb_max_dim_only(compiled):
+    """Default Thompson sampling climbs its pathwise sample from the restarts below
+    ``CLIMB_MAX_DIM`` (20) inputs and takes the best raw sample from there on; an
+    ``acq_optimizer`` that names ``steps`` is kept at every dimension."""
+    from nbo_jax.algorithms.neural_bo import CLIMB_MAX_DIM
+
+    small = dict(width=32, epochs=5, minibatch_size=16)
+    for d, climbs in ((5, True), (CLIMB_MAX_DIM, False)):
+        problem = nbo.benchmarks.get("styblinski_tang", dim=d)
+        x0 = nbo.initial_design(jax.random.key(0), problem.bounds, 8)
+        y0 = jax.vmap(problem.objective)(x0)
+        asks = {}
+        for name, opts in (("default", dict(raw_samples=128)), ("steps=0", dict(raw_samples=128, steps=0)),
+                           ("steps=200", dict(raw_samples=128, steps=200))):
+            algo = compiled(nbo.neural_bo(**small, acq_optimizer=opts))
+            state = algo.init(jax.random.key(1), x0, y0, bounds=problem.bounds, capacity=10)
+            asks[name] = np.asarray(algo.ask(state, jax.random.key(2)))
+        assert np.abs(asks["steps=200"] - asks["steps=0"]).max() > 1e-3  # the climb moves the point
+        np.testing.assert_array_equal(asks["default"], asks["steps=200" if climbs else "steps=0"])
+
+
 def test_options_are_checked_at_the_factory():
     for kw, name in [(dict(thompson="joint"), "thompson"), (dict(scales="auto"), "scales"),
                      (dict(nu=float("nan")), "nu"), (dict(nu=-1.0), "nu"), (dict(lam=0.0), "lam"),
