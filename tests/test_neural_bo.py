@@ -169,12 +169,12 @@ def test_circle_embedding_feeds_the_network_points_of_one_norm(x64, compiled):
 
 def test_default_pathwise_sample_is_climbed_below_climb_max_dim_only(compiled):
     """Default Thompson sampling climbs its pathwise sample from the restarts below
-    ``CLIMB_MAX_DIM`` (20) inputs and takes the best raw sample from there on; an
+    ``CLIMB_BELOW_DIM`` (20) inputs and takes the best raw sample from there on; an
     ``acq_optimizer`` that names ``steps`` is kept at every dimension."""
-    from nbo_jax.algorithms.neural_bo import CLIMB_MAX_DIM
+    from nbo_jax.algorithms.neural_bo import CLIMB_BELOW_DIM
 
     small = dict(width=32, epochs=5, minibatch_size=16)
-    for d, climbs in ((5, True), (CLIMB_MAX_DIM, False)):
+    for d, climbs in ((5, True), (CLIMB_BELOW_DIM, False)):
         problem = nbo.benchmarks.get("styblinski_tang", dim=d)
         x0 = nbo.initial_design(jax.random.key(0), problem.bounds, 8)
         y0 = jax.vmap(problem.objective)(x0)

@@ -35,7 +35,7 @@ warm start from the previous weights (as in the authors' released code), pathwis
 sampling with ``nu = 0.5`` on fitted scales, and ``acq_optimizer(raw_samples=2048,
 num_restarts=10, steps=200)`` (scrambled Sobol raw samples, a quarter of them around the 5 best
 observations, Boltzmann restarts, box-constrained L-BFGS; :mod:`nbo_jax.optimize`), with no climb
-(the best raw sample) from ``d = 20`` on (``CLIMB_MAX_DIM``): climbed, the sample's minimum lies
+(the best raw sample) from ``d = 20`` on (``CLIMB_BELOW_DIM``): climbed, the sample's minimum lies
 on the box's boundary, and the run ends worse than random search. The
 surrogate settings were chosen on problems other than the test problems (Ackley, Levy,
 Michalewicz); the measurements are on the documentation site's page "Measured choices"
@@ -88,9 +88,9 @@ Array = jax.Array
 THOMPSON = ("pathwise", "independent")
 SCALES = ("fit", "fixed")
 FEATURE_PARAMS = ("initial", "current")
-# from this input dimension on, the default preset's pathwise Thompson sample is maximized over
-# its raw samples only (no climb): climbed, its minimum lies on the box's boundary
-CLIMB_MAX_DIM = 20
+# pathwise Thompson samples are climbed below this input dimension; from it on the best raw sample
+# is asked (climbed, the sample's minimum lies on the box's boundary)
+CLIMB_BELOW_DIM = 20
 
 PRESETS = {
     "paper": dict(optimizer="sgd", warm_start=False, use_bias=False, thompson="independent", scales="fixed", nu=1.0,
@@ -312,8 +312,9 @@ def neural_bo(
         acq_optimizer: :func:`nbo_jax.optimize.acq_optimizer` settings for
             :func:`nbo_jax.optimize.optimize_acqf`, or a dict of some of its fields laid over
             the preset's (default: the preset's; with ``thompson="independent"``, ``steps=0``;
-            with the default pathwise Thompson sampling and ``d >= CLIMB_MAX_DIM`` (20)
-            inputs, ``steps=0`` unless ``acq_optimizer`` names ``steps``).
+            with the default pathwise Thompson sampling and ``d >= CLIMB_BELOW_DIM`` (20)
+            inputs, ``steps=0`` unless ``acq_optimizer`` is an ``AcqOptimizer`` or a dict
+            naming ``steps``).
             A stochastic user ``acquisition`` (fresh draws per point) needs ``steps=0``.
         acquisition: ``acq(SurrogatePosterior, key) -> (N,)`` utility to maximize instead of
             Thompson sampling (:mod:`nbo_jax.acquisition`).
@@ -378,8 +379,8 @@ def neural_bo(
     if acquisition is None and not pathwise:
         no_gradient = "thompson='independent' draws per point have no gradient; use thompson='pathwise'"
     aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"], no_gradient=no_gradient)
-    # the preset's climb stops at CLIMB_MAX_DIM: from d = CLIMB_MAX_DIM the default pathwise sample
-    # is maximized over the raw samples only, unless the caller set ``steps`` (docs: measurements)
+    # pathwise Thompson samples are climbed below CLIMB_BELOW_DIM inputs only, unless the caller set
+    # ``steps`` (docs/measurements.md)
     steps_set = isinstance(acq_optimizer, AcqOptimizer) or (isinstance(acq_optimizer, dict) and "steps" in acq_optimizer)
     climb_by_dim = pathwise and not steps_set
     nu_value = chosen["nu"] if nu is None else nu
@@ -433,7 +434,7 @@ def neural_bo(
             utility = lambda u_c: -sample(u_c)
         else:
             utility = lambda u_c: acq(surrogate_posterior(state, u_c), k_a)
-        opts = aopt._replace(steps=0) if climb_by_dim and state.data.u.shape[1] >= CLIMB_MAX_DIM else aopt
+        opts = aopt._replace(steps=0) if climb_by_dim and state.data.u.shape[1] >= CLIMB_BELOW_DIM else aopt
         return state.bounds.from_unit(optimize_acqf(utility, k_c, state.data, opts))
 
     def tell(state: NeuralBOState, x: Array, y: Array, c=None) -> NeuralBOState:
