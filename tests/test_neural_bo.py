@@ -167,7 +167,7 @@ def test_circle_embedding_feeds_the_network_points_of_one_norm(x64, compiled):
         nbo.neural_bo(input_embedding="sphere")
 
 
-def test_default_pathwise_sample_is_climbed_below_climb_max_dim_only(compiled):
+def test_default_pathwise_sample_is_climbed_only_below_climb_below_dim(compiled):
     """Default Thompson sampling climbs its pathwise sample from the restarts below
     ``CLIMB_BELOW_DIM`` (20) inputs and takes the best raw sample from there on; an
     ``acq_optimizer`` that names ``steps`` is kept at every dimension."""

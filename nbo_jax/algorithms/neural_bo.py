@@ -381,7 +381,8 @@ def neural_bo(
     aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"], no_gradient=no_gradient)
     # pathwise Thompson samples are climbed below CLIMB_BELOW_DIM inputs only, unless the caller set
     # ``steps`` (docs/measurements.md)
-    steps_set = isinstance(acq_optimizer, AcqOptimizer) or (isinstance(acq_optimizer, dict) and "steps" in acq_optimizer)
+    steps_set = isinstance(acq_optimizer, AcqOptimizer) or (isinstance(acq_optimizer, dict)
+                                                            and "steps" in acq_optimizer)
     climb_by_dim = pathwise and not steps_set
     nu_value = chosen["nu"] if nu is None else nu
     acq = acquisition if acquisition is not None else independent_thompson(nu_value)
