@@ -94,11 +94,12 @@ def tables(out: pathlib.Path, args, pairs: list) -> None:
             print(coco.solved_fractions_table(out, reference=not args.no_cocopp, functions=fs))
     if pairs:
         # one paired_comparison per (reference, group) serves every pair with that reference
+        groups = {"all": None, **coco.BBOB_GROUPS}
         compared = {(b, group): coco.paired_comparison(out, b, functions=fs)
-                    for b in dict.fromkeys(b for _, b in pairs) for group, fs in {"all": None, **coco.BBOB_GROUPS}.items()}
+                    for b in dict.fromkeys(b for _, b in pairs) for group, fs in groups.items()}
         rows = [[f"{a} vs {b}", group, d, mean_a, mean_b, wins, losses, f"{p:.2g}"]
-                for a, b in pairs for (ref, group), found in compared.items() if ref == b
-                for name, d, mean_a, mean_b, wins, losses, p in found if name == a]
+                for a, b in pairs for group in groups
+                for name, d, mean_a, mean_b, wins, losses, p in compared[(b, group)] if name == a]
         print("\npaired by run (function, instance), fraction of targets solved at the end of the run, "
               "two-sided Wilcoxon signed-rank p:")
         print(markdown_table(["pair", "functions", "d", "mean A", "mean B", "A better", "B better", "p"], rows,

@@ -12,8 +12,8 @@ SMALL = dict(width=32, acq_optimizer=dict(raw_samples=128, steps=0), epochs=5, m
 PAPER_TS = dict(thompson="independent", scales="fixed")  # the paper's draws: identical across exact modes
 
 
-def _state(algo, n=6, capacity=10, seed=0):
-    problem = nbo.benchmarks.get("branin")
+def _state(algo, n=6, capacity=10, seed=0, problem=None):
+    problem = nbo.benchmarks.get("branin") if problem is None else problem
     x0 = nbo.initial_design(jax.random.key(seed), problem.bounds, n)
     return problem, algo.init(jax.random.key(1), x0, jax.vmap(problem.objective)(x0),
                               bounds=problem.bounds, capacity=capacity)
@@ -173,17 +173,13 @@ def test_default_pathwise_sample_is_climbed_only_below_climb_below_dim(compiled)
     ``acq_optimizer`` that names ``steps`` is kept at every dimension."""
     from nbo_jax.algorithms.neural_bo import CLIMB_BELOW_DIM
 
-    small = dict(width=32, epochs=5, minibatch_size=16)
+    small = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}
     for d, climbs in ((5, True), (CLIMB_BELOW_DIM, False)):
-        problem = nbo.benchmarks.get("styblinski_tang", dim=d)
-        x0 = nbo.initial_design(jax.random.key(0), problem.bounds, 8)
-        y0 = jax.vmap(problem.objective)(x0)
-        asks = {}
-        for name, opts in (("default", dict(raw_samples=128)), ("steps=0", dict(raw_samples=128, steps=0)),
-                           ("steps=200", dict(raw_samples=128, steps=200))):
-            algo = compiled(nbo.neural_bo(**small, acq_optimizer=opts))
-            state = algo.init(jax.random.key(1), x0, y0, bounds=problem.bounds, capacity=10)
-            asks[name] = np.asarray(algo.ask(state, jax.random.key(2)))
+        algos = {name: compiled(nbo.neural_bo(**small, acq_optimizer=dict(raw_samples=128, **steps)))
+                 for name, steps in (("default", {}), ("steps=0", dict(steps=0)), ("steps=200", dict(steps=200)))}
+        # the acquisition optimizer leaves init alone: one state serves the three asks
+        _, state = _state(algos["default"], n=8, problem=nbo.benchmarks.get("styblinski_tang", dim=d))
+        asks = {name: np.asarray(algo.ask(state, jax.random.key(2))) for name, algo in algos.items()}
         assert np.abs(asks["steps=200"] - asks["steps=0"]).max() > 1e-3  # the climb moves the point
         np.testing.assert_array_equal(asks["default"], asks["steps=200" if climbs else "steps=0"])
 

@@ -379,8 +379,7 @@ def neural_bo(
     if acquisition is None and not pathwise:
         no_gradient = "thompson='independent' draws per point have no gradient; use thompson='pathwise'"
     aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"], no_gradient=no_gradient)
-    # pathwise Thompson samples are climbed below CLIMB_BELOW_DIM inputs only, unless the caller set
-    # ``steps`` (docs/measurements.md)
+    # CLIMB_BELOW_DIM applies unless the caller set ``steps``
     steps_set = isinstance(acq_optimizer, AcqOptimizer) or (isinstance(acq_optimizer, dict)
                                                             and "steps" in acq_optimizer)
     climb_by_dim = pathwise and not steps_set
