@@ -117,25 +117,40 @@ def run_one(problem_name: str, method: str, args, out: pathlib.Path) -> dict:
         # vmapped GP run hung on the 2-core CPU with every jaxlib thread idle until nbo_jax set
         # --xla_cpu_enable_concurrency_optimized_scheduler=false, nbo_jax/_xla_cpu.py; since then
         # --vmap-gp ran GP-EI (4 seeds, float32) and GP-UCB (4 seeds, float64) to the end.)
+        # each seed's final best f is saved to a partial file as it ends, so a study stopped
+        # midway resumes at the next seed (the partial's settings must match)
         compiled = jax.jit(one).lower(keys[0]).compile()
         t1 = time.perf_counter()
-        hists = [jax.block_until_ready(compiled(k)) for k in keys]
-        hist = jax.tree.map(lambda *a: np.stack(a), *hists)
+        partial = out / f"{cache}__{method}.partial.json"
+        meta = dict(seed=args.seed, seeds=args.seeds, n_init=args.n_init, iterations=args.iterations,
+                    segments=args.segments, x64=bool(args.x64))
+        done = json.loads(partial.read_text()) if partial.exists() and not args.force else {}
+        finals = done.get("final_best_f", []) if done.get("settings") == meta else []
+        run_s = done.get("run_s", 0.0) if finals else 0.0
+        for k in keys[len(finals):]:
+            t = time.perf_counter()
+            finals.append(float(np.asarray(jax.block_until_ready(compiled(k)).best_f[-1])))
+            run_s += time.perf_counter() - t
+            partial.write_text(json.dumps(dict(settings=meta, final_best_f=finals, run_s=run_s)))
+        hist = None
     else:
         compiled = jax.jit(jax.vmap(one)).lower(keys).compile()
         t1 = time.perf_counter()
         hist = jax.block_until_ready(compiled(keys))
     t2 = time.perf_counter()
+    if not sequential:
+        finals, run_s = np.asarray(hist.best_f[:, -1], dtype=float).tolist(), t2 - t1
     rec = dict(problem=problem_name, method=method, dim=problem.dim, noise_std=float(problem.noise_std),
-               optimal_value=problem.optimal_value, segments=args.segments,
-               final_best_f=np.asarray(hist.best_f[:, -1], dtype=float).tolist(),
-               compile_s=t1 - t0, run_s=t2 - t1, seeds=args.seeds, seed=args.seed, n_init=args.n_init,
-               iterations=args.iterations, precision=str(hist.y.dtype), device=str(jax.devices()[0]),
+               optimal_value=problem.optimal_value, segments=args.segments, final_best_f=finals,
+               compile_s=t1 - t0, run_s=run_s, seeds=args.seeds, seed=args.seed, n_init=args.n_init,
+               iterations=args.iterations, precision=str(jax.numpy.zeros(()).dtype), device=str(jax.devices()[0]),
                seeds_vmapped=not sequential)
     path.write_text(json.dumps(rec, indent=1))
+    if sequential:
+        partial.unlink()
     steps = args.iterations * args.seeds
     print(f"  {cache} {method}: median best f {np.median(rec['final_best_f']):.4g} "
-          f"(compile {t1 - t0:.0f} s, run {t2 - t1:.0f} s = {(t2 - t1) / args.iterations:.2f} s per "
+          f"(compile {t1 - t0:.0f} s, run {run_s:.0f} s = {run_s / args.iterations:.2f} s per "
           f"step of {args.seeds} seeds, {'sequential' if sequential else 'vmapped'})", flush=True)
     return rec
 
