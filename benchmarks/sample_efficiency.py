@@ -48,11 +48,21 @@ def make_algorithm(name: str):
     ``<name>:key=value,...`` passes factory arguments (values as Python literals), e.g.
     ``gp-ei:refit_every=1``; ``key.field=value`` one field of a dict argument, e.g.
     ``gp-ei:acq_optimizer.local_fraction=0``; ``acquisition=lcb(2.0)`` calls that factory of
-    :mod:`nbo_jax.acquisition` (one literal argument at most), e.g. ``neural-bo:acquisition=lcb(2.0)``."""
+    :mod:`nbo_jax.acquisition` (one literal argument at most), e.g. ``neural-bo:acquisition=lcb(2.0)``;
+    with ``turbo-``, ``turbo.key=value`` passes an argument of :func:`nbo_jax.trust_region`,
+    e.g. ``turbo-neural-bo:turbo.perturb_dims=None``."""
     import ast
 
     import nbo_jax as nbo
 
+    if name.startswith("turbo-") and ":" in name:
+        base, _, spec = name.partition(":")
+        items = spec.split(",")
+        tr = {k.strip()[len("turbo."):]: ast.literal_eval(v.strip())
+              for k, _, v in (i.partition("=") for i in items if i.strip().startswith("turbo."))}
+        rest = [i for i in items if not i.strip().startswith("turbo.")]
+        inner = base[len("turbo-"):] + (":" + ",".join(rest) if rest else "")
+        return nbo.trust_region(make_algorithm(inner), **tr)
     if ":" in name:
         base, _, spec = name.partition(":")
         kwargs = {}

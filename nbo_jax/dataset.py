@@ -47,6 +47,13 @@ class Dataset(NamedTuple):
             choice inside it (:meth:`eligible`); ``None`` (the default): the whole cube. A
             field of the state only while an algorithm asks; observations are never
             filtered by it.
+        region_centre, region_perturb: with ``region``, optionally its centre ``(d,)`` (the
+            incumbent) and a probability ``()`` in ``(0, 1]``: each spread raw sample then
+            takes its region value in a coordinate with that probability (at least one
+            coordinate) and keeps the centre's elsewhere, so in many dimensions the raw
+            samples vary a few coordinates of the incumbent at a time (TuRBO's candidate
+            perturbation; :func:`nbo_jax.optimize.candidate_set`). ``None``: every coordinate
+            varies.
     """
 
     u: Array
@@ -57,6 +64,8 @@ class Dataset(NamedTuple):
     choices: Optional[Array] = None
     evaluated: Optional[Array] = None
     region: Optional[Array] = None
+    region_centre: Optional[Array] = None
+    region_perturb: Optional[Array] = None
 
     @staticmethod
     def empty(capacity: int, dim: int, dtype=None, outputs: Optional[int] = None,

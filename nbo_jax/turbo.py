@@ -16,7 +16,9 @@ answers inside ``Dataset.region``::
                run (SCBO's order with constraints), side L * w_i in coordinate i (w = the
                inner GP's ARD lengthscales over their geometric mean, prod(w) = 1; w = 1
                without them), clipped to [0, 1]^d
-    ask      : the inner algorithm's ask with Dataset.region = that box
+    ask      : the inner algorithm's ask with Dataset.region = that box; with d > 20
+               inputs its spread raw samples vary each coordinate of x* with
+               probability 20 / d (TuRBO's code) and keep x*'s value in the others
     tell     : success if min(y_batch) < f* - min_improvement |f*| (f* the run's best
                value), else failure (a failed evaluation is never a success); with
                constraints: a feasible batch point while the run has no feasible point,
@@ -134,18 +136,23 @@ def _run_rows(data: Dataset, start: Array) -> Array:
     return observed & (jnp.arange(data.capacity) >= start)
 
 
-def current_region(state: TrustRegionState, *, ard: bool = True) -> Array:
-    """``(2, d)`` the trust region the next model-based ask of ``state`` uses (lower, upper
-    corners, unit cube): :func:`region_box` around the best finite observation of the
-    current run (rows of ``state.data`` from ``state.start``; SCBO's :func:`best_row` with
-    constraints; the cube's centre while there is none), of side ``state.length``, shaped by
-    the inner GP's lengthscales when ``ard`` (:func:`state_lengthscales`)."""
+def current_centre(state: TrustRegionState) -> Array:
+    """``(d,)`` the centre of ``state``'s trust region (unit cube): the best finite
+    observation of the current run (rows of ``state.data`` from ``state.start``; SCBO's
+    :func:`best_row` with constraints), or the cube's centre while there is none."""
     data = state.data
     run = _run_rows(data, state.start)
     i, _, _, _ = best_row(data.y, run)
-    centre = jnp.where(run[i], data.u[i], jnp.full_like(data.u[i], 0.5))
+    return jnp.where(run[i], data.u[i], jnp.full_like(data.u[i], 0.5))
+
+
+def current_region(state: TrustRegionState, *, ard: bool = True) -> Array:
+    """``(2, d)`` the trust region the next model-based ask of ``state`` uses (lower, upper
+    corners, unit cube): :func:`region_box` around :func:`current_centre`, of side
+    ``state.length``, shaped by the inner GP's lengthscales when ``ard``
+    (:func:`state_lengthscales`)."""
     ls = state_lengthscales(state.inner) if ard else None
-    return region_box(centre, state.length, ls)
+    return region_box(current_centre(state), state.length, ls)
 
 
 def _after_all_of(tree):
@@ -180,6 +187,7 @@ def trust_region(
     min_improvement: float = 1e-3,
     restart_points: Optional[int] = None,
     ard: bool = True,
+    perturb_dims: Optional[int] = 20,
     q: Optional[int] = None,
 ) -> BOAlgorithm:
     """``algorithm`` asking inside a TuRBO-1 trust region (Eriksson et al. 2019; module doc).
@@ -226,6 +234,13 @@ def trust_region(
             multiple of ``q`` (a design is asked ``q`` points at a time).
         ard: shape the region by the inner state's ARD lengthscales when it holds a GP's
             (:func:`state_lengthscales`); False: a cube.
+        perturb_dims: with ``d > perturb_dims`` inputs, the raw samples spread over the
+            region vary each coordinate of the centre with probability ``perturb_dims / d``
+            (at least one) and keep the centre's value in the others
+            (``Dataset.region_centre``, :func:`nbo_jax.optimize.candidate_set`): the
+            candidates of TuRBO's code (``prob_perturb = min(20 / d, 1)``) and BoTorch's
+            TuRBO-1 tutorial, so that in many dimensions they stay near the incumbent. At
+            ``d <= perturb_dims`` every coordinate varies (unchanged). ``None``: never.
         q: points per ask; ``None``: the inner algorithm's ``q``. With an inner ``q = 1``
             and ``q > 1`` the inner asks by :func:`nbo_jax.batch.batched` (its batch rule;
             "native" algorithms take ``q`` in their own factory).
@@ -273,6 +288,8 @@ def trust_region(
     if restart_points is not None:
         restart_points = check_int("restart_points", restart_points, 1)
     ard = check_bool("ard", ard)
+    if perturb_dims is not None:
+        perturb_dims = check_int("perturb_dims", perturb_dims, 1)
     given = algorithm
     if q is not None:
         q = check_int("q", q, 1)
@@ -288,7 +305,7 @@ def trust_region(
     config = FactoryCall(f"{__name__}:trust_region", dict(
         algorithm=given, length_init=length_init, length_min=length_min, length_max=length_max,
         success_tolerance=success_tolerance, failure_tolerance=failure_tolerance, min_improvement=min_improvement,
-        restart_points=restart_points, ard=ard, q=q))
+        restart_points=restart_points, ard=ard, perturb_dims=perturb_dims, q=q))
 
     def n_design(d: int) -> int:
         n = 2 * d if restart_points is None else restart_points
@@ -311,6 +328,10 @@ def trust_region(
     def model_ask(state: TrustRegionState, key: Array) -> Array:
         box = current_region(state, ard=ard)
         inner_data = state.inner.data._replace(region=box)
+        d, dtype = box.shape[1], box.dtype
+        if perturb_dims is not None and d > perturb_dims:
+            inner_data = inner_data._replace(region_centre=current_centre(state),
+                                             region_perturb=jnp.asarray(perturb_dims / d, dtype))
         if inner_data.finite:  # every run's evaluated points (the region: Dataset.eligible)
             inner_data = inner_data._replace(evaluated=state.data.evaluated)
         x = jnp.reshape(inner_alg.ask(_with_data(state.inner, inner_data), key), (q, -1))
@@ -421,4 +442,5 @@ def trust_region(
                        config)
 
 
-__all__ = ["trust_region", "TrustRegionState", "best_row", "current_region", "region_box", "state_lengthscales"]
+__all__ = ["trust_region", "TrustRegionState", "best_row", "current_centre", "current_region", "region_box",
+           "state_lengthscales"]

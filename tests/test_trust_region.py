@@ -279,6 +279,8 @@ def test_bad_arguments_name_the_argument():
         nbo.trust_region(rs, min_improvement=-1.0)
     with pytest.raises(TypeError, match="ard"):
         nbo.trust_region(rs, ard="yes")
+    with pytest.raises(ValueError, match="perturb_dims"):
+        nbo.trust_region(rs, perturb_dims=0)
     with pytest.raises(ValueError, match="q=3 disagrees"):
         nbo.trust_region(nbo.random_search(q=2), q=3)
     with pytest.raises(ValueError, match="pass q=4 to its factory"):
@@ -309,6 +311,48 @@ def test_optimize_acqf_stays_in_the_region_and_a_full_cube_region_changes_nothin
     np.testing.assert_allclose(opt(key, data), [0.5, 0.6], atol=1e-4)  # the corner nearest the target
     for c in (candidate_set(key, data, 64, 64), jax.vmap(lambda k: random_point(k, data))(jax.random.split(key, 64))):
         assert np.all((c >= region[0]) & (c <= region[1]))
+
+
+def test_candidate_set_varies_each_coordinate_of_the_region_centre_with_probability_region_perturb():
+    """TuRBO's candidates (Dataset.region_centre): each spread raw sample takes its region value
+    in a coordinate with probability region_perturb (at least one) and the centre's elsewhere;
+    the local raw samples are untouched, and a probability of 1 changes nothing."""
+    d, n, n_local = 40, 4096, 64
+    key = jax.random.key(3)
+    centre = jax.random.uniform(jax.random.key(1), (d,))
+    region = region_box(centre, jnp.asarray(0.4))
+    u = jnp.concatenate([centre[None], jax.random.uniform(jax.random.key(2), (4, d))])
+    data = Dataset.empty(8, d).add_batch(u, jnp.arange(5.0))._replace(region=region)
+    plain = np.asarray(candidate_set(key, data, n, n_local))
+    masked = np.asarray(candidate_set(key, data._replace(region_centre=centre, region_perturb=jnp.asarray(0.5)),
+                                      n, n_local))
+    varied = masked[:n] != np.asarray(centre)
+    np.testing.assert_array_equal(masked[:n][varied], plain[:n][varied])  # the region's values where varied
+    assert varied.any(axis=1).all()
+    assert abs(varied.mean() - 0.5) < 0.01, varied.mean()
+    np.testing.assert_array_equal(masked[n:], plain[n:])
+    assert np.all((masked >= np.asarray(region[0])) & (masked <= np.asarray(region[1])))
+    every = candidate_set(key, data._replace(region_centre=centre, region_perturb=jnp.asarray(1.0)), n, n_local)
+    np.testing.assert_array_equal(every, plain)
+
+
+@pytest.mark.parametrize("d, perturb_dims, centre_kept", [(30, 20, True), (20, 20, False), (30, None, False)])
+def test_trust_region_hands_its_centre_to_the_raw_samples_above_perturb_dims(d, perturb_dims, centre_kept):
+    """An inner algorithm asking the first spread raw sample of candidate_set: above
+    perturb_dims inputs it keeps the region centre's value in about 1 - perturb_dims / d of
+    the coordinates, at or below it (or with perturb_dims=None) in none."""
+    rs = nbo.random_search()
+    inner = rs._replace(ask=lambda s, k: s.bounds.from_unit(candidate_set(k, s.data, 1)[0]))
+    algo = nbo.trust_region(inner, perturb_dims=perturb_dims)
+    assert algo.config.kwargs["perturb_dims"] == perturb_dims
+    x0 = np.asarray(jax.random.uniform(jax.random.key(0), (6, d)))
+    s = algo.init(jax.random.key(1), x0, np.sum(x0 ** 2, axis=1), bounds=([0.0] * d, [1.0] * d), capacity=8)
+    centre = x0[np.argmin(np.sum(x0 ** 2, axis=1))]  # the best observation: the region's centre
+    kept = [np.mean(np.asarray(algo.ask(s, jax.random.key(k))) == centre) for k in range(20)]
+    if centre_kept:
+        assert 0.2 < np.mean(kept) < 0.45 and min(kept) < 1.0, kept
+    else:
+        assert max(kept) == 0.0, kept
 
 
 def test_finite_domain_region_picks_an_eligible_choice_or_falls_back():
