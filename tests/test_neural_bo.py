@@ -184,6 +184,20 @@ def test_default_pathwise_sample_is_climbed_only_below_climb_below_dim(compiled)
         np.testing.assert_array_equal(asks["default"], asks["steps=200" if climbs else "steps=0"])
 
 
+def test_default_nu_is_high_dim_nu_from_climb_below_dim(compiled):
+    """The default preset's pathwise sample takes ``nu = HIGH_DIM_NU`` (0.1) from
+    ``CLIMB_BELOW_DIM`` inputs on and the preset's 0.5 below; a ``nu`` given is kept."""
+    from nbo_jax.algorithms.neural_bo import CLIMB_BELOW_DIM, HIGH_DIM_NU
+
+    for d, nu in ((5, 0.5), (CLIMB_BELOW_DIM, HIGH_DIM_NU)):
+        algos = {name: compiled(nbo.neural_bo(**SMALL, **kw))
+                 for name, kw in (("default", {}), ("0.5", dict(nu=0.5)), ("0.1", dict(nu=HIGH_DIM_NU)))}
+        _, state = _state(algos["default"], n=8, problem=nbo.benchmarks.get("styblinski_tang", dim=d))
+        asks = {name: np.asarray(algo.ask(state, jax.random.key(2))) for name, algo in algos.items()}
+        assert np.abs(asks["0.5"] - asks["0.1"]).max() > 1e-3
+        np.testing.assert_array_equal(asks["default"], asks[str(nu)])
+
+
 def test_options_are_checked_at_the_factory():
     for kw, name in [(dict(thompson="joint"), "thompson"), (dict(scales="auto"), "scales"),
                      (dict(nu=float("nan")), "nu"), (dict(nu=-1.0), "nu"), (dict(lam=0.0), "lam"),

@@ -35,8 +35,9 @@ warm start from the previous weights (as in the authors' released code), pathwis
 sampling with ``nu = 0.5`` on fitted scales, and ``acq_optimizer(raw_samples=2048,
 num_restarts=10, steps=200)`` (scrambled Sobol raw samples, a quarter of them around the 5 best
 observations, Boltzmann restarts, box-constrained L-BFGS; :mod:`nbo_jax.optimize`), with no climb
-(the best raw sample) from ``d = 20`` on (``CLIMB_BELOW_DIM``): climbed, the sample's minimum lies
-on the box's boundary, and the run ends worse than random search. The
+(the best raw sample) and ``nu = 0.1`` (``HIGH_DIM_NU``) from ``d = 20`` on (``CLIMB_BELOW_DIM``):
+climbed, the sample's minimum lies on the box's boundary, and the run ends worse than random
+search. The
 surrogate settings were chosen on problems other than the test problems (Ackley, Levy,
 Michalewicz); the measurements are on the documentation site's page "Measured choices"
 (``docs/measurements.md``). Every choice is an argument.
@@ -91,6 +92,9 @@ FEATURE_PARAMS = ("initial", "current")
 # pathwise Thompson samples are climbed below this input dimension; from it on the best raw sample
 # is asked (climbed, the sample's minimum lies on the box's boundary)
 CLIMB_BELOW_DIM = 20
+# from CLIMB_BELOW_DIM inputs on, the default pathwise Thompson sample's exploration scale when
+# nu is not given (the raw samples' best is asked, and nu = 0.5 spread it over the cube)
+HIGH_DIM_NU = 0.1
 
 PRESETS = {
     "paper": dict(optimizer="sgd", warm_start=False, use_bias=False, thompson="independent", scales="fixed", nu=1.0,
@@ -278,8 +282,10 @@ def neural_bo(
         width: hidden width ``m`` (int >= 1). depth: number of weight layers ``L`` (int >= 2).
         nu: exploration scale of Thompson sampling (Phan-Trong et al. 2023, Algorithm 1,
             line 4), a float ``>= 0`` or a scalar array (vmappable); default the preset's
-            (paper 1.0, library default 0.5). With ``scales="fit"`` it multiplies the fitted
-            scale. Not allowed together with ``acquisition``.
+            (paper 1.0, library default 0.5; the default preset's pathwise sample takes
+            ``HIGH_DIM_NU = 0.1`` from ``d = CLIMB_BELOW_DIM = 20`` inputs on). With
+            ``scales="fit"`` it multiplies the fitted scale. Not allowed together with
+            ``acquisition``.
         lam: regularization ``lambda > 0`` of TrainNN and (``scales="fixed"``) of
             ``U_0 = lam I``; a float or a scalar array.
         preset: ``"paper"`` or ``"default"``: fills every option left ``None`` (module doc).
@@ -430,7 +436,9 @@ def neural_bo(
     def ask(state: NeuralBOState, key: Array) -> Array:
         k_c, k_a = jax.random.split(key)
         if pathwise:
-            sample = _pathwise_sample(state, net_of(state).apply, feature_weights(state), k_a, m, nu_value)
+            high_dim = nu is None and preset == "default" and state.data.u.shape[1] >= CLIMB_BELOW_DIM
+            sample = _pathwise_sample(state, net_of(state).apply, feature_weights(state), k_a, m,
+                                      HIGH_DIM_NU if high_dim else nu_value)
             utility = lambda u_c: -sample(u_c)
         else:
             utility = lambda u_c: acq(surrogate_posterior(state, u_c), k_a)
