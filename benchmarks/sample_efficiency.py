@@ -55,14 +55,6 @@ def make_algorithm(name: str):
 
     import nbo_jax as nbo
 
-    if name.startswith("turbo-") and ":" in name:
-        base, _, spec = name.partition(":")
-        items = spec.split(",")
-        tr = {k.strip()[len("turbo."):]: ast.literal_eval(v.strip())
-              for k, _, v in (i.partition("=") for i in items if i.strip().startswith("turbo."))}
-        rest = [i for i in items if not i.strip().startswith("turbo.")]
-        inner = base[len("turbo-"):] + (":" + ",".join(rest) if rest else "")
-        return nbo.trust_region(make_algorithm(inner), **tr)
     if ":" in name:
         base, _, spec = name.partition(":")
         kwargs = {}
@@ -83,6 +75,11 @@ def make_algorithm(name: str):
                 kwargs.setdefault(head, {})[field] = value
             else:
                 kwargs[head] = value
+        region = kwargs.pop("turbo", None)  # turbo.perturb_dims=None: trust_region's arguments
+        if region is not None:
+            if not base.startswith("turbo-"):
+                raise ValueError(f"method {name!r}: turbo.* arguments need a turbo-<name> method")
+            return nbo.trust_region(nbo.algorithms.get(base[len("turbo-"):], **kwargs), **region)
         return nbo.algorithms.get(base, **kwargs)
     if name.startswith("turbo-"):
         return nbo.trust_region(make_algorithm(name[len("turbo-"):]))
@@ -142,14 +139,11 @@ def run_one(problem_name: str, method: str, args, out: pathlib.Path) -> dict:
             finals.append(float(np.asarray(jax.block_until_ready(compiled(k)).best_f[-1])))
             run_s += time.perf_counter() - t
             partial.write_text(json.dumps(dict(settings=meta, final_best_f=finals, run_s=run_s)))
-        hist = None
     else:
         compiled = jax.jit(jax.vmap(one)).lower(keys).compile()
         t1 = time.perf_counter()
         hist = jax.block_until_ready(compiled(keys))
-    t2 = time.perf_counter()
-    if not sequential:
-        finals, run_s = np.asarray(hist.best_f[:, -1], dtype=float).tolist(), t2 - t1
+        finals, run_s = np.asarray(hist.best_f[:, -1], dtype=float).tolist(), time.perf_counter() - t1
     rec = dict(problem=problem_name, method=method, dim=problem.dim, noise_std=float(problem.noise_std),
                optimal_value=problem.optimal_value, segments=args.segments, final_best_f=finals,
                compile_s=t1 - t0, run_s=run_s, seeds=args.seeds, seed=args.seed, n_init=args.n_init,
@@ -158,7 +152,6 @@ def run_one(problem_name: str, method: str, args, out: pathlib.Path) -> dict:
     path.write_text(json.dumps(rec, indent=1))
     if sequential:
         partial.unlink()
-    steps = args.iterations * args.seeds
     print(f"  {cache} {method}: median best f {np.median(rec['final_best_f']):.4g} "
           f"(compile {t1 - t0:.0f} s, run {run_s:.0f} s = {run_s / args.iterations:.2f} s per "
           f"step of {args.seeds} seeds, {'sequential' if sequential else 'vmapped'})", flush=True)

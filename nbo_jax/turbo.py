@@ -151,8 +151,14 @@ def current_region(state: TrustRegionState, *, ard: bool = True) -> Array:
     corners, unit cube): :func:`region_box` around :func:`current_centre`, of side
     ``state.length``, shaped by the inner GP's lengthscales when ``ard``
     (:func:`state_lengthscales`)."""
+    return _centre_and_region(state, ard)[1]
+
+
+def _centre_and_region(state: TrustRegionState, ard: bool) -> tuple[Array, Array]:
+    """``(current_centre(state), current_region(state, ard=ard))``, the centre found once."""
+    centre = current_centre(state)
     ls = state_lengthscales(state.inner) if ard else None
-    return region_box(current_centre(state), state.length, ls)
+    return centre, region_box(centre, state.length, ls)
 
 
 def _after_all_of(tree):
@@ -326,12 +332,12 @@ def trust_region(
                                 jnp.zeros((), bool), zero, jnp.zeros((n_design(d), d), dtype), k_state)
 
     def model_ask(state: TrustRegionState, key: Array) -> Array:
-        box = current_region(state, ard=ard)
+        centre, box = _centre_and_region(state, ard)
         inner_data = state.inner.data._replace(region=box)
-        d, dtype = box.shape[1], box.dtype
+        d = box.shape[1]
         if perturb_dims is not None and d > perturb_dims:
-            inner_data = inner_data._replace(region_centre=current_centre(state),
-                                             region_perturb=jnp.asarray(perturb_dims / d, dtype))
+            inner_data = inner_data._replace(region_centre=centre,
+                                             region_perturb=jnp.asarray(perturb_dims / d, box.dtype))
         if inner_data.finite:  # every run's evaluated points (the region: Dataset.eligible)
             inner_data = inner_data._replace(evaluated=state.data.evaluated)
         x = jnp.reshape(inner_alg.ask(_with_data(state.inner, inner_data), key), (q, -1))

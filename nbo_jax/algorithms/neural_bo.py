@@ -389,6 +389,7 @@ def neural_bo(
     steps_set = isinstance(acq_optimizer, AcqOptimizer) or (isinstance(acq_optimizer, dict)
                                                             and "steps" in acq_optimizer)
     climb_by_dim = pathwise and not steps_set
+    nu_by_dim = pathwise and nu is None and preset == "default"  # HIGH_DIM_NU applies
     nu_value = chosen["nu"] if nu is None else nu
     acq = acquisition if acquisition is not None else independent_thompson(nu_value)
 
@@ -435,14 +436,14 @@ def neural_bo(
 
     def ask(state: NeuralBOState, key: Array) -> Array:
         k_c, k_a = jax.random.split(key)
+        high_dim = state.data.u.shape[1] >= CLIMB_BELOW_DIM  # static: the data's width
         if pathwise:
-            high_dim = nu is None and preset == "default" and state.data.u.shape[1] >= CLIMB_BELOW_DIM
             sample = _pathwise_sample(state, net_of(state).apply, feature_weights(state), k_a, m,
-                                      HIGH_DIM_NU if high_dim else nu_value)
+                                      HIGH_DIM_NU if nu_by_dim and high_dim else nu_value)
             utility = lambda u_c: -sample(u_c)
         else:
             utility = lambda u_c: acq(surrogate_posterior(state, u_c), k_a)
-        opts = aopt._replace(steps=0) if climb_by_dim and state.data.u.shape[1] >= CLIMB_BELOW_DIM else aopt
+        opts = aopt._replace(steps=0) if climb_by_dim and high_dim else aopt
         return state.bounds.from_unit(optimize_acqf(utility, k_c, state.data, opts))
 
     def tell(state: NeuralBOState, x: Array, y: Array, c=None) -> NeuralBOState:
