@@ -15,10 +15,20 @@ import numpy as np
 from nbo_jax import comparison
 
 
-def _cached_run(problem, name: str, algo, cache: pathlib.Path, settings: dict, force: bool):
+def runs_in_sequence(method: str, vmap_gp: bool = False) -> bool:
+    """Whether a method's seeds run one after another rather than vmapped: GP methods and
+    TuRBO around anything, unless ``vmap_gp`` (a GPU). On the 2-core CPU a vmapped GP waits for
+    its slowest seed in every fit and climb, and a vmapped TuRBO's batched restart predicate
+    computes the inner init on every step (10 TuRBO(Neural-BO) seeds: 471 s vmapped beside
+    another benchmark, 49 s in sequence)."""
+    return (method.removeprefix("turbo-").startswith("gp-") or method.startswith("turbo-")) and not vmap_gp
+
+
+def _cached_run(problem, name: str, algo, cache: pathlib.Path, settings: dict, force: bool, vmap_gp: bool = False):
     """``(history, timing)`` of one method on one problem: loaded from ``cache`` when it was run
     with the same ``settings`` (seeds, counts, segments, the algorithm's recorded factory
-    call), else run and written there."""
+    call), else run (seeds vmapped or in sequence, :func:`runs_in_sequence`; the cache records
+    which) and written there."""
     import jax
 
     hist_path, meta_path = cache / f"{name}.npz", cache / f"{name}.json"
@@ -30,18 +40,20 @@ def _cached_run(problem, name: str, algo, cache: pathlib.Path, settings: dict, f
     keys = jax.random.split(jax.random.key(settings["seed"]), settings["seeds"])
     hists, timings = comparison.run_methods(problem, {name: algo}, keys, n_init=settings["n_init"],
                                             n_iter=settings["n_iter"], segments=settings["segments"],
-                                            progress=False)
+                                            progress=False, vmap_seeds=not runs_in_sequence(name, vmap_gp))
     cache.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(hist_path, **hists[name])
-    meta_path.write_text(json.dumps({"settings": settings, "timing": timings[name]}))
+    meta_path.write_text(json.dumps({"settings": settings, "timing": timings[name],
+                                     "seeds_vmapped": not runs_in_sequence(name, vmap_gp)}))
     return hists[name], timings[name]
 
 
 def run_study(problems: Iterable, make_algorithms: Callable, *, out, reference: str, n_init: int,
               n_iter: int, seeds: int, config: dict, welch_title: str, segments: int = 1, seed: int = 0,
-              force: bool = False) -> list:
+              force: bool = False, vmap_gp: bool = False) -> list:
     """``problems``: ``(label, Problem)`` pairs; ``make_algorithms(problem) -> {name: BOAlgorithm}``.
-    Every (problem, method) runs its ``seeds`` seeds vmapped and is cached in
+    Every (problem, method) runs its ``seeds`` seeds, vmapped except GP and TuRBO methods
+    (:func:`runs_in_sequence`; all vmapped with ``vmap_gp``), and is cached in
     ``out/<label>/runs/`` (reused when run with the same settings, unless ``force``); saves
     ``out/<label>/`` per problem and the tables in ``out``; prints them; returns the
     :class:`~nbo_jax.comparison.ComparisonResult` list."""
@@ -54,7 +66,7 @@ def run_study(problems: Iterable, make_algorithms: Callable, *, out, reference: 
         for name, algo in make_algorithms(problem).items():
             run_settings = dict(settings, algorithm=repr(getattr(algo, "config", None)))
             histories[name], timings[name] = _cached_run(problem, name, algo, out / label / "runs", run_settings,
-                                                         force)
+                                                         force, vmap_gp)
         res = comparison.result_from_histories(problem, histories, timings, reference=reference, n_init=n_init,
                                                n_evaluations=n_init + n_iter)
         comparison.save(res, out / label, config)
@@ -74,7 +86,7 @@ def run_study(problems: Iterable, make_algorithms: Callable, *, out, reference: 
 def study_parser(doc: str, *, problems: list, methods: list, iterations: int, out: str) -> argparse.ArgumentParser:
     """The arguments every reproduction script takes: ``--problems``, ``--methods`` (the first
     is the reference of the Welch tests), ``--seeds`` (5), ``--n-init`` (10), ``--iterations``,
-    ``--segments`` (4), ``--out``, ``--force``; scripts add their own."""
+    ``--segments`` (4), ``--out``, ``--force``, ``--vmap-gp``; scripts add their own."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--problems", nargs="+", default=problems)
     ap.add_argument("--methods", nargs="+", default=methods)
@@ -85,6 +97,8 @@ def study_parser(doc: str, *, problems: list, methods: list, iterations: int, ou
                     help="compiled parts of growing capacity per run (run_bo's segments; same results)")
     ap.add_argument("--out", default=out)
     ap.add_argument("--force", action="store_true", help="rerun cached (problem, method) runs")
+    ap.add_argument("--vmap-gp", action="store_true",
+                    help="vmap the seeds of GP and TuRBO methods too (a GPU); by default they run in sequence")
     return ap
 
 
@@ -94,4 +108,5 @@ def run_from_args(args, problems: Iterable, make_algorithms: Callable, *, script
     reference = args.methods[0]
     return run_study(problems, make_algorithms, out=args.out, reference=reference, n_init=args.n_init,
                      n_iter=args.iterations, seeds=args.seeds, config={"script": script, **vars(args)},
-                     welch_title=welch_title.format(reference=reference), segments=args.segments, force=args.force)
+                     welch_title=welch_title.format(reference=reference), segments=args.segments, force=args.force,
+                     vmap_gp=args.vmap_gp)

@@ -31,6 +31,7 @@ import pathlib
 import time
 
 import numpy as np
+from _study import runs_in_sequence
 
 # problem -> (dim, noise std, BoTorch GP-EI (LogEI) median, BoTorch GP-UCB (beta 2) median), 3 seeds,
 # BoTorch 0.18.1 SingleTaskGP defaults, optimize_acqf(num_restarts=10, raw_samples=512) (issue 11)
@@ -115,9 +116,7 @@ def run_one(problem_name: str, method: str, args, out: pathlib.Path) -> dict:
     algo = make_algorithm(method)
     keys = jax.random.split(jax.random.key(args.seed), args.seeds)
     one = lambda k: nbo.run_bo(k, algo, problem, n_init=args.n_init, n_iter=args.iterations, segments=args.segments)
-    # TuRBO too: vmapped, the batched restart predicate computes the inner init on every step
-    # (10 TuRBO(Neural-BO) seeds: 471 s vmapped beside another benchmark, 49 s in sequence)
-    sequential = (method.removeprefix("turbo-").startswith("gp-") or method.startswith("turbo-")) and not args.vmap_gp
+    sequential = runs_in_sequence(method, args.vmap_gp)
     t0 = time.perf_counter()
     if sequential:
         # one compile, seeds one after another, as the published GP figures were measured. (A

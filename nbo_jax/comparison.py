@@ -30,7 +30,8 @@ import dataclasses
 import math
 import pathlib
 import time
-from typing import Mapping, Optional, Sequence
+from functools import partial
+from typing import Collection, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -90,13 +91,15 @@ def run_methods(
     segments: int = 1,
     progress: bool = True,
     verbose: bool = True,
+    vmap_seeds: bool | Collection[str] = True,
 ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, float]]]:
     """Run each algorithm on ``problem`` for every key and time compilation and run apart.
 
     The one timing loop of nbo_jax: :func:`compare` and the ``nbo-jax run`` command use it.
     Every method gets the same keys, hence the same initial design per seed, and is run with
     ``jax.jit(jax.vmap(run_bo))`` compiled ahead of time (``lower(keys).compile()``), so the
-    compile time is not counted in the run time. A batch algorithm (``q = BOAlgorithm.q > 1``
+    compile time is not counted in the run time; a method left out of ``vmap_seeds`` runs its
+    seeds one after another in the same single compiled program (``jax.lax.map``). A batch algorithm (``q = BOAlgorithm.q > 1``
     points per iteration) gets ``ceil(n_iter / q)`` iterations so that it has at least
     ``n_init + n_iter`` evaluations; every history is cut to that length.
 
@@ -110,6 +113,12 @@ def run_methods(
             capacity, so that the cost follows the data; the results are the same).
         progress: tqdm bars per method; verbose: print a line per method before and after
             its run (seconds, and the number of NaN/inf observations).
+        vmap_seeds: ``True`` (all methods), ``False`` (none) or the names of the methods whose
+            seeds run batched by ``jax.vmap``; the others run them in sequence with
+            ``jax.lax.map``. Batching pays for a neural surrogate; a GP's seeds, whose fits and
+            climbs stop at different iterations (a batched while-loop waits for the slowest),
+            can run faster in sequence on a CPU. The results agree in float64; in float32 a
+            batched seed may drift from the same seed run alone.
 
     Returns:
         ``(histories, timings)``: ``histories[name]`` the numpy fields of the vmapped
@@ -119,7 +128,8 @@ def run_methods(
         their sum).
 
     Raises:
-        ValueError / TypeError: no algorithms, a name with ``"__"``, or the errors of
+        ValueError / TypeError: no algorithms, a name with ``"__"``, ``vmap_seeds`` naming a
+            method not in ``algorithms`` or neither a bool nor a collection of names, or the errors of
         :func:`nbo_jax.run_bo` on the algorithms, the problem or the counts, all raised
         before anything runs.
     """
@@ -138,6 +148,16 @@ def run_methods(
         _check_pair(algo, problem)
     n_init = _check_count("n_init", n_init, 1)
     n_iter = _check_count("n_iter", n_iter, 0)
+    if isinstance(vmap_seeds, bool):
+        vmapped = set(algorithms) if vmap_seeds else set()
+    elif isinstance(vmap_seeds, Collection) and not isinstance(vmap_seeds, str) and all(
+            isinstance(n, str) for n in vmap_seeds):
+        vmapped = set(vmap_seeds)
+        if vmapped - set(algorithms):
+            raise ValueError(f"vmap_seeds names {sorted(vmapped - set(algorithms))}, which are not among the "
+                             f"algorithms {sorted(algorithms)}")
+    else:
+        raise TypeError(f"vmap_seeds must be a bool or a collection of algorithm names, got {vmap_seeds!r}")
 
     n_seeds = len(keys)
     n_total = n_init + n_iter
@@ -145,15 +165,17 @@ def run_methods(
     for name, algo in algorithms.items():
         q = algo.q
         iters = -(-n_iter // q)
+        batched = name in vmapped
         if verbose:
             print(f"running {name} on {problem.name} (d={problem.dim}) x {n_seeds} seeds "
-                  f"({n_init} initial + {iters * q} evaluations each)", flush=True)
+                  f"{'vmapped' if batched else 'in sequence'} ({n_init} initial + {iters * q} evaluations each)",
+                  flush=True)
 
         def one(key, algo=algo, iters=iters):
             return run_bo(key, algo, problem, n_init=n_init, n_iter=iters, progress=progress, segments=segments)
 
         t0 = time.perf_counter()
-        compiled = jax.jit(jax.vmap(one)).lower(keys).compile()
+        compiled = jax.jit(jax.vmap(one) if batched else partial(jax.lax.map, one)).lower(keys).compile()
         t1 = time.perf_counter()
         hist = jax.block_until_ready(compiled(keys))
         t2 = time.perf_counter()
@@ -180,6 +202,7 @@ def compare(
     segments: int = 1,
     progress: bool = True,
     verbose: bool = True,
+    vmap_seeds: bool | Collection[str] = True,
 ) -> ComparisonResult:
     """Run ``algorithms`` on ``problem`` over ``seeds`` seeds and compute the statistics of
     Phan-Trong 2024 (PhD thesis), Section 3.5.2, Tables 3.1 and 3.2.
@@ -198,6 +221,7 @@ def compare(
         alpha: Benjamini-Hochberg level.
         segments: :func:`nbo_jax.run_bo`'s ``segments`` (:func:`run_methods`).
         progress: tqdm bars per method; verbose: print a line per method.
+        vmap_seeds: which methods run their seeds batched (:func:`run_methods`).
 
     Returns:
         :class:`ComparisonResult`.
@@ -219,7 +243,7 @@ def compare(
 
     keys = jax.random.split(jax.random.key(seed), seeds)
     histories, timings = run_methods(problem, algorithms, keys, n_init=n_init, n_iter=n_iter, segments=segments,
-                                     progress=progress, verbose=verbose)
+                                     progress=progress, verbose=verbose, vmap_seeds=vmap_seeds)
     return result_from_histories(problem, histories, timings, reference=reference, n_init=n_init,
                                  n_evaluations=n_init + n_iter, alpha=alpha)
 
