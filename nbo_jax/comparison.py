@@ -117,8 +117,9 @@ def run_methods(
             seeds run batched by ``jax.vmap``; the others run them in sequence with
             ``jax.lax.map``. Batching pays for a neural surrogate; a GP's seeds, whose fits and
             climbs stop at different iterations (a batched while-loop waits for the slowest),
-            can run faster in sequence on a CPU. The results agree in float64; in float32 a
-            batched seed may drift from the same seed run alone.
+            can run faster in sequence on a CPU (GP-UCB on Ackley-10, 10 seeds of 10 + 200, one
+            core: 697 s vmapped, 137 s in sequence). The results agree in float64; in float32
+            a batched seed may drift from the same seed run alone.
 
     Returns:
         ``(histories, timings)``: ``histories[name]`` the numpy fields of the vmapped
