@@ -38,13 +38,14 @@ def _cached_run(problem, name: str, algo, cache: pathlib.Path, settings: dict, f
             with np.load(hist_path) as z:
                 return {k: z[k] for k in z.files}, meta["timing"]
     keys = jax.random.split(jax.random.key(settings["seed"]), settings["seeds"])
+    vmapped = not runs_in_sequence(name, vmap_gp)
     hists, timings = comparison.run_methods(problem, {name: algo}, keys, n_init=settings["n_init"],
                                             n_iter=settings["n_iter"], segments=settings["segments"],
-                                            progress=False, vmap_seeds=not runs_in_sequence(name, vmap_gp))
+                                            progress=False, vmap_seeds=vmapped)
     cache.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(hist_path, **hists[name])
     meta_path.write_text(json.dumps({"settings": settings, "timing": timings[name],
-                                     "seeds_vmapped": not runs_in_sequence(name, vmap_gp)}))
+                                     "seeds_vmapped": vmapped}))
     return hists[name], timings[name]
 
 

@@ -99,8 +99,8 @@ def run_methods(
     Every method gets the same keys, hence the same initial design per seed, and is run with
     ``jax.jit(jax.vmap(run_bo))`` compiled ahead of time (``lower(keys).compile()``), so the
     compile time is not counted in the run time; a method left out of ``vmap_seeds`` runs its
-    seeds one after another in the same single compiled program (``jax.lax.map``). A batch algorithm (``q = BOAlgorithm.q > 1``
-    points per iteration) gets ``ceil(n_iter / q)`` iterations so that it has at least
+    seeds one after another in the same single compiled program (``jax.lax.map``). A batch
+    algorithm (``q = BOAlgorithm.q > 1`` points per iteration) gets ``ceil(n_iter / q)`` iterations so that it has at least
     ``n_init + n_iter`` evaluations; every history is cut to that length.
 
     Args:

@@ -60,8 +60,7 @@ def test_compare_shares_initial_points_and_writes_tables(tmp_path):
         comparison.compare(problem, algos, n_init=2, n_iter=1, seeds=2)
 
 
-
-def test_run_methods_seeds_in_sequence_equal_vmapped(x64):
+def test_run_methods_seeds_in_sequence_equal_vmapped(x64, capsys):
     """``vmap_seeds`` leaves a method's seeds to ``jax.lax.map`` (one after another in one
     program): in float64 the histories equal the vmapped ones, and a bad argument is named."""
     problem = nbo.benchmarks.get("branin", noise_std=0.1)
@@ -69,7 +68,9 @@ def test_run_methods_seeds_in_sequence_equal_vmapped(x64):
     keys = jax.random.split(jax.random.key(2), 3)
     kw = dict(n_init=4, n_iter=3, progress=False, verbose=False)
     batched, _ = comparison.run_methods(problem, algos, keys, **kw)
-    mixed, timings = comparison.run_methods(problem, algos, keys, vmap_seeds=["random"], **kw)
+    mixed, timings = comparison.run_methods(problem, algos, keys, vmap_seeds=["random"], **dict(kw, verbose=True))
+    printed = capsys.readouterr().out  # the mode actually taken, per method
+    assert "gp-ei on branin (d=2) x 3 seeds in sequence" in printed and "random on branin (d=2) x 3 seeds vmapped" in printed
     for name in algos:
         np.testing.assert_allclose(mixed[name]["x"], batched[name]["x"], rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(mixed[name]["best_f"], batched[name]["best_f"], rtol=1e-9, atol=1e-12)
@@ -78,6 +79,7 @@ def test_run_methods_seeds_in_sequence_equal_vmapped(x64):
         comparison.run_methods(problem, algos, keys, vmap_seeds=["gp-ucb"], **kw)
     with pytest.raises(TypeError, match="vmap_seeds must be a bool"):
         comparison.run_methods(problem, algos, keys, vmap_seeds="random", **kw)
+
 
 def test_cli_compare(tmp_path, capsys):
     out = tmp_path / "cmp"
