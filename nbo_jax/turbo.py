@@ -128,6 +128,52 @@ def best_row(y: Array, ok: Array) -> tuple[Array, Array, Array, Array]:
     return i, f[i], any_feasible, viol[i]
 
 
+def design_size(d: int, q: int, restart_points: Optional[int]) -> int:
+    """Points of a restart design: ``restart_points`` (``None``: ``2 d``) rounded up to a
+    multiple of ``q`` (Python ints)."""
+    n = 2 * d if restart_points is None else restart_points
+    return -(-n // q) * q
+
+
+def failure_limit(d: int, q: int, failure_tolerance: Optional[int]) -> int:
+    """``tau_fail``: ``failure_tolerance``, or ``ceil(max(4 / q, d / q))`` when ``None``
+    (BoTorch's TuRBO-1 tutorial)."""
+    if failure_tolerance is not None:
+        return failure_tolerance
+    return int(math.ceil(max(4.0 / q, d / q)))
+
+
+def batch_improves(y_run: Array, run: Array, rows: Array, ok: Array, min_improvement: float) -> Array:
+    """``()`` bool: whether a batch succeeds against its run (Eriksson et al. 2019, Section 2;
+    BoTorch's ``update_state``; with constraints SCBO's order, Eriksson & Poloczek 2021,
+    Section 3). ``y_run`` the dataset's rows ``(cap,)`` or ``(cap, K + 1)``, ``run (cap,)`` the
+    rows of the run; ``rows`` the batch's rows (same trailing shape), ``ok`` ``(n,)`` those
+    that count. A batch succeeds when its best point (:func:`best_row`) is feasible and the
+    run had no feasible point or it improves the run's best ``f*`` by more than
+    ``min_improvement |f*|``, or when nothing is feasible yet and it lowers the smallest
+    total violation."""
+    _, best, feasible0, viol0 = best_row(y_run, run)
+    _, y_new, feasible1, viol1 = best_row(rows, ok)
+    return jnp.where(feasible1, ~feasible0 | (y_new < best - min_improvement * jnp.abs(best)),
+                     ~feasible0 & (viol1 < viol0))
+
+
+def next_length(length: Array, successes: Array, failures: Array, improved: Array, success_tolerance: int,
+                failure_tolerance: int, length_max: float) -> tuple[Array, Array, Array]:
+    """TuRBO's side update after a batch (Eriksson et al. 2019, Section 2): the counters of
+    consecutive successes / failures, ``tau_succ`` successes in a row double the side (at most
+    ``length_max``), ``tau_fail`` failures in a row halve it, and the counter that acted
+    starts again. Returns ``(length, successes, failures)`` (same shapes; counters int32)."""
+    successes = jnp.where(improved, successes + 1, 0)
+    failures = jnp.where(improved, 0, failures + 1)
+    grow = successes >= success_tolerance
+    shrink = failures >= failure_tolerance
+    length = jnp.where(grow, jnp.minimum(2.0 * length, length_max),
+                       jnp.where(shrink, length / 2.0, length)).astype(length.dtype)
+    return (length, jnp.where(grow, 0, successes).astype(jnp.int32),
+            jnp.where(shrink, 0, failures).astype(jnp.int32))
+
+
 def _run_rows(data: Dataset, start: Array) -> Array:
     """``(cap,)`` bool: the finite observations of the current run (rows from ``start``)."""
     observed = data.observed()
@@ -195,6 +241,7 @@ def trust_region(
     ard: bool = True,
     perturb_dims: Optional[int] = 20,
     q: Optional[int] = None,
+    regions: int = 1,
 ) -> BOAlgorithm:
     """``algorithm`` asking inside a TuRBO-1 trust region (Eriksson et al. 2019; module doc).
 
@@ -250,9 +297,21 @@ def trust_region(
         q: points per ask; ``None``: the inner algorithm's ``q``. With an inner ``q = 1``
             and ``q > 1`` the inner asks by :func:`nbo_jax.batch.batched` (its batch rule;
             "native" algorithms take ``q`` in their own factory).
+        regions: ``m``, the number of trust regions. 1: TuRBO-1 (this module). ``m > 1``:
+            TuRBO-m (:mod:`nbo_jax.turbo_m`; Eriksson et al. 2019, Section 2): ``m``
+            regions with their own inner states, designs, sides and restarts; every ask
+            the inner algorithm of each region proposes inside its box and the smallest
+            Thompson draws of the regions' surrogates (objective units) win. Each ask costs
+            ``m`` inner asks; each region but the first first asks a design of
+            ``restart_points`` points. Unconstrained algorithms only (SCBO keeps one
+            region); on a finite domain ``q = 1``.
 
     Returns:
-        A :class:`~nbo_jax.types.BOAlgorithm` named ``"turbo-<inner name>"`` with
+        A :class:`~nbo_jax.types.BOAlgorithm` named ``"turbo-<inner name>"`` (TuRBO-m:
+        ``"turbo<m>-<inner name>"``, its state a
+        :class:`~nbo_jax.turbo_m.TrustRegionsState`, its ``info`` the figures of the
+        region holding the best observation, ``tr_restarts`` summed over the regions, and
+        ``tr_regions_in_design``) with
         ``batch_rule="native"``, the inner ``q`` and ``constrained``; its state is a
         :class:`TrustRegionState`, its ``info`` reports ``tr_length``, ``tr_successes``,
         ``tr_failures``, ``tr_restarts``, ``tr_in_design`` and ``tr_observed`` (observations of
@@ -264,7 +323,9 @@ def trust_region(
             number; ``ard`` not a bool.
         ValueError: an unknown ``batch_rule``, lengths not ``0 < length_min <=
             length_init <= length_max``, counts ``< 1``, ``min_improvement < 0``, ``q``
-            disagreeing with an inner ``q > 1``; messages name the argument.
+            disagreeing with an inner ``q > 1``, ``regions > 1`` with a constrained
+            algorithm (and, at ``init``, on a finite domain with ``q > 1``); messages name
+            the argument.
 
     Under ``vmap`` (many seeds) the restart's ``init`` and the design's ask are computed on
     every step beside the usual ``tell``/``ask`` (a ``lax.cond`` on a batched predicate runs
@@ -296,6 +357,7 @@ def trust_region(
     ard = check_bool("ard", ard)
     if perturb_dims is not None:
         perturb_dims = check_int("perturb_dims", perturb_dims, 1)
+    regions = check_int("regions", regions, 1)
     given = algorithm
     if q is not None:
         q = check_int("q", q, 1)
@@ -311,16 +373,20 @@ def trust_region(
     config = FactoryCall(f"{__name__}:trust_region", dict(
         algorithm=given, length_init=length_init, length_min=length_min, length_max=length_max,
         success_tolerance=success_tolerance, failure_tolerance=failure_tolerance, min_improvement=min_improvement,
-        restart_points=restart_points, ard=ard, perturb_dims=perturb_dims, q=q))
+        restart_points=restart_points, ard=ard, perturb_dims=perturb_dims, q=q, regions=regions))
 
     def n_design(d: int) -> int:
-        n = 2 * d if restart_points is None else restart_points
-        return -(-n // q) * q
+        return design_size(d, q, restart_points)
 
     def tau_fail(d: int) -> int:
-        if failure_tolerance is not None:
-            return failure_tolerance
-        return int(math.ceil(max(4.0 / q, d / q)))
+        return failure_limit(d, q, failure_tolerance)
+
+    if regions > 1:
+        from .turbo_m import trust_regions
+
+        return trust_regions(inner_alg, config, regions=regions, length_init=length_init, length_min=length_min,
+                             length_max=length_max, success_tolerance=success_tolerance, tau_fail=tau_fail,
+                             n_design=n_design, min_improvement=min_improvement, ard=ard, perturb_dims=perturb_dims)
 
     def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> TrustRegionState:
         k_inner, k_state = jax.random.split(key)
@@ -403,20 +469,10 @@ def trust_region(
         # success / failure of the batch against the run's best before it (Eriksson et al.
         # 2019, Section 2; BoTorch's update_state; with constraints SCBO's order, Eriksson &
         # Poloczek 2021, Section 3)
-        run0 = _run_rows(data0, state.start)
-        _, best, feasible0, viol0 = best_row(data0.y, run0)
         ok = (idx < data0.capacity) & jnp.all(jnp.isfinite(jnp.reshape(rows, (rows.shape[0], -1))), axis=1)
-        _, y_new, feasible1, viol1 = best_row(rows, ok)
-        improved = jnp.where(feasible1, ~feasible0 | (y_new < best - min_improvement * jnp.abs(best)),
-                             ~feasible0 & (viol1 < viol0))
-        successes = jnp.where(improved, state.successes + 1, 0)
-        failures = jnp.where(improved, 0, state.failures + 1)
-        grow = successes >= success_tolerance
-        shrink = failures >= tau_fail(d)
-        length = jnp.where(grow, jnp.minimum(2.0 * state.length, length_max),
-                           jnp.where(shrink, state.length / 2.0, state.length)).astype(dtype)
-        successes = jnp.where(grow, 0, successes).astype(jnp.int32)
-        failures = jnp.where(shrink, 0, failures).astype(jnp.int32)
+        improved = batch_improves(data0.y, _run_rows(data0, state.start), rows, ok, min_improvement)
+        length, successes, failures = next_length(state.length, state.successes, state.failures, improved,
+                                                  success_tolerance, tau_fail(d), length_max)
 
         # a design step changes no counter; a completed design starts the run afresh
         design_step = state.in_design

@@ -1,5 +1,5 @@
 """TuRBO-1 as a transformation of any algorithm (nbo_jax.trust_region, module nbo_jax.turbo;
-Eriksson et al. 2019) and the acquisition optimizer inside a region (Dataset.region;
+Eriksson et al. 2019), TuRBO-m (regions=m, module nbo_jax.turbo_m) and the acquisition optimizer inside a region (Dataset.region;
 nbo_jax.optimize)."""
 
 import pickle
@@ -13,6 +13,7 @@ import nbo_jax as nbo
 from nbo_jax.ask_tell import AskTell
 from nbo_jax.optimize import acq_optimizer, candidate_set, optimize_acqf, random_point
 from nbo_jax.turbo import current_region, region_box, state_lengthscales
+from nbo_jax.turbo_m import objective_units, owners, regions_now
 from nbo_jax.types import Dataset
 
 BOX = ([-2.0, 0.0], [2.0, 5.0])
@@ -441,3 +442,177 @@ def test_vmapped_turbo_orders_the_inner_linear_algebra():
     n_calls, unordered = _lapack_calls_are_ordered(hlo)
     assert n_calls >= 4  # the init before the loop, and the restart init and the tell inside it
     assert not unordered, unordered
+
+
+# ---------------------------------------------------------------- TuRBO-m: several regions
+Y0 = np.array([5.0, 3.0, 4.0, 6.0])
+
+
+def _inside(u, box, tol=1e-5):
+    return bool(np.all((u >= box[0] - tol) & (u <= box[1] + tol)))
+
+
+def test_each_region_asks_its_own_design_then_counts_alone_and_restarts_alone(compiled):
+    """Region 0 starts on init's points; regions 1 and 2 ask their own Sobol designs first
+    (region 1's, then region 2's), are initialized on them alone, and from then on a point
+    moves only the counters of the region whose box holds it: tau_fail failures halve that
+    region's side, and below L_min that region alone restarts with a fresh design."""
+    algo = compiled(nbo.trust_region(nbo.random_search(), regions=3, restart_points=3, failure_tolerance=2,
+                                     length_min=0.3))
+    s = algo.init(jax.random.key(0), jnp.asarray(X0), jnp.asarray(Y0), bounds=BOUNDS, capacity=60)
+    np.testing.assert_array_equal(s.in_design, [False, True, True])
+    np.testing.assert_array_equal(s.owner[:6], [0, 0, 0, 0, -1, -1])
+    design = np.asarray(s.bounds.from_unit(s.design))  # (3, 3, 2)
+    for j in (1, 2):
+        for i in range(3):
+            x = algo.ask(s, jax.random.key(10 * j + i))
+            np.testing.assert_allclose(x, design[j, i], rtol=1e-6)
+            s = algo.tell(s, x, 7.0 + j + 0.1 * i)
+        assert not bool(s.in_design[j]) and int(s.inner.data.count[j]) == 3  # its own design only
+    np.testing.assert_array_equal(s.owner[:10], [0] * 4 + [1] * 3 + [2] * 3)
+    np.testing.assert_array_equal(s.inner.data.count, [4, 3, 3])
+    np.testing.assert_allclose(s.inner.data.y[1, :3], [8.0, 8.1, 8.2])
+    np.testing.assert_allclose(s.length, [0.8] * 3)
+
+    # a point at region 1's centre (its best design point): only region 1 counts it
+    centres, _ = regions_now(s)
+    np.testing.assert_allclose(centres[1], _unit(design[1, 0]), atol=1e-6)
+    x1 = s.bounds.from_unit(centres[1])
+    s = algo.tell(s, x1, 100.0)
+    np.testing.assert_array_equal(s.failures, [0, 1, 0])
+    assert int(s.inner.data.count[1]) == 4 and int(s.owner[10]) == 1
+    s = algo.tell(s, x1, 100.0)  # tau_fail = 2: region 1 halves
+    np.testing.assert_allclose(s.length, [0.8, 0.4, 0.8])
+    s = algo.tell(s, s.bounds.from_unit(centres[1]), 1.0)  # a success of region 1 (8.0 -> 1.0)
+    np.testing.assert_array_equal(s.successes, [0, 1, 0])
+    for _ in range(2):  # 0.4 -> 0.2 < L_min = 0.3 after two failures: region 1 restarts
+        s = algo.tell(s, s.bounds.from_unit(regions_now(s)[0][1]), 100.0)
+    np.testing.assert_array_equal(s.restarts, [0, 1, 0])
+    np.testing.assert_array_equal(s.in_design, [False, True, False])
+    assert int(s.start[1]) == int(s.data.count) == 4 + 6 + 3 + 2
+    np.testing.assert_allclose(s.length, [0.8, 0.8, 0.8])
+    x = algo.ask(s, jax.random.key(99))  # region 1's new design comes first
+    np.testing.assert_allclose(x, s.bounds.from_unit(s.design[1, 0]), rtol=1e-6)
+
+
+def test_a_point_belongs_to_the_region_whose_box_holds_it():
+    centres = jnp.array([[0.2, 0.2], [0.8, 0.8], [0.25, 0.25]])
+    boxes = jnp.stack([jnp.stack([c - 0.1, c + 0.1]) for c in centres])
+    u = jnp.array([[0.2, 0.21], [0.79, 0.7], [0.6, 0.6], [0.26, 0.25], [0.26, 0.25]])
+    usable = jnp.array([True, True, True])
+    np.testing.assert_array_equal(owners(u, centres, boxes, usable)[:4], [0, 1, 1, 2])  # [2]: nearest of none
+    np.testing.assert_array_equal(owners(u, centres, boxes, jnp.array([True, True, False]))[3:], [0, 0])
+
+
+def test_the_choice_across_regions_reads_each_posterior_in_the_objective_units(compiled):
+    """The Thompson draws of different regions are compared in the objective's units: a GP's
+    posterior mean at its (noise-free) observations, mapped back by ``objective_units``, is
+    the observed values; a posterior in the standardized units, or in the objective's own
+    (``standardize=False``, told by its incumbent), maps back exactly."""
+    algo = compiled(nbo.gp_bo(**SMALL_GP))
+    x0 = jnp.asarray(np.vstack([X0, [[1.0, 3.0], [-1.0, 4.0]]]))
+    y0 = jnp.asarray([100.0 + 20.0 * _f(x) for x in np.asarray(x0)])
+    s = algo.init(jax.random.key(0), x0, y0, bounds=BOUNDS, capacity=8)
+    post = algo.surrogate(s, s.data.u[:6])
+    mean, std = objective_units(s.data, post.mean, post.std, post.incumbent)
+    np.testing.assert_allclose(mean, y0, rtol=2e-2)
+    assert float(jnp.max(std)) < 0.1 * float(jnp.std(y0))
+
+    z, _, scale = s.data.standardized()
+    z = z[:6]
+    sd = jnp.full(6, 0.5)
+    mean, std = objective_units(s.data, z, sd, jnp.min(z))
+    np.testing.assert_allclose(mean, y0, rtol=1e-5)
+    np.testing.assert_allclose(std, 0.5 * scale, rtol=1e-5)
+    mean, std = objective_units(s.data, y0, sd, jnp.min(y0))
+    np.testing.assert_array_equal(mean, y0)
+    np.testing.assert_array_equal(std, sd)
+
+
+def test_gp_regions_ask_inside_one_of_their_boxes_and_the_better_region_wins(compiled):
+    """With GP-EI inside two regions, every model-based ask lies in the box of the region it is
+    then counted in; with region 0 around the optimum of a quadratic and region 1 far off,
+    the Thompson draws send most asks to region 0."""
+    algo = compiled(nbo.trust_region(nbo.gp_bo(**SMALL_GP), regions=2, restart_points=4))
+    s = algo.init(jax.random.key(1), jnp.asarray(X0), jnp.asarray([_f(x) for x in X0]), bounds=BOUNDS, capacity=40)
+    far = np.array([[-2.0, 5.0], [-1.8, 4.6], [-1.6, 4.9], [-1.9, 4.4]])
+    for x in far:  # region 1's design replaced by points far from the optimum (a design takes any points)
+        s = algo.tell(s, jnp.asarray(x), _f(x))
+    np.testing.assert_array_equal(s.owner[4:8], [1] * 4)
+    counts = np.zeros(2, int)
+    for t in range(12):
+        _, boxes = regions_now(s)
+        x = algo.ask(s, jax.random.key(t))
+        s = algo.tell(s, x, _f(x))
+        j = int(s.owner[int(s.data.count) - 1])
+        assert _inside(_unit(x), np.asarray(boxes[j])), (t, j)
+        counts[j] += 1
+    assert counts[0] >= 9, counts
+
+
+def test_vmapped_run_bo_equals_single_runs_and_q_batches(x64):
+    problem = nbo.benchmarks.get("branin", noise_std=0.1)
+    algo = nbo.trust_region(nbo.random_search(), regions=3, failure_tolerance=1, length_min=0.3, restart_points=2)
+    keys = jax.random.split(jax.random.key(3), 3)
+    run = lambda k: nbo.run_bo(k, algo, problem, n_init=3, n_iter=20)  # noqa: E731
+    separate = [jax.jit(run)(k) for k in keys]
+    batched = jax.jit(jax.vmap(run))(keys)
+    for i, h in enumerate(separate):  # to rounding: the box's affine maps fuse differently when batched
+        np.testing.assert_allclose(batched.x[i], h.x, rtol=1e-12, atol=1e-14)
+        for k in ("tr_length", "tr_restarts", "tr_observed", "tr_regions_in_design"):
+            np.testing.assert_array_equal(batched.info[k][i], h.info[k])
+    assert np.all(np.asarray(batched.info["tr_restarts"][:, -1]) >= 1)
+    np.testing.assert_array_equal(batched.info["tr_regions_in_design"][0, :5], [2, 2, 1, 1, 0])  # 2-point designs
+
+    batch = nbo.trust_region(nbo.gp_bo(**SMALL_GP), regions=2, q=3)
+    assert (batch.name, batch.q) == ("turbo2-gp-ei", 3)
+    h = jax.jit(lambda k: nbo.run_bo(k, batch, problem, n_init=4, n_iter=5))(jax.random.key(0))
+    assert h.x.shape == (4 + 15, 2) and bool(jnp.all(jnp.isfinite(h.y)))
+    lo, hi = np.asarray(problem.bounds.lower), np.asarray(problem.bounds.upper)
+    assert np.all((np.asarray(h.x) >= lo) & (np.asarray(h.x) <= hi))
+    assert len({tuple(r) for r in np.asarray(h.x).round(9)}) == 19
+
+
+def test_ask_tell_save_resume_and_finite_domains(tmp_path):
+    algo = nbo.trust_region(nbo.random_search(), regions=2, failure_tolerance=1, length_min=0.3, restart_points=2)
+    opt = AskTell(algo, BOX, 30, jax.random.key(0), X0, [_f(x) for x in X0])
+    for _ in range(3):
+        x = opt.ask()
+        opt.tell(x, _f(x))
+    opt.save(tmp_path / "run")
+    resumed = AskTell.load(tmp_path / "run")
+    assert resumed.algorithm.name == "turbo2-random"
+    out = {id(o): [] for o in (opt, resumed)}
+    for o in (opt, resumed):
+        for _ in range(8):
+            x = o.ask()
+            o.tell(x, _f(x))
+            out[id(o)].append(x)
+    np.testing.assert_array_equal(np.array(out[id(opt)]), np.array(out[id(resumed)]))
+
+    grid = np.stack(np.meshgrid(np.linspace(-2, 2, 7), np.linspace(0, 5, 7)), -1).reshape(-1, 2)
+    domain = nbo.FiniteDomain(np.asarray(BOX[0]), np.asarray(BOX[1]), grid)
+    algo = nbo.trust_region(nbo.random_search(), regions=2, failure_tolerance=1, length_min=0.2)
+    init = jax.jit(lambda k, x, y: algo.init(k, x, y, bounds=domain, capacity=30))
+    ask, tell = jax.jit(algo.ask), jax.jit(algo.tell)
+    s = init(jax.random.key(0), jnp.asarray(grid[[3, 40]]), jnp.asarray([_f(x) for x in grid[[3, 40]]]))
+    seen = {tuple(r) for r in grid[[3, 40]]}
+    for t in range(25):
+        x = np.asarray(ask(s, jax.random.key(t)), dtype=float)
+        row = np.nonzero(np.all(np.abs(grid - x) < 1e-5, axis=1))[0]
+        assert row.size == 1 and tuple(grid[row[0]]) not in seen, (t, x)
+        seen.add(tuple(grid[row[0]]))
+        s = tell(s, x, _f(x))
+    assert int(jnp.sum(s.data.evaluated)) == 27 and int(jnp.sum(s.restarts)) >= 1
+    with pytest.raises(ValueError, match=r"regions=2 with q=2 on a finite domain"):
+        nbo.trust_region(nbo.random_search(), regions=2, q=2).init(
+            jax.random.key(0), jnp.asarray(grid[:2]), jnp.zeros(2), bounds=domain, capacity=10)
+
+
+def test_bad_regions_are_refused_by_name():
+    with pytest.raises(ValueError, match=r"regions must be >= 1"):
+        nbo.trust_region(nbo.random_search(), regions=0)
+    with pytest.raises(TypeError, match=r"regions"):
+        nbo.trust_region(nbo.random_search(), regions=2.0)
+    with pytest.raises(ValueError, match=r"regions=2: several trust regions need an unconstrained algorithm"):
+        nbo.trust_region(nbo.gp_bo(acquisition="cei"), regions=2)
