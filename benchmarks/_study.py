@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import re
 import time
 from typing import Callable, Iterable
 
@@ -21,7 +22,7 @@ def runs_in_sequence(method: str, vmap_gp: bool = False) -> bool:
     its slowest seed in every fit and climb, and a vmapped TuRBO's batched restart predicate
     computes the inner init on every step (10 TuRBO(Neural-BO) seeds: 471 s vmapped beside
     another benchmark, 49 s in sequence)."""
-    return (method.removeprefix("turbo-").startswith("gp-") or method.startswith("turbo-")) and not vmap_gp
+    return (method.startswith("gp-") or re.match(r"turbo\d*-", method) is not None) and not vmap_gp
 
 
 def _cached_run(problem, name: str, algo, cache: pathlib.Path, settings: dict, force: bool, vmap_gp: bool = False):

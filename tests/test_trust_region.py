@@ -374,8 +374,8 @@ def test_finite_domain_region_picks_an_eligible_choice_or_falls_back():
 
 # ---------------------------------------------------------------- registry names and the CLI
 def test_registry_names_turbo_and_the_cli_compares_it(tmp_path, capsys):
-    """``turbo-<name>`` builds ``trust_region(get(<name>, **kwargs))`` (aliases and case
-    normalized; a constrained one kept constrained, an unknown one named), and the command line
+    """``turbo-<name>`` builds ``trust_region(get(<name>, **kwargs))`` (``turbo<m>-<name>``
+    with ``regions=m``; aliases and case normalized; a constrained one kept constrained, an unknown one named), and the command line
     takes it like any registry name: a comparison of TuRBO(random search) with random search on
     the same seeds writes both methods' histories, with the same initial designs."""
     from nbo_jax import algorithms
@@ -388,12 +388,18 @@ def test_registry_names_turbo_and_the_cli_compares_it(tmp_path, capsys):
     assert algorithms.get("turbo-gp-cei").constrained
     with pytest.raises(ValueError, match="turbo-nope"):
         algorithms.canonical_name("turbo-nope")
+    assert algorithms.canonical_name("TuRBO3-NeuralBO") == "turbo3-neural-bo"  # TuRBO-m: regions=3
+    algo = algorithms.get("turbo2-gp-ei", fit_steps=3)
+    assert algo.name == "turbo2-gp-ei" and algo.config.kwargs["regions"] == 2
+    with pytest.raises(ValueError, match="one region is 'turbo-'"):
+        algorithms.canonical_name("turbo1-gp-ei")
     out = tmp_path / "cmp"
-    code = main(["compare", "--problem", "branin", "--algorithms", "turbo-random,random", "--seeds", "3",
-                 "--n-init", "3", "--iterations", "4", "--out", str(out)])
+    code = main(["compare", "--problem", "branin", "--algorithms", "turbo-random,random,turbo2-random", "--seeds",
+                 "3", "--n-init", "3", "--iterations", "4", "--out", str(out)])
     assert code == 0
     histories, _ = nbo.analysis.load_results(out)
-    assert sorted(histories) == ["random", "turbo-random"]
+    assert sorted(histories) == ["random", "turbo-random", "turbo2-random"]
+    assert histories["turbo2-random"]["x"].shape == (3, 7, 2)
     np.testing.assert_array_equal(histories["turbo-random"]["x"][:, :3], histories["random"]["x"][:, :3])
     assert histories["turbo-random"]["x"].shape == (3, 7, 2)
     assert "turbo-random" in capsys.readouterr().out

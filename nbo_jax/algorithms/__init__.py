@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 from typing import Callable
 
 from .adaptive_basis import AdaptiveBasisState, adaptive_basis
@@ -89,20 +90,27 @@ REGISTRY: dict[str, Callable] = {name: _factory(name) for name in _SPECS}
 
 
 TURBO_PREFIX = "turbo-"
+_TURBO = re.compile(r"^turbo(\d*)-")
 
 
 def canonical_name(name: str) -> str:
     """The registry name for ``name`` (case, ``_`` and aliases normalized); ``turbo-<name>``
-    names a registry algorithm inside a TuRBO-1 trust region (:func:`get`).
+    names a registry algorithm inside a TuRBO-1 trust region, ``turbo<m>-<name>`` (``m >= 2``)
+    inside ``m`` (TuRBO-m; :func:`get`).
 
     Raises:
-        ValueError: unknown name (the message lists the known ones).
+        ValueError: unknown name (the message lists the known ones), or ``turbo0-`` /
+        ``turbo1-`` (write ``turbo-``).
     """
     key = str(name).strip().lower().replace("_", "-")
-    prefix = TURBO_PREFIX if key.startswith(TURBO_PREFIX) else ""
+    match = _TURBO.match(key)
+    prefix = match.group(0) if match else ""
+    if match and match.group(1) and int(match.group(1)) < 2:
+        raise ValueError(f"algorithm {name!r}: turbo<m>- needs m >= 2 regions; one region is 'turbo-'")
     key = _ALIASES.get(key[len(prefix):], key[len(prefix):])
     if key not in _SPECS:
-        raise ValueError(f"algorithm must be one of {sorted(_SPECS)} (or 'turbo-' and one of them), got {name!r}")
+        raise ValueError(f"algorithm must be one of {sorted(_SPECS)} (or 'turbo-' / 'turbo<m>-' and one of them), "
+                         f"got {name!r}")
     return prefix + key
 
 
@@ -110,17 +118,20 @@ def get(name: str, **kwargs):
     """The algorithm registered as ``name`` built with ``kwargs`` (its ``name`` field is set
     to the registry name). ``turbo-<name>`` (e.g. ``"turbo-neural-bo"``) is
     :func:`nbo_jax.trust_region` with its defaults around ``get(<name>, **kwargs)``, named
-    ``turbo-<name>``.
+    ``turbo-<name>``; ``turbo<m>-<name>`` (e.g. ``"turbo3-gp-ei"``) the same with
+    ``regions=m`` (TuRBO-m), named so.
 
     Raises:
         ValueError: unknown name, or errors of the factory (a constrained algorithm in a trust
-        region follows SCBO's rules: :func:`nbo_jax.trust_region`).
+        region follows SCBO's rules: :func:`nbo_jax.trust_region`; it has one region).
     """
     key = canonical_name(name)
-    if key.startswith(TURBO_PREFIX):
+    match = _TURBO.match(key)
+    if match:
         from ..turbo import trust_region
 
-        return trust_region(REGISTRY[key[len(TURBO_PREFIX):]](**kwargs))
+        regions = int(match.group(1)) if match.group(1) else 1
+        return trust_region(REGISTRY[key[match.end():]](**kwargs), regions=regions)
     return REGISTRY[key](**kwargs)
 
 
