@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from ._checks import check_int
 from .loop import _check_run, run_bo
 from .types import BOAlgorithm, History, Problem
 
@@ -43,6 +44,7 @@ def run_bo_sharded(
     n_iter: int,
     *,
     devices: Optional[Sequence] = None,
+    segments: int = 1,
 ) -> History:
     """``jax.vmap(run_bo)`` over ``keys``, with the seeds split across ``devices``.
 
@@ -54,10 +56,11 @@ def run_bo_sharded(
         keys: ``(S,)`` PRNG keys, one per seed (``jax.random.split(jax.random.key(0), S)``).
         algorithm, problem, n_init, n_iter: as :func:`nbo_jax.run_bo`.
         devices: the devices to use (default: ``jax.devices()``).
+        segments: compiled parts of growing capacity, as :func:`nbo_jax.run_bo`'s.
 
     Returns:
         :class:`~nbo_jax.types.History` with a leading axis ``S`` on every field, equal to
-        ``jax.vmap(lambda k: run_bo(k, algorithm, problem, n_init, n_iter))(keys)``; its arrays
+        ``jax.vmap(lambda k: run_bo(k, algorithm, problem, n_init, n_iter, segments=segments))(keys)``; its arrays
         are sharded over the devices along that axis.
 
     Raises:
@@ -65,6 +68,7 @@ def run_bo_sharded(
         :func:`nbo_jax.run_bo` (before anything compiles).
     """
     n_init, n_iter = _check_run(algorithm, problem, n_init, n_iter)
+    segments = check_int("segments", segments, 1)
     keys = jnp.asarray(keys) if not isinstance(keys, jax.Array) else keys
     is_key = jax.dtypes.issubdtype(keys.dtype, jax.dtypes.prng_key)
     if not ((is_key and keys.ndim == 1) or (not is_key and keys.ndim == 2 and keys.shape[1] == 2
@@ -79,7 +83,7 @@ def run_bo_sharded(
     padded = -(-n_seeds // n_dev) * n_dev
     if padded > n_seeds:
         keys = jnp.concatenate([keys, jnp.repeat(keys[-1:], padded - n_seeds, axis=0)], axis=0)
-    run, sharding = _runner(algorithm, problem, n_init, n_iter, tuple(mesh.devices.flat))
+    run, sharding = _runner(algorithm, problem, n_init, n_iter, tuple(mesh.devices.flat), segments)
     history = run(jax.device_put(keys, sharding))
     if padded > n_seeds:
         history = jax.tree_util.tree_map(lambda a: a[:n_seeds], history)
@@ -87,11 +91,11 @@ def run_bo_sharded(
 
 
 @functools.lru_cache(maxsize=32)
-def _runner(algorithm, problem, n_init, n_iter, devices):
+def _runner(algorithm, problem, n_init, n_iter, devices, segments):
     """The jit-compiled sharded vmap of ``run_bo`` and its sharding, cached per settings (jit's
     own cache then compiles once per seed count)."""
     sharding = NamedSharding(seed_mesh(devices), PartitionSpec(AXIS))
-    run = jax.jit(jax.vmap(lambda k: run_bo(k, algorithm, problem, n_init=n_init, n_iter=n_iter)),
+    run = jax.jit(jax.vmap(lambda k: run_bo(k, algorithm, problem, n_init=n_init, n_iter=n_iter, segments=segments)),
                   in_shardings=sharding, out_shardings=sharding)
     return run, sharding
 
