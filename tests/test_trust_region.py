@@ -569,6 +569,10 @@ def test_vmapped_run_bo_equals_single_runs_and_q_batches(x64):
             np.testing.assert_array_equal(batched.info[k][i], h.info[k])
     assert np.all(np.asarray(batched.info["tr_restarts"][:, -1]) >= 1)
     np.testing.assert_array_equal(batched.info["tr_regions_in_design"][0, :5], [2, 2, 1, 1, 0])  # 2-point designs
+    # in segments of growing capacity (the stacked inner states grow on their second axis)
+    seg = jax.jit(lambda k: nbo.run_bo(k, algo, problem, n_init=3, n_iter=20, segments=3))(keys[0])
+    np.testing.assert_allclose(seg.x, separate[0].x, rtol=1e-12, atol=1e-14)
+    np.testing.assert_array_equal(seg.info["tr_length"], separate[0].info["tr_length"])
 
     batch = nbo.trust_region(nbo.gp_bo(**SMALL_GP), regions=2, q=3)
     assert (batch.name, batch.q) == ("turbo2-gp-ei", 3)
