@@ -89,7 +89,6 @@ def _factory(name: str) -> Callable:
 REGISTRY: dict[str, Callable] = {name: _factory(name) for name in _SPECS}
 
 
-TURBO_PREFIX = "turbo-"
 _TURBO = re.compile(r"^turbo(\d*)-")
 
 
