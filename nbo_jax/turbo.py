@@ -228,6 +228,34 @@ def _with_data(state, data: Dataset):
     return state._replace(data=data)
 
 
+def ask_in_region(inner_alg: BOAlgorithm, inner, key: Array, centre: Array, box: Array, data: Dataset,
+                  bounds: Bounds, perturb_dims: Optional[int]) -> Array:
+    """The inner algorithm's ask ``(q, d)`` (box coordinates, ``data``'s dtype) with
+    ``Dataset.region = box (2, d)`` around ``centre (d,)`` (unit cube): above
+    ``perturb_dims`` inputs its spread raw samples vary the centre's coordinates with
+    probability ``perturb_dims / d``; on a finite domain every run's evaluated points
+    (``data.evaluated``) are excluded; in a box the answer is clipped to the region."""
+    inner_data = inner.data._replace(region=box)
+    d = box.shape[1]
+    if perturb_dims is not None and d > perturb_dims:
+        inner_data = inner_data._replace(region_centre=centre, region_perturb=jnp.asarray(perturb_dims / d, box.dtype))
+    if inner_data.finite:  # every run's evaluated points (the region: Dataset.eligible)
+        inner_data = inner_data._replace(evaluated=data.evaluated)
+    x = jnp.reshape(inner_alg.ask(_with_data(inner, inner_data), key), (inner_alg.q, -1)).astype(data.u.dtype)
+    if inner_data.finite:
+        return x
+    # the region's corners in the box: from_unit is monotone, so a point the inner
+    # algorithm took inside the region (through from_unit) is left exactly as it is
+    return jnp.clip(x, bounds.from_unit(box[0]), bounds.from_unit(box[1]))
+
+
+def unevaluated_choices(key: Array, data: Dataset, q: int) -> Array:
+    """``q`` distinct unevaluated choices ``(q, d)`` (unit cube) of a finite domain, drawn
+    uniformly (a restart design's points there)."""
+    logits = jnp.where(data.evaluated, -jnp.inf, 0.0) + jax.random.gumbel(key, data.evaluated.shape, data.u.dtype)
+    return data.choices[jax.lax.top_k(logits, q)[1]]
+
+
 def trust_region(
     algorithm: BOAlgorithm,
     *,
@@ -399,27 +427,12 @@ def trust_region(
 
     def model_ask(state: TrustRegionState, key: Array) -> Array:
         centre, box = _centre_and_region(state, ard)
-        inner_data = state.inner.data._replace(region=box)
-        d = box.shape[1]
-        if perturb_dims is not None and d > perturb_dims:
-            inner_data = inner_data._replace(region_centre=centre,
-                                             region_perturb=jnp.asarray(perturb_dims / d, box.dtype))
-        if inner_data.finite:  # every run's evaluated points (the region: Dataset.eligible)
-            inner_data = inner_data._replace(evaluated=state.data.evaluated)
-        x = jnp.reshape(inner_alg.ask(_with_data(state.inner, inner_data), key), (q, -1))
-        x = x.astype(state.data.u.dtype)
-        if inner_data.finite:
-            return x
-        # the region's corners in the box: from_unit is monotone, so a point the inner
-        # algorithm took inside the region (through from_unit) is left exactly as it is
-        return jnp.clip(x, state.bounds.from_unit(box[0]), state.bounds.from_unit(box[1]))
+        return ask_in_region(inner_alg, state.inner, key, centre, box, state.data, state.bounds, perturb_dims)
 
     def design_ask(state: TrustRegionState, key: Array) -> Array:
         data = state.data
-        if data.finite:  # q distinct unevaluated choices, uniformly
-            logits = jnp.where(data.evaluated, -jnp.inf, 0.0) + jax.random.gumbel(key, data.evaluated.shape,
-                                                                                   data.u.dtype)
-            u = data.choices[jax.lax.top_k(logits, q)[1]]
+        if data.finite:
+            u = unevaluated_choices(key, data, q)
         else:
             n = state.design.shape[0]
             i = jnp.clip(data.count - state.start, 0, n - q)

@@ -34,12 +34,15 @@ from .domains import FiniteDomain
 from .optimize import sobol_samples
 from .turbo import (
     _after_all_of,
+    _run_rows,
     _with_data,
+    ask_in_region,
     batch_improves,
     best_row,
     next_length,
     region_box,
     state_lengthscales,
+    unevaluated_choices,
 )
 from .types import BOAlgorithm, Bounds, Dataset, FactoryCall
 
@@ -81,16 +84,12 @@ class TrustRegionsState(NamedTuple):
     key: Array
 
 
-def _observed_rows(data: Dataset) -> Array:
-    observed = data.observed()
-    return jnp.all(observed, axis=1) if observed.ndim == 2 else observed
-
-
 def region_rows(data: Dataset, owner: Array, start: Array, j, *, observed: bool) -> Array:
     """``(cap,)`` bool: the rows of region ``j``'s current run (``owner == j`` from row
     ``start``), the finite observations when ``observed``, else every written row."""
-    rows = (owner == j) & (jnp.arange(data.capacity) >= start)
-    return rows & (_observed_rows(data) if observed else data.written)
+    if observed:
+        return (owner == j) & _run_rows(data, start)
+    return (owner == j) & (jnp.arange(data.capacity) >= start) & data.written
 
 
 def regions_now(state: TrustRegionsState, *, ard: bool = True) -> tuple[Array, Array]:
@@ -167,10 +166,8 @@ def trust_regions(inner_alg: BOAlgorithm, config: FactoryCall, *, regions: int, 
 
     def design_ask(state: TrustRegionsState, key: Array) -> Array:
         data = state.data
-        if data.finite:  # q distinct unevaluated choices, uniformly (as TuRBO-1)
-            logits = jnp.where(data.evaluated, -jnp.inf, 0.0) + jax.random.gumbel(key, data.evaluated.shape,
-                                                                                   data.u.dtype)
-            u = data.choices[jax.lax.top_k(logits, q)[1]]
+        if data.finite:
+            u = unevaluated_choices(key, data, q)
         else:
             j = jnp.argmax(state.in_design)
             n = state.design.shape[1]
@@ -182,19 +179,10 @@ def trust_regions(inner_alg: BOAlgorithm, config: FactoryCall, *, regions: int, 
         centres, boxes = regions_now(state, ard=ard)
         data, bounds = state.data, state.bounds
         dtype = data.u.dtype
-        d = data.u.shape[1]
 
         def one(inner, centre, box, k):
             k_ask, k_draw = jax.random.split(k)
-            inner_data = inner.data._replace(region=box)
-            if perturb_dims is not None and d > perturb_dims:
-                inner_data = inner_data._replace(region_centre=centre,
-                                                 region_perturb=jnp.asarray(perturb_dims / d, box.dtype))
-            if inner_data.finite:
-                inner_data = inner_data._replace(evaluated=data.evaluated)
-            x = jnp.reshape(inner_alg.ask(_with_data(inner, inner_data), k_ask), (q, -1)).astype(dtype)
-            if not inner_data.finite:
-                x = jnp.clip(x, bounds.from_unit(box[0]), bounds.from_unit(box[1]))
+            x = ask_in_region(inner_alg, inner, k_ask, centre, box, data, bounds, perturb_dims)
             if inner_alg.surrogate is None:
                 return x, jax.random.uniform(k_draw, (q,), dtype)
             post = inner_alg.surrogate(inner, bounds.to_unit(x))
@@ -275,7 +263,7 @@ def trust_regions(inner_alg: BOAlgorithm, config: FactoryCall, *, regions: int, 
 
     def incumbent_region(state: TrustRegionsState) -> Array:
         """The region owning the best finite observation (0 when there is none)."""
-        i, _, _, _ = best_row(state.data.y, _observed_rows(state.data))
+        i, _, _, _ = best_row(state.data.y, _run_rows(state.data, 0))
         return jnp.clip(state.owner[i], 0, m - 1)
 
     def info(state: TrustRegionsState) -> dict:
