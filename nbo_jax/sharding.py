@@ -9,6 +9,8 @@ device's smaller batch may round differently, as any change of vmapped batch siz
 from __future__ import annotations
 
 import functools
+import os
+import warnings
 from typing import Optional, Sequence
 
 import jax
@@ -16,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from . import _xla_cpu
 from ._checks import check_int
 from .loop import _check_run, run_bo
 from .types import BOAlgorithm, History, Problem
@@ -66,6 +69,16 @@ def run_bo_sharded(
     Raises:
         TypeError / ValueError: ``keys`` not a 1-D array of keys, or the errors of
         :func:`nbo_jax.run_bo` (before anything compiles).
+
+    Warns:
+        RuntimeWarning: several CPU devices and ``NPROC`` unset (the devices were made after
+        nbo_jax was imported, e.g. by ``jax.config.update("jax_num_cpu_devices", n)``): XLA's
+        thread pool then has one thread per core and a batched ``eigh`` or Cholesky on every
+        device can hang the run (:mod:`nbo_jax._xla_cpu`).
+
+    On a CPU, host devices share the cores: seeds in one process per core, each pinned to its
+    core (``os.sched_setaffinity``) and vmapping its share of the seeds, measured 2.3 times
+    faster than the same seeds over 2 host devices in one process (``docs/measurements.md``).
     """
     n_init, n_iter = _check_run(algorithm, problem, n_init, n_iter)
     segments = check_int("segments", segments, 1)
@@ -80,6 +93,16 @@ def run_bo_sharded(
         raise ValueError("keys must hold at least one key")
     mesh = seed_mesh(devices)
     n_dev = mesh.devices.size
+    if n_dev > 1 and mesh.devices.flat[0].platform == "cpu" and _xla_cpu.POOL_VARIABLE not in os.environ:
+        warnings.warn(
+            f"run_bo_sharded on {n_dev} CPU devices with XLA's default thread pool (one thread per core): "
+            f"a batched eigh or Cholesky on every device can hang jaxlib 0.10. Set "
+            f"{_xla_cpu.POOL_VARIABLE}={_xla_cpu.pool_size(n_dev)} (or ask for the devices with "
+            f"XLA_FLAGS=--xla_force_host_platform_device_count={n_dev} before importing nbo_jax, which sets it) "
+            "before starting Python.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     padded = -(-n_seeds // n_dev) * n_dev
     if padded > n_seeds:
         keys = jnp.concatenate([keys, jnp.repeat(keys[-1:], padded - n_seeds, axis=0)], axis=0)

@@ -11,10 +11,12 @@ from nbo_jax import _xla_cpu
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _python(code_or_script: list[str], xla_flags: str | None, timeout: float):
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+def _python(code_or_script: list[str], xla_flags: str | None, timeout: float, nproc: str | None = None):
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "NPROC", "JAX_NUM_CPU_DEVICES")}
     if xla_flags is not None:
         env["XLA_FLAGS"] = xla_flags
+    if nproc is not None:
+        env["NPROC"] = nproc
     env["JAX_PLATFORMS"] = "cpu"
     return subprocess.run([sys.executable, *code_or_script], env=env, cwd=ROOT, capture_output=True,
                           text=True, timeout=timeout)
@@ -48,3 +50,41 @@ def test_the_gp_fit_that_hung_finishes():
     out = _python(["scripts/gp_fit_hang_repro.py", "matern52"], None, 300)
     assert out.returncode == 0, out.stderr
     assert "Array([0." in out.stdout
+
+
+def test_host_devices_get_a_pool_of_cores_plus_devices():
+    show = ["-c", "import os, nbo_jax; print(os.environ.get('NPROC'))"]
+    cores = len(os.sched_getaffinity(0))
+    assert _python(show, None, 120).stdout.split() == ["None"]  # one device: XLA's default pool
+    assert _python(show, "--xla_force_host_platform_device_count=1", 120).stdout.split() == ["None"]
+    out = _python(show, "--xla_force_host_platform_device_count=3", 120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(cores + 3)]
+    assert _python(show, "--xla_force_host_platform_device_count=3", 120, nproc="7").stdout.split() == ["7"]
+    env = {"XLA_FLAGS": "--a=1 --xla_force_host_platform_device_count=2 --xla_force_host_platform_device_count=5"}
+    assert _xla_cpu.host_devices_requested(env) == 5
+    assert _xla_cpu.host_devices_requested({"JAX_NUM_CPU_DEVICES": "4"}) == 4
+    assert _xla_cpu.host_devices_requested({"JAX_NUM_CPU_DEVICES": "four"}) == 1
+    assert _xla_cpu.host_devices_requested({}) == 1
+
+
+def test_the_sharded_run_that_hung_finishes():
+    """Neural-BO sharded over 2 host devices hung in every try with a pool of 2 threads on 2
+    cores (``NPROC=2``); with the pool nbo_jax sets it finishes (about 9 s alone)."""
+    out = _python(["scripts/sharded_hang_repro.py"], os.environ.get("XLA_FLAGS"), 400)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "2 host devices" in out.stdout and "4 seeds x 40 iterations" in out.stdout
+
+
+def test_sharding_over_devices_made_after_import_warns():
+    code = ["-c", "import warnings, jax, nbo_jax as nbo\n"
+                  "jax.config.update('jax_num_cpu_devices', 2)\n"
+                  "from nbo_jax.sharding import run_bo_sharded\n"
+                  "with warnings.catch_warnings(record=True) as w:\n"
+                  "    warnings.simplefilter('always')\n"
+                  "    run_bo_sharded(jax.random.split(jax.random.key(0), 2), nbo.random_search(),\n"
+                  "                   nbo.benchmarks.get('branin'), 2, 2)\n"
+                  "print([str(x.message) for x in w if issubclass(x.category, RuntimeWarning)])"]
+    out = _python(code, None, 120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "run_bo_sharded on 2 CPU devices" in out.stdout and "NPROC=" in out.stdout
