@@ -19,12 +19,23 @@ gives two devices, one per core::
 
     XLA_FLAGS=--xla_force_host_platform_device_count=2 uv run python benchmarks/bench_segments.py \
         --n-iter 2000 --segments 4 --seeds 10 --once
+
+``--processes P`` (with ``--seeds S``) runs the seeds in ``P`` worker processes instead, each
+pinned to one core before it starts (``os.sched_setaffinity``, so XLA's thread pool has one
+thread; pinned after JAX started, two threads share a core and run 6 times slower) and vmapping its share of the same ``S`` keys; the row gives the wall seconds from the
+start of the workers to the last result (``compile s`` and ``run s`` are the slowest worker's)::
+
+    uv run python benchmarks/bench_segments.py --n-iter 2000 --segments 4 --seeds 10 --processes 2 --once
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import json
+import os
+import subprocess
+import sys
 import time
 
 import jax
@@ -43,7 +54,14 @@ def main() -> None:
     ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE", help="factory arguments")
     ap.add_argument("--once", action="store_true", help="time the first call (compile + run) only")
     ap.add_argument("--seeds", type=int, default=1, help="seeds vmapped in one program, split over the devices")
+    ap.add_argument("--processes", type=int, default=0,
+                    help="run the seeds in this many worker processes, one pinned core each")
+    ap.add_argument("--worker", type=int, nargs=3, metavar=("CORE", "FIRST", "STOP"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.worker:
+        return worker(args)
+    if args.processes:
+        return in_processes(args)
     problem = nbo.benchmarks.get("ackley", dim=args.dim)
     kwargs = {k: ast.literal_eval(v) for k, v in (item.split("=", 1) for item in args.set)}
     algo = nbo.algorithms.get(args.algorithm, **kwargs)
@@ -78,6 +96,63 @@ def main() -> None:
         best = np.asarray(hist.best_f)[..., -1][: args.seeds]
         print(f"| {k} | {plan} | {compile_s:.1f} | {first:.1f} | {compile_s + first:.1f} | {second:.1f} | "
               f"{np.median(best):.3f} |", flush=True)
+
+
+def worker(args) -> None:
+    """One pinned worker: seeds ``FIRST:STOP`` of ``split(key(0), --seeds)``, vmapped; prints
+    one JSON line per ``--segments`` value."""
+    core, first, stop = args.worker
+    assert os.sched_getaffinity(0) == {core}, "the parent pins the worker before it starts"
+    problem = nbo.benchmarks.get("ackley", dim=args.dim)
+    kwargs = {k: ast.literal_eval(v) for k, v in (item.split("=", 1) for item in args.set)}
+    algo = nbo.algorithms.get(args.algorithm, **kwargs)
+    keys = jax.random.split(jax.random.key(0), args.seeds)[first:stop]
+    for k in args.segments:
+        run = jax.jit(jax.vmap(lambda key: nbo.run_bo(key, algo, problem, args.n_init, args.n_iter, segments=k)))
+        t0 = time.perf_counter()
+        compiled = run.lower(keys).compile()
+        compile_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        hist = jax.block_until_ready(compiled(keys))
+        run_s = time.perf_counter() - t0
+        print("RESULT" + json.dumps({"segments": k, "compile_s": compile_s, "run_s": run_s, "end": time.time(),
+                                     "best": np.asarray(hist.best_f)[:, -1].tolist()}), flush=True)
+
+
+def in_processes(args) -> None:
+    """``--processes P``: P pinned workers, the seeds split as evenly as possible."""
+    cores = sorted(os.sched_getaffinity(0))
+    bounds = np.linspace(0, args.seeds, args.processes + 1).round().astype(int)
+    base = [sys.executable, os.path.abspath(__file__), "--algorithm", args.algorithm, "--dim", str(args.dim),
+            "--n-init", str(args.n_init), "--n-iter", str(args.n_iter), "--seeds", str(args.seeds),
+            "--segments", *map(str, args.segments), "--set", *args.set]
+    env = {k: v for k, v in os.environ.items() if k != "NPROC"}  # XLA's pool from the pinned core
+    print(f"{args.algorithm} on Ackley-{args.dim}, {args.n_init} + {args.n_iter}, {args.seeds} seeds in "
+          f"{args.processes} processes pinned to cores {[cores[i % len(cores)] for i in range(args.processes)]}, "
+          f"seeds {bounds.tolist()}")
+    print("| segments | compile s (slowest) | run s (slowest) | wall s, start to last result | best f (median) |")
+    print("|---|---|---|---|---|")
+    start = time.time()
+    procs = []
+    for i in range(args.processes):
+        core = cores[i % len(cores)]
+        # pinned before the worker starts (importing nbo_jax starts JAX's CPU client, whose
+        # thread pool is sized from the process's cores then)
+        procs.append(subprocess.Popen(base + ["--worker", str(core), str(bounds[i]), str(bounds[i + 1])],
+                                      stdout=subprocess.PIPE, text=True, env=env,
+                                      preexec_fn=lambda core=core: os.sched_setaffinity(0, {core})))
+    results = []
+    for p in procs:
+        out, _ = p.communicate()
+        if p.returncode:
+            raise SystemExit(f"a worker failed (exit {p.returncode})")
+        results.append([json.loads(ln[len("RESULT"):]) for ln in out.splitlines() if ln.startswith("RESULT")])
+    for j, k in enumerate(args.segments):
+        rows = [r[j] for r in results]
+        best = sum((r["best"] for r in rows), [])
+        wall = max(r["end"] for r in rows) - start
+        print(f"| {k} | {max(r['compile_s'] for r in rows):.1f} | {max(r['run_s'] for r in rows):.1f} | "
+              f"{wall:.1f} | {np.median(best):.3f} |", flush=True)
 
 
 if __name__ == "__main__":
