@@ -78,15 +78,15 @@ def apply() -> bool:
     to :func:`pool_size` when more than one host device is requested and ``NPROC`` is unset;
     returns True when the environment was changed. Warns (``RuntimeWarning``) when JAX's
     backends were already initialized, since XLA then no longer reads either."""
-    changed = False
+    changed = []
     n_devices = host_devices_requested()
     if n_devices > 1 and POOL_VARIABLE not in os.environ:
         os.environ[POOL_VARIABLE] = str(pool_size(n_devices))
-        changed = True
+        changed.append(f"{POOL_VARIABLE}={os.environ[POOL_VARIABLE]} (the thread pool of {n_devices} host devices)")
     flags = os.environ.get("XLA_FLAGS", "")
     if FLAG_NAME not in flags and _jaxlib_knows_flag():
         os.environ["XLA_FLAGS"] = " ".join([flags, FLAG]).strip()
-        changed = True
+        changed.append(f"XLA_FLAGS={FLAG}")
     if not changed:
         return False
     try:
@@ -97,11 +97,9 @@ def apply() -> bool:
         late = False
     if late:
         warnings.warn(
-            "nbo_jax was imported after JAX had started its backend, so XLA_FLAGS can no longer "
-            f"take {FLAG}: on CPU a GP fit may then hang (jaxlib 0.10). Import nbo_jax before "
-            f"running any JAX computation, or set XLA_FLAGS={FLAG} before starting Python"
-            + (f" (and {POOL_VARIABLE}={os.environ[POOL_VARIABLE]}, the thread pool of {n_devices} host "
-               "devices)" if n_devices > 1 else "") + ".",
+            "nbo_jax was imported after JAX had started its backend, so XLA can no longer take "
+            f"{' and '.join(changed)}: on CPU a GP fit or a sharded run may then hang (jaxlib 0.10). "
+            "Import nbo_jax before running any JAX computation, or set them before starting Python.",
             RuntimeWarning,
             stacklevel=3,
         )

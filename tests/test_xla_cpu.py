@@ -38,10 +38,16 @@ def test_import_after_jax_ran_warns():
     code = ["-c", "import warnings, jax.numpy as jnp; jnp.ones(2).sum().block_until_ready()\n"
                   "with warnings.catch_warnings(record=True) as w:\n"
                   "    warnings.simplefilter('always'); import nbo_jax\n"
-                  "print([str(x.message)[:40] for x in w if issubclass(x.category, RuntimeWarning)])"]
+                  "print([str(x.message) for x in w if issubclass(x.category, RuntimeWarning)])"]
     out = _python(code, None, 120)
     assert out.returncode == 0, out.stderr
-    assert "nbo_jax was imported after JAX had" in out.stdout
+    assert "nbo_jax was imported after JAX had" in out.stdout and _xla_cpu.FLAG in out.stdout
+    assert "NPROC" not in out.stdout
+    # with host devices asked for, the message names the pool too; the user's own flag is not named
+    out = _python(code, f"--xla_force_host_platform_device_count=2 {_xla_cpu.FLAG}", 120)
+    assert out.returncode == 0, out.stderr
+    assert "can no longer take NPROC=" in out.stdout and "(the thread pool of 2 host devices)" in out.stdout
+    assert "XLA_FLAGS=" not in out.stdout
 
 
 def test_the_gp_fit_that_hung_finishes():
