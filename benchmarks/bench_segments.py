@@ -21,9 +21,11 @@ gives two devices, one per core::
         --n-iter 2000 --segments 4 --seeds 10 --once
 
 ``--processes P`` (with ``--seeds S``) runs the seeds in ``P`` worker processes instead, each
-pinned to one core before it starts (``os.sched_setaffinity``, so XLA's thread pool has one
-thread; pinned after JAX started, two threads share a core and run 6 times slower) and vmapping its share of the same ``S`` keys; the row gives the wall seconds from the
-start of the workers to the last result (``compile s`` and ``run s`` are the slowest worker's)::
+pinned to one core before it starts (``os.sched_setaffinity``, so that XLA's thread pool has
+one thread; a worker that pinned itself after ``import jax`` kept two threads on its core and
+ran 6 times slower) and vmapping its share of the same ``S`` keys. The row gives the wall
+seconds from the start of the workers to the last result (``compile s`` and ``run s`` are the
+slowest worker's)::
 
     uv run python benchmarks/bench_segments.py --n-iter 2000 --segments 4 --seeds 10 --processes 2 --once
 """
@@ -61,6 +63,8 @@ def main() -> None:
     if args.worker:
         return worker(args)
     if args.processes:
+        if not 1 <= args.processes <= args.seeds:
+            ap.error(f"--processes must be between 1 and --seeds ({args.seeds}), got {args.processes}")
         return in_processes(args)
     problem = nbo.benchmarks.get("ackley", dim=args.dim)
     kwargs = {k: ast.literal_eval(v) for k, v in (item.split("=", 1) for item in args.set)}
@@ -136,8 +140,7 @@ def in_processes(args) -> None:
     procs = []
     for i in range(args.processes):
         core = cores[i % len(cores)]
-        # pinned before the worker starts (importing nbo_jax starts JAX's CPU client, whose
-        # thread pool is sized from the process's cores then)
+        # pinned before the worker starts: pinned after ``import jax``, XLA's pool kept two threads
         procs.append(subprocess.Popen(base + ["--worker", str(core), str(bounds[i]), str(bounds[i + 1])],
                                       stdout=subprocess.PIPE, text=True, env=env,
                                       preexec_fn=lambda core=core: os.sched_setaffinity(0, {core})))
