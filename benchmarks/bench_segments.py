@@ -66,9 +66,7 @@ def main() -> None:
         if not 1 <= args.processes <= args.seeds:
             ap.error(f"--processes must be between 1 and --seeds ({args.seeds}), got {args.processes}")
         return in_processes(args)
-    problem = nbo.benchmarks.get("ackley", dim=args.dim)
-    kwargs = {k: ast.literal_eval(v) for k, v in (item.split("=", 1) for item in args.set)}
-    algo = nbo.algorithms.get(args.algorithm, **kwargs)
+    problem, algo, kwargs = _problem_and_algorithm(args)
     devices = jax.devices()
     print(f"{args.algorithm} {kwargs} on Ackley-{args.dim}, {args.n_init} + {args.n_iter}, {args.seeds} seed(s), "
           f"{len(devices)} {devices[0].platform} device(s)")
@@ -76,7 +74,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for k in args.segments:
         if args.seeds == 1:
-            run = jax.jit(lambda key: nbo.run_bo(key, algo, problem, args.n_init, args.n_iter, segments=k))
+            run = jax.jit(lambda key, k=k: nbo.run_bo(key, algo, problem, args.n_init, args.n_iter, segments=k))
             inputs = [jax.random.key(0), jax.random.key(1)]
         else:  # one program: the sharded vmap (compiled ahead of time through its jit)
             from nbo_jax.sharding import _runner, seed_mesh
@@ -85,21 +83,33 @@ def main() -> None:
             n_dev = len(devices)
             padded = -(-args.seeds // n_dev) * n_dev  # run_bo_sharded's padding
             inputs = [jax.device_put(jax.random.split(jax.random.key(i), padded), sharding) for i in (0, 1)]
-        t0 = time.perf_counter()
-        compiled = run.lower(inputs[0]).compile()
-        compile_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        hist = jax.block_until_ready(compiled(inputs[0]))
-        first = time.perf_counter() - t0
+        compiled, compile_s, first, hist = _compile_and_run(run, inputs[0])
         second = float("nan")
         if not args.once:
             t0 = time.perf_counter()
             hist = jax.block_until_ready(compiled(inputs[1]))
             second = time.perf_counter() - t0
         plan = nbo.loop.segment_plan(args.n_init, args.n_iter, algo.q, k)
-        best = np.asarray(hist.best_f)[..., -1][: args.seeds]
+        best = np.atleast_1d(np.asarray(hist.best_f)[..., -1])[: args.seeds]  # one seed: a scalar
         print(f"| {k} | {plan} | {compile_s:.1f} | {first:.1f} | {compile_s + first:.1f} | {second:.1f} | "
               f"{np.median(best):.3f} |", flush=True)
+
+
+def _problem_and_algorithm(args):
+    """Ackley-``--dim`` and ``--algorithm`` built with the ``--set`` arguments (and those)."""
+    kwargs = {k: ast.literal_eval(v) for k, v in (item.split("=", 1) for item in args.set)}
+    return nbo.benchmarks.get("ackley", dim=args.dim), nbo.algorithms.get(args.algorithm, **kwargs), kwargs
+
+
+def _compile_and_run(run, x):
+    """``run`` compiled ahead of time for ``x`` and called once: ``(compiled, compile seconds,
+    run seconds, result)``."""
+    t0 = time.perf_counter()
+    compiled = run.lower(x).compile()
+    compile_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    out = jax.block_until_ready(compiled(x))
+    return compiled, compile_s, time.perf_counter() - t0, out
 
 
 def worker(args) -> None:
@@ -107,18 +117,11 @@ def worker(args) -> None:
     one JSON line per ``--segments`` value."""
     core, first, stop = args.worker
     assert os.sched_getaffinity(0) == {core}, "the parent pins the worker before it starts"
-    problem = nbo.benchmarks.get("ackley", dim=args.dim)
-    kwargs = {k: ast.literal_eval(v) for k, v in (item.split("=", 1) for item in args.set)}
-    algo = nbo.algorithms.get(args.algorithm, **kwargs)
+    problem, algo, _ = _problem_and_algorithm(args)
     keys = jax.random.split(jax.random.key(0), args.seeds)[first:stop]
     for k in args.segments:
-        run = jax.jit(jax.vmap(lambda key: nbo.run_bo(key, algo, problem, args.n_init, args.n_iter, segments=k)))
-        t0 = time.perf_counter()
-        compiled = run.lower(keys).compile()
-        compile_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        hist = jax.block_until_ready(compiled(keys))
-        run_s = time.perf_counter() - t0
+        run = jax.jit(jax.vmap(lambda key, k=k: nbo.run_bo(key, algo, problem, args.n_init, args.n_iter, segments=k)))
+        _, compile_s, run_s, hist = _compile_and_run(run, keys)
         print("RESULT" + json.dumps({"segments": k, "compile_s": compile_s, "run_s": run_s, "end": time.time(),
                                      "best": np.asarray(hist.best_f)[:, -1].tolist()}), flush=True)
 
@@ -126,24 +129,25 @@ def worker(args) -> None:
 def in_processes(args) -> None:
     """``--processes P``: P pinned workers, the seeds split as evenly as possible."""
     cores = sorted(os.sched_getaffinity(0))
+    pins = [cores[i % len(cores)] for i in range(args.processes)]
     bounds = np.linspace(0, args.seeds, args.processes + 1).round().astype(int)
     base = [sys.executable, os.path.abspath(__file__), "--algorithm", args.algorithm, "--dim", str(args.dim),
             "--n-init", str(args.n_init), "--n-iter", str(args.n_iter), "--seeds", str(args.seeds),
             "--segments", *map(str, args.segments), "--set", *args.set]
     env = {k: v for k, v in os.environ.items() if k != "NPROC"}  # XLA's pool from the pinned core
     print(f"{args.algorithm} on Ackley-{args.dim}, {args.n_init} + {args.n_iter}, {args.seeds} seeds in "
-          f"{args.processes} processes pinned to cores {[cores[i % len(cores)] for i in range(args.processes)]}, "
+          f"{args.processes} processes pinned to cores {pins}, "
           f"seeds {bounds.tolist()}")
     print("| segments | compile s (slowest) | run s (slowest) | wall s, start to last result | best f (median) |")
     print("|---|---|---|---|---|")
     start = time.time()
     procs = []
-    for i in range(args.processes):
-        core = cores[i % len(cores)]
+    for i, core in enumerate(pins):
         # pinned before the worker starts: pinned after ``import jax``, XLA's pool kept two threads
         procs.append(subprocess.Popen(base + ["--worker", str(core), str(bounds[i]), str(bounds[i + 1])],
                                       stdout=subprocess.PIPE, text=True, env=env,
-                                      preexec_fn=lambda core=core: os.sched_setaffinity(0, {core})))
+                                      # only a syscall runs between fork and exec
+                                      preexec_fn=lambda core=core: os.sched_setaffinity(0, {core})))  # noqa: PLW1509
     results = []
     for p in procs:
         out, _ = p.communicate()
@@ -152,7 +156,7 @@ def in_processes(args) -> None:
         results.append([json.loads(ln[len("RESULT"):]) for ln in out.splitlines() if ln.startswith("RESULT")])
     for j, k in enumerate(args.segments):
         rows = [r[j] for r in results]
-        best = sum((r["best"] for r in rows), [])
+        best = [b for r in rows for b in r["best"]]
         wall = max(r["end"] for r in rows) - start
         print(f"| {k} | {max(r['compile_s'] for r in rows):.1f} | {max(r['run_s'] for r in rows):.1f} | "
               f"{wall:.1f} | {np.median(best):.3f} |", flush=True)
