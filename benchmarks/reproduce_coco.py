@@ -40,6 +40,9 @@ def main() -> None:
     parser.add_argument("--functions", default="1-24")
     parser.add_argument("--budget-multiplier", type=float, default=20.0)
     parser.add_argument("--functions-per-run", type=int, default=1, help="24 on a GPU")
+    parser.add_argument("--in-sequence", action="store_true",
+                        help="run each function's instances one after another, not vmapped (faster on a CPU for "
+                             "GP-EI: a vmapped L-BFGS-B loop runs until its slowest instance stops)")
     parser.add_argument("--batch", default="1/1", metavar="K/N")
     parser.add_argument("--out", default=None)
     parser.add_argument("--no-cocopp", action="store_true", help="skip cocopp (e.g. on a machine without it)")
@@ -65,7 +68,8 @@ def main() -> None:
     start = time.perf_counter()
     report = coco.run_campaign(algos, out, functions=coco.parse_range(args.functions, "--functions"),
                                dimensions=dims, instances=instances, budget_multiplier=args.budget_multiplier,
-                               functions_per_run=args.functions_per_run, batch=(k, n))
+                               functions_per_run=args.functions_per_run, batch=(k, n),
+                               in_sequence=args.in_sequence)
     wall = time.perf_counter() - start
     print(f"\nran {len(report.ran)} units, skipped {len(report.skipped)} in {wall:.0f} s")
     for name in names:

@@ -183,6 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="run the K-th of N interleaved parts of the campaign (N processes split it)")
     coco.add_argument("--functions-per-run", type=int, default=1,
                       help="functions vmapped together in one compiled run (with all instances); raise it on a GPU")
+    coco.add_argument("--in-sequence", action="store_true",
+                      help="run a unit's problems one after another instead of vmapped (faster on a CPU for GP "
+                           "algorithms)")
     coco.add_argument("--option", action="append", default=[], metavar="ALGO.KEY=VALUE",
                       help="an argument for one algorithm's factory, as in 'compare' (repeatable)")
     coco.add_argument("--x64", action="store_true", help="enable float64 (jax_enable_x64) for the runs")
@@ -604,7 +607,8 @@ def _cmd_coco(args, parser) -> int:
         kwargs = dict(suite=args.suite, functions=parsed["--functions"], dimensions=parsed["--dims"],
                       instances=parsed["--instances"], budget_multiplier=args.budget_multiplier,
                       n_init=args.n_init, seed=args.seed, batch=(int(k), int(n)),
-                      functions_per_run=args.functions_per_run, progress=not args.no_progress)
+                      functions_per_run=args.functions_per_run, in_sequence=args.in_sequence,
+                      progress=not args.no_progress)
         try:
             report = coco.run_campaign(built, out, **kwargs)
         except (ValueError, TypeError) as err:

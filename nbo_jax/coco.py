@@ -169,9 +169,11 @@ class _Runner:
     def __init__(self):
         self._compiled: dict = {}
 
-    def __call__(self, algorithm: BOAlgorithm, suite, functions, dimension, instances, n_init, n_iter, keys):
+    def __call__(self, algorithm: BOAlgorithm, suite, functions, dimension, instances, n_init, n_iter, keys,
+                 in_sequence: bool = False):
         """Run every (function, instance) pair of ``functions x instances`` (vmapped, in
-        that order)."""
+        that order; with ``in_sequence`` one after another through the program compiled for
+        one pair, the histories stacked as the vmapped call stacks them)."""
         static_f = functions[0] if suite == "bbob-constrained" else None
         cache_key = (id(algorithm), suite, dimension, n_init, n_iter, static_f)
         if cache_key not in self._compiled:
@@ -181,7 +183,11 @@ class _Runner:
             self._compiled[cache_key] = (algorithm, jax.jit(jax.vmap(one)))
         fs = jnp.repeat(jnp.asarray(functions, jnp.int32), len(instances))
         ins = jnp.tile(jnp.asarray(instances, jnp.int32), len(functions))
-        return self._compiled[cache_key][1](keys, fs, ins)
+        run = self._compiled[cache_key][1]
+        if not in_sequence:
+            return run(keys, fs, ins)
+        runs = [run(keys[j:j + 1], fs[j:j + 1], ins[j:j + 1]) for j in range(fs.shape[0])]
+        return jax.tree.map(lambda *parts: jnp.concatenate(parts, axis=0), *runs)
 
 
 def _done_units(folder: pathlib.Path) -> set:
@@ -267,6 +273,7 @@ def run_campaign(
     seed: int = 0,
     batch: tuple[int, int] = (1, 1),
     functions_per_run: int = 1,
+    in_sequence: bool = False,
     progress: bool | Callable = True,
 ) -> CampaignReport:
     """Run a COCO campaign and log it in COCO's data format under ``out``.
@@ -289,6 +296,13 @@ def run_campaign(
         functions_per_run: functions per unit: one compiled call runs ``functions_per_run x
             len(instances)`` problems vmapped (raise it on an accelerator; 1 on a CPU, where
             a unit is also the granularity of resuming). Always 1 on ``bbob-constrained``.
+        in_sequence: run a unit's problems one after another through one program compiled
+            for a single problem, instead of vmapped together. The runs are the same (in
+            float64 to rounding; float32 runs may part, as a vmapped seed may from the same
+            seed alone). On a CPU it is much faster for algorithms whose steps loop until a
+            tolerance (the GP's MAP fit, the acquisition optimizer's L-BFGS-B climb): a
+            vmapped loop runs until its slowest member stops, for every member (GP-EI on f1
+            at d = 10, three instances: "Measured choices", ``docs/measurements.md``).
         progress: ``True`` for a tqdm bar over units; a callable ``hook(done, total, unit)``
             instead; ``False`` for none.
 
@@ -298,8 +312,8 @@ def run_campaign(
     Raises:
         ValueError / TypeError: an unknown suite, out-of-range function, dimension or
             instance, a constrained algorithm on ``bbob`` (or an unconstrained problem), an
-            algorithm that needs a PDE, a bad ``batch``, or an ``out`` holding a campaign
-            with other settings; all before anything runs.
+            algorithm that needs a PDE, a bad ``batch`` or ``in_sequence``, or an ``out``
+            holding a campaign with other settings; all before anything runs.
         RuntimeError: a replayed value differs from the one the run saw.
     """
     cocoex = bbob.import_cocoex()
@@ -329,6 +343,8 @@ def run_campaign(
         raise ValueError(f"batch must be (k, n) with 1 <= k <= n, got {batch!r}")
     if isinstance(functions_per_run, bool) or not isinstance(functions_per_run, int) or functions_per_run < 1:
         raise ValueError(f"functions_per_run must be an int >= 1, got {functions_per_run!r}")
+    if not isinstance(in_sequence, bool):
+        raise TypeError(f"in_sequence must be a bool, got {type(in_sequence).__name__}")
     if not (isinstance(budget_multiplier, (int, float)) and math.isfinite(budget_multiplier) and budget_multiplier > 0):
         raise ValueError(f"budget_multiplier must be a finite number > 0, got {budget_multiplier!r}")
     if n_init is not None and (isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 1):
@@ -377,7 +393,7 @@ def run_campaign(
             n0, n_iter = _sizes(settings, algo.q, d)
             keys = jnp.stack([unit_key(settings.seed, f, d, i) for f in fs for i in instances])
             start = time.perf_counter()
-            hist = runner(algo, suite, fs, d, instances, n0, n_iter, keys)
+            hist = runner(algo, suite, fs, d, instances, n0, n_iter, keys, in_sequence)
             n_inst = len(instances)
             xs = np.asarray(hist.x).reshape(len(fs), n_inst, -1, d)
             fvs = np.asarray(hist.f).reshape(len(fs), n_inst, -1)

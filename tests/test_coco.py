@@ -262,6 +262,25 @@ def test_functions_per_run_gives_the_same_runs(tmp_path, x64):
         np.testing.assert_array_equal(one["random"][unit]["x"], both["random"][unit]["x"])
 
 
+def test_in_sequence_gives_the_same_runs(tmp_path, x64):
+    """--in-sequence runs each problem through the program compiled for one (the vmapped
+    runs, float64: equal; run_bo's contract test checks vmapped == alone for every algorithm)."""
+    argv = ["coco", "--algorithms", "random", "--functions", "1,5", "--dims", "2", "--instances", "1,2",
+            "--budget-multiplier", "3", "--no-progress", "--x64"]
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main([*argv, "--out", str(tmp_path / "vmapped")]) == 0
+        assert main([*argv, "--out", str(tmp_path / "sequence"), "--in-sequence"]) == 0
+    vmapped, sequence = coco.read_runs(tmp_path / "vmapped"), coco.read_runs(tmp_path / "sequence")
+    assert sorted(sequence["random"]) == sorted(vmapped["random"]) == [(1, 2), (5, 2)]
+    for unit, run in vmapped["random"].items():
+        assert run["x"].shape == (2, 6, 2)
+        np.testing.assert_array_equal(sequence["random"][unit]["x"], run["x"])
+        np.testing.assert_array_equal(sequence["random"][unit]["f"], run["f"])
+    with pytest.raises(TypeError, match="in_sequence must be a bool, got str"):
+        coco.run_campaign({"random": nbo.random_search()}, tmp_path / "bad", functions=[1], dimensions=[2],
+                          instances=[1], in_sequence="yes", progress=False)
+
+
 def test_constrained_suite_with_constrained_ei(tmp_path, x64):
     report = coco.run_campaign({"gp-cei": nbo.algorithms.get("gp-cei")}, tmp_path, suite="bbob-constrained",
                                functions=[2], dimensions=[2], instances=[1], budget_multiplier=4, progress=False)
