@@ -13,6 +13,7 @@ runs this at a small size; the command below prints the distribution at a larger
 
     uv run python benchmarks/acqf_gap.py                 # d = 6, 30 + 30 points, 3 seeds
     uv run python benchmarks/acqf_gap.py --dim 10 --n-iter 60 --seeds 2
+    uv run python benchmarks/acqf_gap.py --activation gelu     # smooth neural utilities
 """
 
 from __future__ import annotations
@@ -79,18 +80,19 @@ def scipy_maximum(utility, data, n_sobol: int = 4096, n_starts: int = 32, seed: 
 
 
 def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_width: int = 64,
-          gp_problems=("ackley", "levy")):
+          gp_problems=("ackley", "levy"), neural_activation: str = "relu"):
     """Posteriors from real runs: yields ``(label, module_name, algorithm, state)``. Each
     algorithm's state is built by ``init`` on a run's first ``n_init`` points and ``tell`` of
     the rest one by one (as in the run: one compile of each, capacity the run's length), and
     ``prefixes`` states from the second half of the run are yielded. GP-UCB/EI run on
-    ``gp_problems``."""
+    ``gp_problems``; the Neural-BO and NeuralUCB networks use ``neural_activation`` (the
+    default ReLU makes their utilities piecewise smooth, with kinks; ``"gelu"`` smooth)."""
     import nbo_jax as nbo
 
     specs = [
         ("gp-ucb", "nbo_jax.algorithms.gp", nbo.gp_bo(acquisition="ucb"), tuple(gp_problems), ("ucb", "ei")),
         ("gp-cei", "nbo_jax.algorithms.gp", nbo.gp_bo(acquisition="cei"), ("hartmann6_constrained",), ("cei",)),
-        ("neural-bo", "nbo_jax.algorithms.neural_bo", nbo.neural_bo(width=neural_width, epochs=50), ("ackley",),
+        ("neural-bo", "nbo_jax.algorithms.neural_bo", nbo.neural_bo(width=neural_width, epochs=50, activation=neural_activation), ("ackley",),
          ("neural-bo", "neural-ucb")),
     ]
     for run_name, module, algo, problems, acqs in specs:
@@ -107,7 +109,7 @@ def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_
                 constrained = hist.c is not None
                 for acq in acqs:
                     if acq == "neural-ucb":
-                        a = nbo.neural_ucb(width=neural_width, epochs=50)
+                        a = nbo.neural_ucb(width=neural_width, epochs=50, activation=neural_activation)
                     elif acq == "neural-bo":
                         a = algo
                     else:
@@ -125,11 +127,12 @@ def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_
 
 
 def gaps(dim=6, n_init=30, n_iter=30, seeds=3, prefixes=2, asks=1, n_sobol=4096, n_starts=32, verbose=True,
-         gp_problems=("ackley", "levy")):
+         gp_problems=("ackley", "levy"), neural_activation="relu"):
     """The gap of every case (module doc): list of ``(label, gap)``."""
     out = []
     ask, ask_of = None, None
-    for label, module, algo, state in cases(dim, n_init, n_iter, seeds, prefixes, gp_problems=gp_problems):
+    for label, module, algo, state in cases(dim, n_init, n_iter, seeds, prefixes, gp_problems=gp_problems,
+                                           neural_activation=neural_activation):
         if algo is not ask_of:  # cases come grouped by algorithm: one compiled ask per group
             ask, ask_of = jax.jit(algo.ask), algo
         for k in range(asks):
@@ -157,10 +160,12 @@ def main(argv=None) -> None:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--prefixes", type=int, default=2)
     ap.add_argument("--asks", type=int, default=2)
+    ap.add_argument("--activation", default="relu", help="the neural cases' activation (gelu: smooth utilities)")
     args = ap.parse_args(argv)
     jax.config.update("jax_enable_x64", True)
     t0 = time.perf_counter()
-    res = gaps(args.dim, args.n_init, args.n_iter, args.seeds, args.prefixes, args.asks)
+    res = gaps(args.dim, args.n_init, args.n_iter, args.seeds, args.prefixes, args.asks,
+               neural_activation=args.activation)
     g = np.array([r[1] for r in res])
     print(f"\n{len(g)} cases in {time.perf_counter() - t0:.0f} s: gap <= {TOL:g} in {np.mean(g <= TOL):.0%}; "
           f"median {np.median(g):.2e}, 90th percentile {np.percentile(g, 90):.2e}, max {g.max():.2e}")
