@@ -292,3 +292,9 @@ def test_time_to_target_end_to_end(tmp_path, benchmark_script):
     np.testing.assert_array_equal(np.asarray(hist.best_f)[:, 3:], np.asarray(res["levy_d2"]["random"]["best_f"]))
     again = ttt.study([("levy_d2", problem)], algos, **kw)  # cached: the same records
     assert again["levy_d2"]["gp-ei"]["run_s"] == gp["run_s"]
+    seq = ttt.study([("levy_d2", problem)], algos, **dict(kw, out=tmp_path / "seq"), in_sequence=("random",))
+    rand = seq["levy_d2"]["random"]  # seeds one after another, each with its own clock: the same runs
+    assert rand["in_sequence"] and rand["settings"]["in_sequence"] and np.asarray(rand["run_s"]).shape == (2, 7)
+    assert np.all(np.diff(rand["run_s"], axis=1) >= 0) and not seq["levy_d2"]["gp-ei"]["in_sequence"]
+    np.testing.assert_array_equal(rand["best_f"], res["levy_d2"]["random"]["best_f"])
+    assert ttt.total_run_s(rand) == pytest.approx(rand["run_s"][0][-1] + rand["run_s"][1][-1])
