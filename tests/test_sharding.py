@@ -29,7 +29,8 @@ SCRIPT = textwrap.dedent("""
         out[name] = {
             "equal_x": bool(np.array_equal(np.asarray(sharded.x), np.asarray(plain.x))),
             "equal_f": bool(np.array_equal(np.asarray(sharded.best_f), np.asarray(plain.best_f))),
-            "close_x": bool(np.allclose(np.asarray(sharded.x), np.asarray(plain.x), rtol=1e-6, atol=1e-8)),
+            "close_x": bool(np.allclose(np.asarray(sharded.x), np.asarray(plain.x), rtol=1e-6, atol=1e-5)),
+            "max_diff": float(np.abs(np.asarray(sharded.x) - np.asarray(plain.x)).max()),
             "shape": list(sharded.x.shape),
             "n_shards": len(sharded.x.sharding.device_set),
         }
@@ -46,10 +47,13 @@ def test_sharded_run_equals_vmapped_run_on_8_devices():
     line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")][-1]
     out = json.loads(line[len("RESULT"):])
     assert out["devices"] == 8
-    # random search bit for bit; GP-EI to rounding (README: a batched shape compiles the GP's
-    # reductions differently, as in the float64 vmap-vs-alone contract test)
-    assert out["random"] == {"equal_x": True, "equal_f": True, "close_x": True, "shape": [10, 11, 2],
-                             "n_shards": 8}, out
+    # random search bit for bit; GP-EI to the acquisition climb's tolerance (README: a batched
+    # shape compiles the GP's reductions differently, as in the float64 vmap-vs-alone contract
+    # test, and L-BFGS-B stops at scipy's tolerances, so a difference of 1e-15 in the utility
+    # can move its answer within them: measured up to 8.5e-7 in Branin's units, whose box is
+    # 15 wide, on a loaded 2-core machine, where the earlier atol of 1e-8 failed)
+    assert {k: v for k, v in out["random"].items() if k != "max_diff"} == {
+        "equal_x": True, "equal_f": True, "close_x": True, "shape": [10, 11, 2], "n_shards": 8}, out
     gp = out["gp-ei"]
     assert gp["close_x"] and gp["shape"] == [10, 7, 2] and gp["n_shards"] == 8, out
 
