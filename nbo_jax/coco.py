@@ -172,22 +172,19 @@ class _Runner:
     def __call__(self, algorithm: BOAlgorithm, suite, functions, dimension, instances, n_init, n_iter, keys,
                  in_sequence: bool = False):
         """Run every (function, instance) pair of ``functions x instances`` (vmapped, in
-        that order; with ``in_sequence`` one after another through the program compiled for
-        one pair, the histories stacked as the vmapped call stacks them)."""
+        that order; with ``in_sequence`` one after another by ``jax.lax.map`` in the same
+        single program, as :func:`nbo_jax.comparison.run_methods` runs seeds in sequence)."""
         static_f = functions[0] if suite == "bbob-constrained" else None
-        cache_key = (id(algorithm), suite, dimension, n_init, n_iter, static_f)
+        cache_key = (id(algorithm), suite, dimension, n_init, n_iter, static_f, in_sequence)
         if cache_key not in self._compiled:
             def one(key, f, i):
                 problem = bbob.problem(static_f if static_f is not None else f, dimension, i, suite)
                 return run_bo(key, algorithm, problem, n_init, n_iter)
-            self._compiled[cache_key] = (algorithm, jax.jit(jax.vmap(one)))
+            many = (lambda k, f, i: jax.lax.map(lambda a: one(*a), (k, f, i))) if in_sequence else jax.vmap(one)
+            self._compiled[cache_key] = (algorithm, jax.jit(many))
         fs = jnp.repeat(jnp.asarray(functions, jnp.int32), len(instances))
         ins = jnp.tile(jnp.asarray(instances, jnp.int32), len(functions))
-        run = self._compiled[cache_key][1]
-        if not in_sequence:
-            return run(keys, fs, ins)
-        runs = [run(keys[j:j + 1], fs[j:j + 1], ins[j:j + 1]) for j in range(fs.shape[0])]
-        return jax.tree.map(lambda *parts: jnp.concatenate(parts, axis=0), *runs)
+        return self._compiled[cache_key][1](keys, fs, ins)
 
 
 def _done_units(folder: pathlib.Path) -> set:
@@ -296,8 +293,8 @@ def run_campaign(
         functions_per_run: functions per unit: one compiled call runs ``functions_per_run x
             len(instances)`` problems vmapped (raise it on an accelerator; 1 on a CPU, where
             a unit is also the granularity of resuming). Always 1 on ``bbob-constrained``.
-        in_sequence: run a unit's problems one after another through one program compiled
-            for a single problem, instead of vmapped together. The runs are the same (in
+        in_sequence: run a unit's problems one after another (``jax.lax.map`` in the one
+            compiled program) instead of vmapped together. The runs are the same (in
             float64 to rounding; float32 runs may part, as a vmapped seed may from the same
             seed alone). On a CPU it is much faster for algorithms whose steps loop until a
             tolerance (the GP's MAP fit, the acquisition optimizer's L-BFGS-B climb): a

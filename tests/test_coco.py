@@ -262,14 +262,20 @@ def test_functions_per_run_gives_the_same_runs(tmp_path, x64):
         np.testing.assert_array_equal(one["random"][unit]["x"], both["random"][unit]["x"])
 
 
-def test_in_sequence_gives_the_same_runs(tmp_path, x64):
-    """--in-sequence runs each problem through the program compiled for one (the vmapped
-    runs, float64: equal; run_bo's contract test checks vmapped == alone for every algorithm)."""
+def test_in_sequence_gives_the_same_runs(tmp_path, x64, monkeypatch):
+    """--in-sequence reaches the runner and runs each problem in turn (jax.lax.map): the
+    vmapped runs, float64: equal (run_bo's contract test checks vmapped == alone for every
+    algorithm)."""
     argv = ["coco", "--algorithms", "random", "--functions", "1,5", "--dims", "2", "--instances", "1,2",
             "--budget-multiplier", "3", "--no-progress", "--x64"]
+    seen = []  # the runner's in_sequence per unit (random search is the same either way)
+    real = coco._Runner.__call__
+    monkeypatch.setattr(coco._Runner, "__call__",
+                        lambda self, *a, **kw: seen.append(a[-1]) or real(self, *a, **kw))
     with contextlib.redirect_stdout(io.StringIO()):
         assert main([*argv, "--out", str(tmp_path / "vmapped")]) == 0
         assert main([*argv, "--out", str(tmp_path / "sequence"), "--in-sequence"]) == 0
+    assert seen == [False, False, True, True]
     vmapped, sequence = coco.read_runs(tmp_path / "vmapped"), coco.read_runs(tmp_path / "sequence")
     assert sorted(sequence["random"]) == sorted(vmapped["random"]) == [(1, 2), (5, 2)]
     for unit, run in vmapped["random"].items():
