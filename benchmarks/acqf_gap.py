@@ -89,11 +89,11 @@ def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_
     default ReLU makes their utilities piecewise smooth, with kinks; ``"gelu"`` smooth)."""
     import nbo_jax as nbo
 
+    net = dict(width=neural_width, epochs=50, activation=neural_activation)  # Neural-BO's and NeuralUCB's
     specs = [
         ("gp-ucb", "nbo_jax.algorithms.gp", nbo.gp_bo(acquisition="ucb"), tuple(gp_problems), ("ucb", "ei")),
         ("gp-cei", "nbo_jax.algorithms.gp", nbo.gp_bo(acquisition="cei"), ("hartmann6_constrained",), ("cei",)),
-        ("neural-bo", "nbo_jax.algorithms.neural_bo", nbo.neural_bo(width=neural_width, epochs=50, activation=neural_activation), ("ackley",),
-         ("neural-bo", "neural-ucb")),
+        ("neural-bo", "nbo_jax.algorithms.neural_bo", nbo.neural_bo(**net), ("ackley",), ("neural-bo", "neural-ucb")),
     ]
     for run_name, module, algo, problems, acqs in specs:
         for pname in problems:
@@ -109,7 +109,7 @@ def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_
                 constrained = hist.c is not None
                 for acq in acqs:
                     if acq == "neural-ucb":
-                        a = nbo.neural_ucb(width=neural_width, epochs=50, activation=neural_activation)
+                        a = nbo.neural_ucb(**net)
                     elif acq == "neural-bo":
                         a = algo
                     else:
