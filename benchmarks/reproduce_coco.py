@@ -15,7 +15,9 @@ algorithm of BBOB-2009 (the reference ``cocopp`` ships), draws ``ecdf.png`` and 
 and initial design: :func:`nbo_jax.coco.paired_comparison`) over all functions and per group,
 e.g. ``--pairs turbo-gp-ei:gp-ei,turbo-neural-bo:neural-bo``; ``--table-only`` prints from the
 records in ``--out`` without running (a folder whose algorithm folders are links to other
-campaigns' compares across campaigns, e.g. two versions of the library).
+campaigns' compares across campaigns, e.g. two versions of the library). The tables and tests
+cover the functions of ``--functions``: ``--table-only --functions 1-9 --pairs ...`` tests the
+separable and moderate functions together.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def main() -> None:
     parser.add_argument("--no-cocopp", action="store_true", help="skip cocopp (e.g. on a machine without it)")
     parser.add_argument("--groups", action="store_true", help="also the table per BBOB function group")
     parser.add_argument("--pairs", default=None, metavar="A:B,...", help="paired Wilcoxon tests of A against B")
-    parser.add_argument("--table-only", action="store_true", help="print from the records in --out, run nothing")
+    parser.add_argument("--table-only", action="store_true", help="print from the records in --out (of the --functions), run nothing")
     args = parser.parse_args()
     pairs = [tuple(p.split(":")) for p in args.pairs.split(",")] if args.pairs else []
     if any(len(p) != 2 or not all(p) for p in pairs):
@@ -86,19 +88,45 @@ def main() -> None:
         print(f"cocopp pages: {coco.postprocess(out)}")
 
 
+def range_text(numbers) -> str:
+    """``(1, 2, 3, 5)`` -> ``"1-3,5"``: sorted integers as the ranges :func:`nbo_jax.coco.parse_range` reads."""
+    numbers, parts = sorted(numbers), []
+    for n in numbers:
+        if parts and n == parts[-1][1] + 1:
+            parts[-1][1] = n
+        else:
+            parts.append([n, n])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in parts)
+
+
+def selected_groups(functions: tuple) -> dict:
+    """The tables' rows of functions: ``{"all": None}`` and the BBOB groups when ``functions`` are
+    all 24, else ``{"f<list>": functions}`` and each group's part of ``functions`` (groups
+    without a selected function left out), so ``--table-only --functions 1-9`` tests f1-f9."""
+    if set(functions) == set(range(1, 25)):
+        return {"all": None, **coco.BBOB_GROUPS}
+    label = "f" + range_text(functions)
+    parts = {g: tuple(f for f in fs if f in functions) for g, fs in coco.BBOB_GROUPS.items()}
+    return {label: tuple(functions), **{g: fs for g, fs in parts.items() if fs}}
+
+
 def tables(out: pathlib.Path, args, pairs: list) -> None:
-    """The solved fractions (all functions; per group with ``--groups``) and the paired tests."""
+    """The solved fractions of the functions of ``--functions`` (per group with ``--groups``)
+    and the paired tests over them and per group."""
     from nbo_jax.analysis import markdown_table
 
+    groups = selected_groups(coco.parse_range(args.functions, "--functions"))
+    (label, selection), *parts = groups.items()
     print()
-    print(coco.solved_fractions_table(out, reference=not args.no_cocopp))
+    if selection is not None:
+        print(f"{label}:")
+    print(coco.solved_fractions_table(out, reference=not args.no_cocopp, functions=selection))
     if args.groups:
-        for group, fs in coco.BBOB_GROUPS.items():
-            print(f"\n{group} (f{fs[0]}-f{fs[-1]}):")
+        for group, fs in parts:
+            print(f"\n{group} (f{range_text(fs)}):")
             print(coco.solved_fractions_table(out, reference=not args.no_cocopp, functions=fs))
     if pairs:
         # one paired_comparison per (reference, group) serves every pair with that reference
-        groups = {"all": None, **coco.BBOB_GROUPS}
         compared = {(b, group): coco.paired_comparison(out, b, functions=fs)
                     for b in dict.fromkeys(b for _, b in pairs) for group, fs in groups.items()}
         rows = [[f"{a} vs {b}", group, d, mean_a, mean_b, wins, losses, f"{p:.2g}"]
@@ -108,7 +136,6 @@ def tables(out: pathlib.Path, args, pairs: list) -> None:
               "two-sided Wilcoxon signed-rank p:")
         print(markdown_table(["pair", "functions", "d", "mean A", "mean B", "A better", "B better", "p"], rows,
                              floatfmt=".3f"))
-
 
 if __name__ == "__main__":
     main()

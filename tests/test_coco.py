@@ -207,6 +207,33 @@ def test_function_groups_and_paired_comparison_follow_the_runs(campaign):
         coco.paired_comparison(out, "nope")
 
 
+def test_reproduce_coco_tables_cover_the_selected_functions(campaign, benchmark_script, capsys):
+    import argparse
+
+    script = benchmark_script("reproduce_coco")
+    for text in ("1-9", "1,21", "3,5-7,21-24"):
+        numbers = coco.parse_range(text, "--functions")
+        assert coco.parse_range(script.range_text(numbers), "--functions") == numbers
+    assert script.range_text((1, 2, 3, 4, 5, 6, 7, 8, 9)) == "1-9"
+    assert list(script.selected_groups(tuple(range(1, 25)))) == ["all", *coco.BBOB_GROUPS]
+    assert script.selected_groups((1, 2, 21)) == {"f1-2,21": (1, 2, 21), "separable": (1, 2),
+                                                  "weakly structured": (21,)}
+    out, _, _ = campaign
+    args = argparse.Namespace(functions="21", groups=True, no_cocopp=True)
+    script.tables(out, args, [("gp-ei", "random")])
+    text = capsys.readouterr().out
+    assert "\nf21:\n" in text and "separable" not in text  # only function 21's rows
+    fraction = coco.solved_fractions(out, functions=[21])["gp-ei"][2][5]  # the whole run: 5 x d
+    assert fraction != coco.solved_fractions(out)["gp-ei"][2][5]  # the test could tell the two apart
+    head = next(line for line in text.splitlines() if line.startswith("| algorithm "))
+    row = next(line for line in text.splitlines() if line.startswith("| gp-ei "))
+    column = [cell.strip() for cell in head.split("|")].index("5 x d")
+    assert row.split("|")[column].strip() == f"{fraction:.3f}"
+    (_, _, mine, theirs, _, _, _), = coco.paired_comparison(out, "random", functions=[21])
+    pair = next(line for line in text.splitlines() if line.startswith("| gp-ei vs random | f21 "))
+    assert [float(v) for v in pair.split("|")[4:6]] == pytest.approx([mine, theirs], abs=5e-4)
+
+
 def test_campaign_resumes_skips_done_work_and_refuses_other_settings(tmp_path):
     algos = {"random": nbo.random_search()}
     kw = dict(dimensions=[2], instances=[1, 2], budget_multiplier=3, progress=False)
