@@ -50,7 +50,8 @@ def main() -> None:
     parser.add_argument("--no-cocopp", action="store_true", help="skip cocopp (e.g. on a machine without it)")
     parser.add_argument("--groups", action="store_true", help="also the table per BBOB function group")
     parser.add_argument("--pairs", default=None, metavar="A:B,...", help="paired Wilcoxon tests of A against B")
-    parser.add_argument("--table-only", action="store_true", help="print from the records in --out (of the --functions), run nothing")
+    parser.add_argument("--table-only", action="store_true",
+                        help="print from the records in --out (of the --functions), run nothing")
     args = parser.parse_args()
     pairs = [tuple(p.split(":")) for p in args.pairs.split(",")] if args.pairs else []
     if any(len(p) != 2 or not all(p) for p in pairs):
@@ -101,13 +102,17 @@ def range_text(numbers) -> str:
 
 def selected_groups(functions: tuple) -> dict:
     """The tables' rows of functions: ``{"all": None}`` and the BBOB groups when ``functions`` are
-    all 24, else ``{"f<list>": functions}`` and each group's part of ``functions`` (groups
-    without a selected function left out), so ``--table-only --functions 1-9`` tests f1-f9."""
+    all 24, else ``{"f<list>": functions}`` and each group's part of ``functions``, named as the
+    group when whole and ``"<group> f<list>"`` when not (groups without a selected function left
+    out), so ``--table-only --functions 1-9`` tests f1-f9."""
     if set(functions) == set(range(1, 25)):
         return {"all": None, **coco.BBOB_GROUPS}
-    label = "f" + range_text(functions)
-    parts = {g: tuple(f for f in fs if f in functions) for g, fs in coco.BBOB_GROUPS.items()}
-    return {label: tuple(functions), **{g: fs for g, fs in parts.items() if fs}}
+    out = {"f" + range_text(functions): tuple(functions)}
+    for group, fs in coco.BBOB_GROUPS.items():
+        part = tuple(f for f in fs if f in functions)
+        if part:
+            out[group if part == fs else f"{group} f{range_text(part)}"] = part
+    return out
 
 
 def tables(out: pathlib.Path, args, pairs: list) -> None:
@@ -123,7 +128,7 @@ def tables(out: pathlib.Path, args, pairs: list) -> None:
     print(coco.solved_fractions_table(out, reference=not args.no_cocopp, functions=selection))
     if args.groups:
         for group, fs in parts:
-            print(f"\n{group} (f{range_text(fs)}):")
+            print(f"\n{group} (f{range_text(fs)}):" if group in coco.BBOB_GROUPS else f"\n{group}:")
             print(coco.solved_fractions_table(out, reference=not args.no_cocopp, functions=fs))
     if pairs:
         # one paired_comparison per (reference, group) serves every pair with that reference
@@ -136,6 +141,7 @@ def tables(out: pathlib.Path, args, pairs: list) -> None:
               "two-sided Wilcoxon signed-rank p:")
         print(markdown_table(["pair", "functions", "d", "mean A", "mean B", "A better", "B better", "p"], rows,
                              floatfmt=".3f"))
+
 
 if __name__ == "__main__":
     main()
