@@ -20,7 +20,9 @@ from nbo_jax.ask_tell import AskTell
 from nbo_jax.types import Dataset, as_bounds
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
+# float32 values without subnormals: the tests compare float32 arrays, and XLA's CPU backend
+# flushes float32 subnormals to zero (y = [1.4e-45, 0.0] made best() and the failure fill differ)
+finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False, allow_subnormal=False, width=32)
 special = st.sampled_from([np.nan, np.inf, -np.inf])
 
 
