@@ -56,9 +56,13 @@ def main() -> None:
     pairs = [tuple(p.split(":")) for p in args.pairs.split(",")] if args.pairs else []
     if any(len(p) != 2 or not all(p) for p in pairs):
         parser.error(f"--pairs: expected A:B,... got {args.pairs!r}")
+    try:  # once, for the run and the tables; a bad range is a usage error, as in `nbo-jax coco`
+        functions = coco.parse_range(args.functions, "--functions")
+    except ValueError as err:
+        parser.error(str(err))
     out = pathlib.Path(args.out or ("results/coco_full" if args.full else "results/coco_cpu"))
     if args.table_only:
-        tables(out, args, pairs)
+        tables(out, args, pairs, functions)
         return
 
     dims = coco.parse_range(args.dims or ("2,3,5,10" if args.full else "2,3,5"), "--dims")
@@ -69,7 +73,7 @@ def main() -> None:
     print(f"device: {jax.devices()[0].device_kind} ({jax.default_backend()}); dims {dims}; instances "
           f"{instances[0]}-{instances[-1]}; budget {args.budget_multiplier:g} x d; {names}")
     start = time.perf_counter()
-    report = coco.run_campaign(algos, out, functions=coco.parse_range(args.functions, "--functions"),
+    report = coco.run_campaign(algos, out, functions=functions,
                                dimensions=dims, instances=instances, budget_multiplier=args.budget_multiplier,
                                functions_per_run=args.functions_per_run, batch=(k, n),
                                in_sequence=args.in_sequence)
@@ -83,7 +87,7 @@ def main() -> None:
     (out / "timings.json").write_text(json.dumps(
         {"device": jax.devices()[0].device_kind, "wall_s": wall, "run_s": report.run_seconds,
          "replay_s": report.replay_seconds, "evaluations": report.evaluations}, indent=2))
-    tables(out, args, pairs)
+    tables(out, args, pairs, functions)
     print(f"\nECDF picture: {coco.plot_ecdf(out, out / 'ecdf.png', reference=not args.no_cocopp)}")
     if not args.no_cocopp:
         print(f"cocopp pages: {coco.postprocess(out)}")
@@ -115,12 +119,12 @@ def selected_groups(functions: tuple) -> dict:
     return out
 
 
-def tables(out: pathlib.Path, args, pairs: list) -> None:
-    """The solved fractions of the functions of ``--functions`` (per group with ``--groups``)
-    and the paired tests over them and per group."""
+def tables(out: pathlib.Path, args, pairs: list, functions: tuple) -> None:
+    """The solved fractions of ``functions`` (``--functions``; per group with ``--groups``) and
+    the paired tests over them and per group."""
     from nbo_jax.analysis import markdown_table
 
-    groups = selected_groups(coco.parse_range(args.functions, "--functions"))
+    groups = selected_groups(functions)
     (label, selection), *parts = groups.items()
     print()
     if selection is not None:

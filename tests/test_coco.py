@@ -219,8 +219,8 @@ def test_reproduce_coco_tables_cover_the_selected_functions(campaign, benchmark_
     assert script.selected_groups((1, 2, 3, 4, 5, 21)) == {"f1-5,21": (1, 2, 3, 4, 5, 21), "separable": (1, 2, 3, 4, 5),
                                                            "weakly structured f21": (21,)}
     out, _, _ = campaign
-    args = argparse.Namespace(functions="21", groups=True, no_cocopp=True)
-    script.tables(out, args, [("gp-ei", "random")])
+    args = argparse.Namespace(groups=True, no_cocopp=True)
+    script.tables(out, args, [("gp-ei", "random")], (21,))
     text = capsys.readouterr().out
     assert "\nf21:\n" in text and "\nweakly structured f21:\n" in text and "separable" not in text  # f21's rows only
     fraction = coco.solved_fractions(out, functions=[21])["gp-ei"][2][5]  # the whole run: 5 x d
