@@ -94,6 +94,37 @@ def test_region_halves_after_tau_fail_failures_doubles_after_tau_succ_successes_
     assert np.all((u >= box[0] - 1e-6) & (u <= box[1] + 1e-6))
 
 
+def test_restart_keeps_data_tells_the_inner_algorithm_every_point_and_recentres_on_the_new_run(compiled):
+    """With ``restart_keeps_data`` a restart asks the same fresh design, but the inner state is
+    told every observation (the designs' too) instead of being initialized on the design alone;
+    the region is still centred at the new run's best point."""
+    algo = compiled(nbo.trust_region(nbo.random_search(), failure_tolerance=1, length_min=0.3,
+                                     restart_points=3, restart_keeps_data=True))
+    s = algo.init(jax.random.key(0), jnp.asarray(X0), jnp.array([5.0, 1.0, 4.0, 6.0]), bounds=BOUNDS, capacity=40)
+    x = jnp.array([0.3, 2.0])
+    for i in range(2):  # 0.8 -> 0.4 -> 0.2 < L_min: a restart
+        s = algo.tell(s, x, jnp.asarray(10.0 + i, jnp.float32))
+    assert (int(s.restarts), bool(s.in_design), int(s.start)) == (1, True, 6)
+    design = np.asarray(s.bounds.from_unit(s.design))
+    ys = [7.0, 2.0, 9.0]
+    for i in range(3):
+        xi = algo.ask(s, jax.random.key(i))
+        np.testing.assert_allclose(xi, design[i], rtol=1e-6)
+        s = algo.tell(s, xi, ys[i])
+        assert int(s.inner.data.count) == 7 + i  # told as it comes, after all earlier points
+    assert not bool(s.in_design)
+    np.testing.assert_allclose(s.inner.data.y[:9], [5.0, 1.0, 4.0, 6.0, 10.0, 11.0] + ys)
+    np.testing.assert_array_equal(s.inner.data.u[:9], s.data.u[:9])
+    # centred at the new run's best (design[1], f = 2), not at the best of all (X0[1], f = 1)
+    box = np.asarray(current_region(s))
+    centre = _unit(design[1])
+    np.testing.assert_allclose(box, [np.clip(centre - 0.4, 0, 1), np.clip(centre + 0.4, 0, 1)], atol=1e-6)
+    with pytest.raises(ValueError, match="restart_keeps_data"):
+        nbo.trust_region(nbo.random_search(), regions=2, restart_keeps_data=True)
+    with pytest.raises(TypeError, match="restart_keeps_data"):
+        nbo.trust_region(nbo.random_search(), restart_keeps_data=1)
+
+
 # ---------------------------------------------------------------- SCBO: a constrained inner algorithm
 def test_scbo_centres_the_region_at_the_best_feasible_point_and_counts_in_its_order(compiled):
     """With a constrained inner algorithm (GP-cEI) the region is centred at the run's best
@@ -224,16 +255,21 @@ def test_finite_domain_asks_are_unevaluated_choices_inside_the_region(compiled):
 
 
 # ---------------------------------------------------------------- run_bo, AskTell
-def test_vmapped_run_bo_equals_single_runs(x64):
+@pytest.mark.parametrize("keep", [False, True])
+def test_vmapped_run_bo_equals_single_runs(x64, keep):
     problem = nbo.benchmarks.get("branin", noise_std=0.1)
-    algo = nbo.trust_region(nbo.random_search(), failure_tolerance=1, length_min=0.3, restart_points=3)
+    inner = nbo.neural_bo(**SMALL_NBO) if keep else nbo.random_search()  # keep: a model told the designs
+    algo = nbo.trust_region(inner, failure_tolerance=1, length_min=0.3, restart_points=3, restart_keeps_data=keep)
     keys = jax.random.split(jax.random.key(3), 3)
     run = lambda k: nbo.run_bo(k, algo, problem, n_init=3, n_iter=12)
     separate = [run(k) for k in keys]
     batched = jax.vmap(run)(keys)
     assert batched.x.shape == (3, 15, 2)
     for i, h in enumerate(separate):
-        np.testing.assert_array_equal(batched.x[i], h.x)
+        if keep:  # a network: to rounding, as the contract test's (README)
+            np.testing.assert_allclose(batched.x[i], h.x, rtol=1e-6, atol=1e-8)
+        else:
+            np.testing.assert_array_equal(batched.x[i], h.x)
         for k in ("tr_length", "tr_restarts", "tr_observed", "n_observed"):
             np.testing.assert_array_equal(batched.info[k][i], h.info[k])
     assert np.all(np.asarray(batched.info["tr_restarts"][:, -1]) >= 1)
