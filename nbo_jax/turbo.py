@@ -359,16 +359,17 @@ def trust_region(
 
     Raises:
         TypeError: ``algorithm`` not a BOAlgorithm; a count not an int; a length not a
-            number; ``ard`` not a bool.
+            number; ``ard`` or ``restart_keeps_data`` not a bool.
         ValueError: an unknown ``batch_rule``, lengths not ``0 < length_min <=
             length_init <= length_max``, counts ``< 1``, ``min_improvement < 0``, ``q``
             disagreeing with an inner ``q > 1``, ``regions > 1`` with a constrained
-            algorithm (and, at ``init``, on a finite domain with ``q > 1``); messages name
-            the argument.
+            algorithm or with ``restart_keeps_data`` (and, at ``init``, on a finite domain
+            with ``q > 1``); messages name the argument.
 
-    Under ``vmap`` (many seeds) the restart's ``init`` and the design's ask are computed on
-    every step beside the usual ``tell``/``ask`` (a ``lax.cond`` on a batched predicate runs
-    both branches); unbatched, only the branch taken runs.
+    Under ``vmap`` (many seeds) the restart's ``init`` (none with ``restart_keeps_data``) and
+    the design's ask are computed on every step beside the usual ``tell``/``ask`` (a
+    ``lax.cond`` on a batched predicate runs both branches); unbatched, only the branch taken
+    runs.
 
     Vmapped over 10 seeds, ``trust_region(neural_bo())`` used to hang on a CPU (jaxlib 0.10:
     the inner ``tell``'s eigendecomposition ran beside the restart ``init``'s, and the CPU
@@ -415,7 +416,8 @@ def trust_region(
     config = FactoryCall(f"{__name__}:trust_region", dict(
         algorithm=given, length_init=length_init, length_min=length_min, length_max=length_max,
         success_tolerance=success_tolerance, failure_tolerance=failure_tolerance, min_improvement=min_improvement,
-        restart_points=restart_points, ard=ard, perturb_dims=perturb_dims, q=q, regions=regions, restart_keeps_data=restart_keeps_data))
+        restart_points=restart_points, ard=ard, perturb_dims=perturb_dims, q=q, regions=regions,
+        restart_keeps_data=restart_keeps_data))
 
     def n_design(d: int) -> int:
         return design_size(d, q, restart_points)
