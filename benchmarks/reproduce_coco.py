@@ -17,7 +17,9 @@ e.g. ``--pairs turbo-gp-ei:gp-ei,turbo-neural-bo:neural-bo``; ``--table-only`` p
 records in ``--out`` without running (a folder whose algorithm folders are links to other
 campaigns' compares across campaigns, e.g. two versions of the library). The tables and tests
 cover the functions of ``--functions``: ``--table-only --functions 1-9 --pairs ...`` tests the
-separable and moderate functions together.
+separable and moderate functions together; with ``--table-only``, ``--dims``, ``--instances``
+and ``--algorithms`` select the runs too when given (all of the folder's when not; the
+reference of a pair is always read).
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from nbo_jax import coco
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--algorithms", default="neural-bo,gp-ei,random")
+    parser.add_argument("--algorithms", default=None,
+                        help="comma-separated registry names (default neural-bo,gp-ei,random; with --table-only, all)")
     parser.add_argument("--full", action="store_true", help="the thesis protocol: d = 2,3,5,10, instances 1-15")
     parser.add_argument("--dims", default=None, help="override the dimensions, e.g. 2,3")
     parser.add_argument("--instances", default=None, help="override the instances, e.g. 1-5")
@@ -58,16 +61,23 @@ def main() -> None:
         parser.error(f"--pairs: expected A:B,... got {args.pairs!r}")
     try:  # once, for the run and the tables; a bad range is a usage error, as in `nbo-jax coco`
         functions = coco.parse_range(args.functions, "--functions")
+        chosen = dict(dims=args.dims and coco.parse_range(args.dims, "--dims"),
+                      instances=args.instances and coco.parse_range(args.instances, "--instances"))
     except ValueError as err:
         parser.error(str(err))
     out = pathlib.Path(args.out or ("results/coco_full" if args.full else "results/coco_cpu"))
-    if args.table_only:
-        tables(out, args, pairs, functions)
+    if args.table_only:  # the folder names as given: a linked folder may have any name
+        names = args.algorithms and [n.strip() for n in args.algorithms.split(",")]
+        tables(out, args, pairs, functions, dims=chosen["dims"], instances=chosen["instances"], algorithms=names)
         return
+    try:
+        names = args.algorithms and [nbo.algorithms.canonical_name(n) for n in args.algorithms.split(",")]
+    except ValueError as err:
+        parser.error(str(err))
 
-    dims = coco.parse_range(args.dims or ("2,3,5,10" if args.full else "2,3,5"), "--dims")
-    instances = coco.parse_range(args.instances or ("1-15" if args.full else "1-5"), "--instances")
-    names = [nbo.algorithms.canonical_name(n) for n in args.algorithms.split(",")]
+    dims = chosen["dims"] or coco.parse_range("2,3,5,10" if args.full else "2,3,5", "--dims")
+    instances = chosen["instances"] or coco.parse_range("1-15" if args.full else "1-5", "--instances")
+    names = names or [nbo.algorithms.canonical_name(n) for n in ("neural-bo", "gp-ei", "random")]
     algos = {n: nbo.algorithms.get(n) for n in names}
     k, n = (int(v) for v in args.batch.split("/"))
     print(f"device: {jax.devices()[0].device_kind} ({jax.default_backend()}); dims {dims}; instances "
@@ -119,24 +129,27 @@ def selected_groups(functions: tuple) -> dict:
     return out
 
 
-def tables(out: pathlib.Path, args, pairs: list, functions: tuple) -> None:
+def tables(out: pathlib.Path, args, pairs: list, functions: tuple, dims=None, instances=None,
+           algorithms=None) -> None:
     """The solved fractions of ``functions`` (``--functions``; per group with ``--groups``) and
-    the paired tests over them and per group."""
+    the paired tests over them and per group; ``dims``, ``instances``, ``algorithms``: only
+    these runs (``None``: all in ``out``)."""
     from nbo_jax.analysis import markdown_table
 
+    chosen = dict(dimensions=dims, instances=instances, algorithms=algorithms)
     groups = selected_groups(functions)
     (label, selection), *parts = groups.items()
     print()
     if selection is not None:
         print(f"{label}:")
-    print(coco.solved_fractions_table(out, reference=not args.no_cocopp, functions=selection))
+    print(coco.solved_fractions_table(out, reference=not args.no_cocopp, functions=selection, **chosen))
     if args.groups:
         for group, fs in parts:
             print(f"\n{group} (f{range_text(fs)}):" if group in coco.BBOB_GROUPS else f"\n{group}:")
-            print(coco.solved_fractions_table(out, reference=not args.no_cocopp, functions=fs))
+            print(coco.solved_fractions_table(out, reference=not args.no_cocopp, functions=fs, **chosen))
     if pairs:
         # one paired_comparison per (reference, group) serves every pair with that reference
-        compared = {(b, group): coco.paired_comparison(out, b, functions=fs)
+        compared = {(b, group): coco.paired_comparison(out, b, functions=fs, **chosen)
                     for b in dict.fromkeys(b for _, b in pairs) for group, fs in groups.items()}
         rows = [[f"{a} vs {b}", group, d, mean_a, mean_b, wins, losses, f"{p:.2g}"]
                 for a, b in pairs for group in groups

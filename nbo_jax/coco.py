@@ -434,22 +434,36 @@ def run_campaign(
     return report
 
 
-def read_runs(out, functions: Optional[Sequence[int]] = None) -> dict:
+def read_runs(out, functions: Optional[Sequence[int]] = None, *, dimensions: Optional[Sequence[int]] = None,
+              instances: Optional[Sequence[int]] = None, algorithms: Optional[Sequence[str]] = None) -> dict:
     """The runs of a campaign folder, from the ``.npz`` records :func:`run_campaign` writes:
     ``{algorithm: {(function, dimension): {"x": (I, n, d), "f": (I, n), "instances": (I,),
     "f_opt": (I,)}}}`` (and ``"c": (I, n, K)`` on ``bbob-constrained``); ``f`` holds the
-    float64 values COCO logged, ``x`` the points in the run's dtype. ``functions``: only
-    these function numbers (e.g. a group of :data:`BBOB_GROUPS`); ``None``, all."""
+    float64 values COCO logged, ``x`` the points in the run's dtype. ``functions``,
+    ``dimensions``, ``instances``, ``algorithms``: only these function numbers (e.g. a group
+    of :data:`BBOB_GROUPS`), dimensions, instance numbers and algorithm names (the folder
+    names); ``None``, all. A unit left without a selected instance is left out."""
     out = pathlib.Path(out)
     runs: dict = {}
-    keep = None if functions is None else {int(f) for f in functions}
+    keep = {name: None if v is None else set(v) for name, v in (
+        ("functions", None if functions is None else map(int, functions)),
+        ("dimensions", None if dimensions is None else map(int, dimensions)),
+        ("algorithms", None if algorithms is None else map(str, algorithms)))}
+    wanted = None if instances is None else np.asarray([int(i) for i in instances])
     for path in sorted(out.glob("*/nbo-jax/f*_d*.npz")):
         name = path.parent.parent.name
-        f, d = path.stem[1:].split("_d")
-        if keep is not None and int(f) not in keep:
+        f, d = (int(v) for v in path.stem[1:].split("_d"))
+        if any(chosen is not None and value not in chosen
+               for chosen, value in zip(keep.values(), (f, d, name))):
             continue
         with np.load(path) as data:
-            runs.setdefault(name, {})[(int(f), int(d))] = {k: data[k] for k in data.files}
+            run = {k: data[k] for k in data.files}
+        if wanted is not None:
+            rows = np.isin(run["instances"], wanted)
+            if not rows.any():
+                continue
+            run = {k: v[rows] for k, v in run.items()}  # every record's first axis is the instance
+        runs.setdefault(name, {})[(f, d)] = run
     return runs
 
 
@@ -490,18 +504,22 @@ def _fractions_of_runs(runs: dict, budgets_per_dim, targets) -> dict:
 
 
 def solved_fractions(out, budgets_per_dim: Sequence[float] = (1, 2, 5, 10, 20),
-                     targets: np.ndarray = ECDF_TARGETS, functions: Optional[Sequence[int]] = None) -> dict:
+                     targets: np.ndarray = ECDF_TARGETS, functions: Optional[Sequence[int]] = None,
+                     *, dimensions: Optional[Sequence[int]] = None, instances: Optional[Sequence[int]] = None,
+                     algorithms: Optional[Sequence[str]] = None) -> dict:
     """Fraction of (function, instance, target) triples solved, per algorithm and dimension,
     after ``b * d`` evaluations for each ``b`` in ``budgets_per_dim``: the y value of COCO's
     runtime ECDF (fixed targets ``f - f_opt <= target``, :data:`ECDF_TARGETS`) at that budget.
 
-    ``functions``: only these function numbers (:func:`read_runs`).
+    ``functions``, ``dimensions``, ``instances``, ``algorithms``: only these runs
+    (:func:`read_runs`).
 
     Returns:
         ``{algorithm: {dimension: {b: fraction}}}``; budgets beyond the runs' length are
         left out.
     """
-    return _fractions_of_runs(read_runs(out, functions), budgets_per_dim, targets)
+    runs = read_runs(out, functions, dimensions=dimensions, instances=instances, algorithms=algorithms)
+    return _fractions_of_runs(runs, budgets_per_dim, targets)
 
 
 @functools.lru_cache(maxsize=1)
@@ -537,9 +555,11 @@ def reference_solved_fractions(dimensions: Sequence[int], functions: Sequence[in
 
 
 def run_fractions(out, budget_per_dim: Optional[float] = None, targets: np.ndarray = ECDF_TARGETS,
-                  functions: Optional[Sequence[int]] = None) -> dict:
+                  functions: Optional[Sequence[int]] = None, *, dimensions: Optional[Sequence[int]] = None,
+                  instances: Optional[Sequence[int]] = None, algorithms: Optional[Sequence[str]] = None) -> dict:
     """Per run, the fraction of the targets it solved after ``budget_per_dim x d``
-    evaluations (the whole run when ``None``); ``functions``: only these (:func:`read_runs`).
+    evaluations (the whole run when ``None``); ``functions``, ``dimensions``, ``instances``,
+    ``algorithms``: only these runs (:func:`read_runs`).
 
     Returns:
         ``{algorithm: {dimension: (keys, fractions)}}`` with ``keys`` the ``(function,
@@ -547,7 +567,8 @@ def run_fractions(out, budget_per_dim: Optional[float] = None, targets: np.ndarr
         (so two algorithms' arrays are paired run by run when they ran the same problems).
     """
     result: dict = {}
-    for name, units in read_runs(out, functions).items():
+    runs = read_runs(out, functions, dimensions=dimensions, instances=instances, algorithms=algorithms)
+    for name, units in runs.items():
         per_dim: dict = {}
         for (f, d), run in sorted(units.items()):
             n = run["f"].shape[1] if budget_per_dim is None else min(run["f"].shape[1], int(round(budget_per_dim * d)))
@@ -561,12 +582,15 @@ def run_fractions(out, budget_per_dim: Optional[float] = None, targets: np.ndarr
 
 
 def paired_comparison(out, reference: str, budget_per_dim: Optional[float] = None,
-                      functions: Optional[Sequence[int]] = None) -> list:
+                      functions: Optional[Sequence[int]] = None, *, dimensions: Optional[Sequence[int]] = None,
+                      instances: Optional[Sequence[int]] = None, algorithms: Optional[Sequence[str]] = None) -> list:
     """Each algorithm against ``reference``, per dimension, paired run by run (same function,
     instance and initial design): mean fraction of targets solved per run for both, the runs
     where the algorithm solved more / fewer targets, and the two-sided Wilcoxon signed-rank
     p-value (``scipy.stats.wilcoxon``, ties dropped; NaN when every pair ties).
-    ``functions``: only these function numbers, e.g. ``BBOB_GROUPS["separable"]``.
+    ``functions``: only these function numbers, e.g. ``BBOB_GROUPS["separable"]``;
+    ``dimensions``, ``instances``: only these; ``algorithms``: only these against
+    ``reference`` (:func:`read_runs`).
 
     Returns:
         rows ``[algorithm, d, mean, reference mean, wins, losses, p]``.
@@ -576,7 +600,9 @@ def paired_comparison(out, reference: str, budget_per_dim: Optional[float] = Non
     """
     from scipy.stats import wilcoxon
 
-    fractions = run_fractions(out, budget_per_dim, functions=functions)
+    chosen = None if algorithms is None else [*algorithms, reference]
+    fractions = run_fractions(out, budget_per_dim, functions=functions, dimensions=dimensions, instances=instances,
+                              algorithms=chosen)
     if reference not in fractions:
         raise KeyError(f"reference {reference!r} has no runs in {str(out)!r}; it has {sorted(fractions)}")
     rows = []
@@ -598,14 +624,17 @@ def paired_comparison(out, reference: str, budget_per_dim: Optional[float] = Non
 
 
 def solved_fractions_table(out, budgets_per_dim: Sequence[float] = (1, 2, 5, 10, 20), reference: bool = True,
-                           functions: Optional[Sequence[int]] = None) -> str:
+                           functions: Optional[Sequence[int]] = None, *, dimensions: Optional[Sequence[int]] = None,
+                           instances: Optional[Sequence[int]] = None,
+                           algorithms: Optional[Sequence[str]] = None) -> str:
     """A Markdown table of :func:`solved_fractions` (one row per algorithm and dimension,
     one column per budget ``b x d``), with the best-2009 rows of
     :func:`reference_solved_fractions` on the same functions when ``reference`` (and the
-    suite is ``bbob``); ``functions``: only these function numbers."""
+    suite is ``bbob``); ``functions``, ``dimensions``, ``instances``, ``algorithms``: only
+    these runs (:func:`read_runs`)."""
     from .analysis import markdown_table
 
-    runs = read_runs(out, functions)
+    runs = read_runs(out, functions, dimensions=dimensions, instances=instances, algorithms=algorithms)
     fractions = _fractions_of_runs(runs, budgets_per_dim, ECDF_TARGETS)
     rows = [[name, d, *[by_b.get(b, "-") for b in budgets_per_dim]]
             for name, per_dim in fractions.items() for d, by_b in per_dim.items()]

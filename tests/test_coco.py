@@ -234,6 +234,27 @@ def test_reproduce_coco_tables_cover_the_selected_functions(campaign, benchmark_
     assert [float(v) for v in pair.split("|")[4:6]] == pytest.approx([mine, theirs], abs=5e-4)
 
 
+def test_runs_are_selected_by_dimension_instance_and_algorithm(campaign, benchmark_script, capsys):
+    import argparse
+
+    out, _, _ = campaign
+    every = coco.read_runs(out)
+    assert set(coco.read_runs(out, algorithms=["gp-ei"])) == {"gp-ei"}
+    assert coco.read_runs(out, dimensions=[3]) == {} and coco.read_runs(out, instances=[4]) == {}
+    chosen = coco.read_runs(out, functions=[21], dimensions=[2], instances=[3, 4], algorithms=["random"])
+    assert set(chosen) == {"random"} and set(chosen["random"]) == {(21, 2)}
+    for key, value in every["random"][(21, 2)].items():
+        np.testing.assert_array_equal(chosen["random"][(21, 2)][key], value)
+    assert coco.paired_comparison(out, "random", algorithms=["gp-ei"]) == coco.paired_comparison(out, "random")
+    assert coco.solved_fractions(out, instances=[3]) == coco.solved_fractions(out)
+    script = benchmark_script("reproduce_coco")
+    script.tables(out, argparse.Namespace(groups=False, no_cocopp=True), [], (1, 21), algorithms=["gp-ei"])
+    text = capsys.readouterr().out
+    assert "| gp-ei " in text and "| random " not in text
+    script.tables(out, argparse.Namespace(groups=False, no_cocopp=True), [], (1, 21), dims=[3])
+    assert "| gp-ei " not in capsys.readouterr().out
+
+
 def test_campaign_resumes_skips_done_work_and_refuses_other_settings(tmp_path):
     algos = {"random": nbo.random_search()}
     kw = dict(dimensions=[2], instances=[1, 2], budget_multiplier=3, progress=False)
