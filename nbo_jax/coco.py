@@ -445,16 +445,15 @@ def read_runs(out, functions: Optional[Sequence[int]] = None, *, dimensions: Opt
     names); ``None``, all. A unit left without a selected instance is left out."""
     out = pathlib.Path(out)
     runs: dict = {}
-    keep = {name: None if v is None else set(v) for name, v in (
-        ("functions", None if functions is None else map(int, functions)),
-        ("dimensions", None if dimensions is None else map(int, dimensions)),
-        ("algorithms", None if algorithms is None else map(str, algorithms)))}
+    fs = None if functions is None else {int(f) for f in functions}
+    ds = None if dimensions is None else {int(d) for d in dimensions}
+    names = None if algorithms is None else {str(a) for a in algorithms}
     wanted = None if instances is None else np.asarray([int(i) for i in instances])
     for path in sorted(out.glob("*/nbo-jax/f*_d*.npz")):
         name = path.parent.parent.name
         f, d = (int(v) for v in path.stem[1:].split("_d"))
-        if any(chosen is not None and value not in chosen
-               for chosen, value in zip(keep.values(), (f, d, name))):
+        if ((fs is not None and f not in fs) or (ds is not None and d not in ds)
+                or (names is not None and name not in names)):
             continue
         with np.load(path) as data:
             run = {k: data[k] for k in data.files}
