@@ -71,13 +71,12 @@ def main() -> None:
         tables(out, args, pairs, functions, dims=chosen["dims"], instances=chosen["instances"], algorithms=names)
         return
     try:
-        names = args.algorithms and [nbo.algorithms.canonical_name(n) for n in args.algorithms.split(",")]
+        names = [nbo.algorithms.canonical_name(n) for n in (args.algorithms or "neural-bo,gp-ei,random").split(",")]
     except ValueError as err:
         parser.error(str(err))
 
     dims = chosen["dims"] or coco.parse_range("2,3,5,10" if args.full else "2,3,5", "--dims")
     instances = chosen["instances"] or coco.parse_range("1-15" if args.full else "1-5", "--instances")
-    names = names or [nbo.algorithms.canonical_name(n) for n in ("neural-bo", "gp-ei", "random")]
     algos = {n: nbo.algorithms.get(n) for n in names}
     k, n = (int(v) for v in args.batch.split("/"))
     print(f"device: {jax.devices()[0].device_kind} ({jax.default_backend()}); dims {dims}; instances "

@@ -434,6 +434,15 @@ def run_campaign(
     return report
 
 
+def _algorithm_names(algorithms) -> list:
+    """``algorithms`` as a list of folder names; a bare string (which would select its
+    characters) is refused by name."""
+    if isinstance(algorithms, str):
+        raise TypeError(f"algorithms must be a sequence of names, e.g. [{algorithms!r}], got the string "
+                        f"{algorithms!r}")
+    return [str(a) for a in algorithms]
+
+
 def read_runs(out, functions: Optional[Sequence[int]] = None, *, dimensions: Optional[Sequence[int]] = None,
               instances: Optional[Sequence[int]] = None, algorithms: Optional[Sequence[str]] = None) -> dict:
     """The runs of a campaign folder, from the ``.npz`` records :func:`run_campaign` writes:
@@ -442,12 +451,15 @@ def read_runs(out, functions: Optional[Sequence[int]] = None, *, dimensions: Opt
     float64 values COCO logged, ``x`` the points in the run's dtype. ``functions``,
     ``dimensions``, ``instances``, ``algorithms``: only these function numbers (e.g. a group
     of :data:`BBOB_GROUPS`), dimensions, instance numbers and algorithm names (the folder
-    names); ``None``, all. A unit left without a selected instance is left out."""
+    names); ``None``, all. A unit left without a selected instance is left out.
+
+    Raises:
+        TypeError: ``algorithms`` is a string, not a sequence of names."""
     out = pathlib.Path(out)
     runs: dict = {}
     fs = None if functions is None else {int(f) for f in functions}
     ds = None if dimensions is None else {int(d) for d in dimensions}
-    names = None if algorithms is None else {str(a) for a in algorithms}
+    names = None if algorithms is None else set(_algorithm_names(algorithms))
     wanted = None if instances is None else np.asarray([int(i) for i in instances])
     for path in sorted(out.glob("*/nbo-jax/f*_d*.npz")):
         name = path.parent.parent.name
@@ -599,7 +611,7 @@ def paired_comparison(out, reference: str, budget_per_dim: Optional[float] = Non
     """
     from scipy.stats import wilcoxon
 
-    chosen = None if algorithms is None else [*algorithms, reference]
+    chosen = None if algorithms is None else [*_algorithm_names(algorithms), reference]
     fractions = run_fractions(out, budget_per_dim, functions=functions, dimensions=dimensions, instances=instances,
                               algorithms=chosen)
     if reference not in fractions:

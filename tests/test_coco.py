@@ -246,6 +246,11 @@ def test_runs_are_selected_by_dimension_instance_and_algorithm(campaign, benchma
     for key, value in every["random"][(21, 2)].items():
         np.testing.assert_array_equal(chosen["random"][(21, 2)][key], value)
     assert coco.paired_comparison(out, "random", algorithms=["gp-ei"]) == coco.paired_comparison(out, "random")
+    assert coco.paired_comparison(out, "random", algorithms=["random"]) == []  # gp-ei's row left out
+    with pytest.raises(TypeError, match="algorithms must be a sequence of names"):
+        coco.read_runs(out, algorithms="gp-ei")
+    with pytest.raises(TypeError, match="algorithms must be a sequence of names"):
+        coco.paired_comparison(out, "random", algorithms="gp-ei")
     assert coco.solved_fractions(out, instances=[3]) == coco.solved_fractions(out)
     script = benchmark_script("reproduce_coco")
     script.tables(out, argparse.Namespace(groups=False, no_cocopp=True), [], (1, 21), algorithms=["gp-ei"])
@@ -253,6 +258,19 @@ def test_runs_are_selected_by_dimension_instance_and_algorithm(campaign, benchma
     assert "| gp-ei " in text and "| random " not in text
     script.tables(out, argparse.Namespace(groups=False, no_cocopp=True), [], (1, 21), dims=[3])
     assert "| gp-ei " not in capsys.readouterr().out
+
+
+def test_selected_instances_slice_every_record_alike(tmp_path):
+    folder = tmp_path / "alg" / "nbo-jax"
+    folder.mkdir(parents=True)
+    record = dict(x=np.arange(2 * 3 * 2, dtype=float).reshape(2, 3, 2), f=np.array([[5.0, 4, 3], [9, 8, 7]]),
+                  instances=np.array([1, 2]), f_opt=np.array([0.5, 1.5]), c=np.arange(2 * 3).reshape(2, 3, 1))
+    np.savez(folder / "f001_d02.npz", **record)
+    run = coco.read_runs(tmp_path, instances=[2])["alg"][(1, 2)]
+    assert set(run) == set(record)
+    for key, value in record.items():
+        np.testing.assert_array_equal(run[key], value[1:])  # the second instance's row of each record
+    assert coco.read_runs(tmp_path, instances=[1, 2])["alg"][(1, 2)]["f"].shape == (2, 3)
 
 
 def test_campaign_resumes_skips_done_work_and_refuses_other_settings(tmp_path):
