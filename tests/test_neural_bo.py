@@ -167,6 +167,34 @@ def test_circle_embedding_feeds_the_network_points_of_one_norm(x64, compiled):
         nbo.neural_bo(input_embedding="sphere")
 
 
+def test_default_input_embedding_is_the_circle_only_below_circle_below_dim(compiled):
+    """The default preset's ``input_embedding="auto"`` is ``"circle"`` below ``CIRCLE_BELOW_DIM``
+    (20) inputs and ``"linear"`` from there on (the network's input width says which: 2d or
+    d); the paper preset's is ``"linear"``; an embedding given is kept at every dimension."""
+    from nbo_jax.algorithms.neural_bo import CIRCLE_BELOW_DIM
+
+    def first_layer_inputs(algo, d):
+        _, state = _state(compiled(algo), n=8, problem=nbo.benchmarks.get("styblinski_tang", dim=d))
+        return {leaf.shape[0] for leaf in jax.tree.leaves(state.params0) if leaf.ndim == 2} & {d, 2 * d}
+
+    for d, default in ((5, "circle"), (CIRCLE_BELOW_DIM - 1, "circle"), (CIRCLE_BELOW_DIM, "linear")):
+        width = {"circle": 2 * d, "linear": d}
+        assert first_layer_inputs(nbo.neural_bo(**SMALL), d) == {width[default]}
+        assert first_layer_inputs(nbo.neural_bo(**SMALL, input_embedding="auto"), d) == {width[default]}
+        for given in ("circle", "linear"):
+            assert first_layer_inputs(nbo.neural_bo(**SMALL, input_embedding=given), d) == {width[given]}
+    paper = nbo.neural_bo(preset="paper", width=SMALL["width"])
+    assert first_layer_inputs(paper, 5) == {5}
+    # NeuralUCB and NeuralTS keep the bandit papers' inputs unless told otherwise
+    for bandit in (nbo.neural_ucb, nbo.neural_ts):
+        assert first_layer_inputs(bandit(**SMALL), 5) == {5}
+        assert first_layer_inputs(bandit(**SMALL, input_embedding="circle"), 5) == {10}
+    # the same computation as the option named: equal asks
+    algos = [compiled(nbo.neural_bo(**SMALL, **kw)) for kw in ({}, dict(input_embedding="circle"))]
+    _, state = _state(algos[0], n=8, problem=nbo.benchmarks.get("styblinski_tang", dim=5))
+    np.testing.assert_array_equal(algos[0].ask(state, jax.random.key(2)), algos[1].ask(state, jax.random.key(2)))
+
+
 def test_default_pathwise_sample_is_climbed_only_below_climb_below_dim(compiled):
     """Default Thompson sampling climbs its pathwise sample from the restarts below
     ``CLIMB_BELOW_DIM`` (20) inputs and takes the best raw sample from there on; an

@@ -37,7 +37,8 @@ num_restarts=10, steps=200)`` (scrambled Sobol raw samples, a quarter of them ar
 observations, Boltzmann restarts, box-constrained L-BFGS; :mod:`nbo_jax.optimize`), with no climb
 (the best raw sample) and ``nu = 0.1`` (``HIGH_DIM_NU``) from ``d = 20`` on (``CLIMB_BELOW_DIM``):
 climbed, the sample's minimum lies on the box's boundary, and the run ends worse than random
-search. The
+search. Below ``d = 20`` (``CIRCLE_BELOW_DIM``) the network sees each coordinate on a quarter
+circle (``input_embedding="circle"``), so that its Thompson samples are not drawn to the corners. The
 surrogate settings were chosen on problems other than the test problems (Ackley, Levy,
 Michalewicz); the measurements are on the documentation site's page "Measured choices"
 (``docs/measurements.md``). Every choice is an argument.
@@ -95,12 +96,17 @@ CLIMB_BELOW_DIM = 20
 # from CLIMB_BELOW_DIM inputs on, the default pathwise Thompson sample's exploration scale when
 # nu is not given (the raw samples' best is asked, and nu = 0.5 spread it over the cube)
 HIGH_DIM_NU = 0.1
+# below this input dimension input_embedding="auto" (the default preset's) puts each coordinate on a
+# quarter circle; from it on the network sees 2u - 1 (measured at d = 2-10 and 20)
+CIRCLE_BELOW_DIM = 20
 
 PRESETS = {
     "paper": dict(optimizer="sgd", warm_start=False, use_bias=False, thompson="independent", scales="fixed", nu=1.0,
+                  input_embedding="linear",
                   acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.0,
                                              raw_sampler="uniform")),
     "default": dict(optimizer="adam", warm_start=True, use_bias=True, thompson="pathwise", scales="fit", nu=0.5,
+                    input_embedding="auto",
                     acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=10, steps=200)),
 }
 
@@ -332,9 +338,11 @@ def neural_bo(
         chunk_size: compute candidate features in chunks of this size (memory bound; int
             >= 1 or ``None``).
         input_embedding: how the network sees a unit-cube point (:func:`nbo_jax.networks.
-            embed_inputs`): ``"linear"`` (default; ``z = 2u - 1``, the authors' code) or
-            ``"circle"`` (each coordinate on a quarter circle, every point of the same norm,
-            so the prior variance of the linearized network does not grow toward the corners).
+            embed_inputs`): ``"linear"`` (``z = 2u - 1``, the authors' code; the paper
+            preset's), ``"circle"`` (each coordinate on a quarter circle, every point of the
+            same norm, so the prior variance of the linearized network does not grow toward
+            the corners) or ``"auto"`` (the default preset's: ``"circle"`` below ``d =
+            CIRCLE_BELOW_DIM = 20`` inputs, ``"linear"`` from there on).
         q: points per ``ask`` (int >= 1). Thompson sampling asks ``q`` independent draws
             (``batch_rule="independent"``); with ``acquisition`` given, the constant liar
             (``batch_rule="fantasy"``); see the module doc for stochastic acquisitions.
@@ -356,7 +364,7 @@ def neural_bo(
     """
     refuse_renamed(kwargs, BATCH_SIZE_RENAMED, "neural_bo")
     chosen = resolve_preset(PRESETS, preset, warm_start=warm_start, optimizer=optimizer, use_bias=use_bias,
-                            thompson=thompson, scales=scales)
+                            thompson=thompson, scales=scales, input_embedding=input_embedding)
     thompson = check_choice("thompson", chosen["thompson"], THOMPSON)
     fit = check_choice("scales", chosen["scales"], SCALES) == "fit"
     if refit_every is not None and not fit:
@@ -371,8 +379,7 @@ def neural_bo(
     warm = check_bool("warm_start", chosen["warm_start"])
     standardize = check_bool("standardize", standardize)
     network = network_builder(width, depth, activation, use_bias=chosen["use_bias"])
-    input_embedding = check_choice("input_embedding", "linear" if input_embedding is None else input_embedding,
-                                   INPUT_EMBEDDINGS)
+    input_embedding = check_choice("input_embedding", chosen["input_embedding"], INPUT_EMBEDDINGS + ("auto",))
     chunk_size = None if chunk_size is None else check_int("chunk_size", chunk_size, 1)
     lam = check_scale("lam", lam, allow_zero=False)
     m = float(width)
@@ -393,8 +400,16 @@ def neural_bo(
     nu_value = chosen["nu"] if nu is None else nu
     acq = acquisition if acquisition is not None else independent_thompson(nu_value)
 
+    def net_for(u: Array):
+        """The embedded network for unit-cube data ``u (cap, d)`` (``d`` static)."""
+        d = u.shape[1]
+        embedding = input_embedding
+        if embedding == "auto":
+            embedding = "circle" if d < CIRCLE_BELOW_DIM else "linear"
+        return embedded(network, d, u.dtype, embedding)
+
     def net_of(state: NeuralBOState):
-        return embedded(network, state.data.u.shape[1], state.data.u.dtype, input_embedding)
+        return net_for(state.data.u)
 
     def feature_weights(state: NeuralBOState):
         return state.params0 if feature_params == "initial" else state.params
@@ -422,7 +437,7 @@ def neural_bo(
 
     def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> NeuralBOState:
         data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=False)
-        net = embedded(network, data.u.shape[1], data.u.dtype, input_embedding)
+        net = net_for(data.u)
         if posterior == "auto":
             mode = "dual" if fit else post_lib.choose_mode(net.num_params, capacity)
         else:

@@ -13,7 +13,9 @@ Both are Neural-BO's machinery with the bandit papers' choices: gradient feature
 - NeuralTS: Thompson sampling ``f~(x) ~ N(h(x), nu^2 sigma^2(x))`` per candidate.
 
 Both keep the papers' fixed exploration scale (``scales="fixed"``: ``lam`` and ``nu`` as given,
-not fitted) unless ``scales="fit"`` is passed. NeuralTS draws independently per raw sample
+not fitted) unless ``scales="fit"`` is passed, and the papers' inputs (``input_embedding="linear"``,
+``z = 2u - 1``; Neural-BO's default below ``d = 20`` is the quarter circle) unless another
+``input_embedding`` is passed. NeuralTS draws independently per raw sample
 (as the paper), so its acquisition optimizer takes no gradient steps; NeuralUCB's bound is
 differentiable and is climbed by :func:`nbo_jax.optimize.optimize_acqf`. ``nu`` multiplies
 ``sigma`` directly (the papers' ``gamma`` / ``nu``), i.e. the bound is ``lcb(nu ** 2)`` in GP-UCB's ``beta``.
@@ -51,6 +53,7 @@ def _neural_bo_as(who: str, nu, posterior: str, acquisition, q: int, kwargs: dic
             raise ValueError(f"{fixed} is fixed by {who}; use neural_bo(...) to change it")
     kwargs = dict(kwargs)
     kwargs.setdefault("scales", "fixed")
+    kwargs.setdefault("input_embedding", "linear")  # the bandit papers' inputs (Neural-BO's "auto" unmeasured here)
     if no_gradient is not None:
         preset = resolve_preset(PRESETS, kwargs.get("preset", "default"))
         kwargs["acq_optimizer"] = as_acq_optimizer(kwargs.get("acq_optimizer"), default=preset["acq_optimizer"],
