@@ -30,7 +30,8 @@ def test_full_and_dual_give_the_same_run(x64):
 
 def test_state_posterior_matches_direct_computation(x64, compiled):
     for feature_params in ("initial", "current"):
-        algo = compiled(nbo.neural_bo(**SMALL, posterior="dual", scales="fixed", feature_params=feature_params))
+        algo = compiled(nbo.neural_bo(**SMALL, posterior="dual", scales="fixed", feature_params=feature_params,
+                                      input_embedding="linear"))
         problem, state = _state(algo)
         for i in range(2):
             x = algo.ask(state, jax.random.key(10 + i))
@@ -51,7 +52,7 @@ def test_state_posterior_matches_direct_computation(x64, compiled):
 def test_training_fits_the_data(x64, compiled):
     """TrainNN reduces the squared error on the (standardized) observations."""
     algo = compiled(nbo.neural_bo(width=64, epochs=200, minibatch_size=8, learning_rate=1e-2,
-                         acq_optimizer=dict(raw_samples=16)))
+                         acq_optimizer=dict(raw_samples=16), input_embedding="linear"))
     problem, state = _state(algo, n=8, capacity=8)
     net = nbo.networks.mlp(2, 64, 2, use_bias=True)
     z = 2 * state.data.u - 1
@@ -93,7 +94,7 @@ def test_nu_with_acquisition_is_refused():
 def test_pathwise_sample_of_the_algorithm_matches_its_posterior(x64, compiled):
     """The Thompson sample that ask maximizes: over many draws at fixed points, its mean is the
     network h(x; theta_t) and its variance (nu s)^2 sigma^2(x) of the surrogate (fitted scales)."""
-    algo = compiled(nbo.neural_bo(**SMALL, nu=0.7))
+    algo = compiled(nbo.neural_bo(**SMALL, nu=0.7, input_embedding="linear"))
     problem, state = _state(algo)
     assert type(state.posterior).__name__ == "DualState"  # scales="fit" runs in dual form
     u = jax.random.uniform(jax.random.key(4), (5, 2))
@@ -120,7 +121,7 @@ def test_lam_refit_schedule_keeps_lam_and_refits_s2_between_refits(x64, compiled
     """refit_every=3 (fitted scales): at tells 1 and 2 ``lam`` is kept, the factor extended
     row by row equals a new factorization at that ``lam`` and ``s^2`` is the likelihood's best
     for it (fit_scales on a one-point grid); at tell 3 both are the full grid fit again."""
-    algo = compiled(nbo.neural_bo(**SMALL, refit_every=3))
+    algo = compiled(nbo.neural_bo(**SMALL, refit_every=3, input_embedding="linear"))
     problem, state = _state(algo)
     net = nbo.networks.mlp(2, SMALL["width"], 2, use_bias=True)
     m = float(SMALL["width"])
@@ -218,7 +219,8 @@ def test_default_nu_is_high_dim_nu_from_climb_below_dim(compiled):
     from nbo_jax.algorithms.neural_bo import CLIMB_BELOW_DIM, HIGH_DIM_NU
 
     for d, nu in ((5, 0.5), (CLIMB_BELOW_DIM, HIGH_DIM_NU)):
-        algos = {name: compiled(nbo.neural_bo(**SMALL, **kw))
+        # the linear embedding at both dimensions: the nu rule alone differs
+        algos = {name: compiled(nbo.neural_bo(**SMALL, input_embedding="linear", **kw))
                  for name, kw in (("default", {}), ("0.5", dict(nu=0.5)), ("0.1", dict(nu=HIGH_DIM_NU)))}
         _, state = _state(algos["default"], n=8, problem=nbo.benchmarks.get("styblinski_tang", dim=d))
         asks = {name: np.asarray(algo.ask(state, jax.random.key(2))) for name, algo in algos.items()}
