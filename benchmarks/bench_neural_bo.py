@@ -77,12 +77,14 @@ def per_iteration(args, mode, t):
 
 def num_params(args) -> int:
     """The network's parameter count as the algorithm builds it (biases and the preset's input
-    embedding included: the quarter circle below d = 20 doubles the first layer's inputs)."""
+    embedding included: the quarter circle below d = 20 doubles the first layer's inputs), from
+    the shapes of its ``init`` (``jax.eval_shape``: nothing is trained or computed)."""
     problem = nbo.benchmarks.get("ackley", dim=args.dim, noise_std="paper")
     algo = build(args)
-    x0 = nbo.initial_design(jax.random.key(1), problem.bounds, 4)
-    state = algo.init(jax.random.key(0), x0, jax.vmap(problem.objective)(x0), bounds=problem.bounds, capacity=5)
-    return sum(int(leaf.size) for leaf in jax.tree.leaves(state.params0))
+    x0 = jax.ShapeDtypeStruct((4, args.dim), jnp.zeros(()).dtype)
+    y0 = jax.ShapeDtypeStruct((4,), jnp.zeros(()).dtype)
+    state = jax.eval_shape(lambda x, y: algo.init(jax.random.key(0), x, y, bounds=problem.bounds, capacity=5), x0, y0)
+    return sum(int(np.prod(leaf.shape)) for leaf in jax.tree.leaves(state.params0))
 
 
 def vmap_ratio(args):
