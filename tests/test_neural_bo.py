@@ -213,19 +213,26 @@ def test_default_pathwise_sample_is_climbed_only_below_climb_below_dim(compiled)
         np.testing.assert_array_equal(asks["default"], asks["steps=200" if climbs else "steps=0"])
 
 
-def test_default_nu_is_high_dim_nu_from_climb_below_dim(compiled):
+def test_default_nu_by_dimension(compiled):
     """The default preset's pathwise sample takes ``nu = HIGH_DIM_NU`` (0.1) from
-    ``CLIMB_BELOW_DIM`` inputs on and the preset's 0.5 below; a ``nu`` given is kept."""
-    from nbo_jax.algorithms.neural_bo import CLIMB_BELOW_DIM, HIGH_DIM_NU
+    ``CLIMB_BELOW_DIM`` inputs on, ``MID_DIM_NU`` (0.25) from ``MID_NU_FROM_DIM`` and the
+    preset's 0.5 below; a ``nu`` given is kept."""
+    from nbo_jax.algorithms.neural_bo import CLIMB_BELOW_DIM, HIGH_DIM_NU, MID_DIM_NU, MID_NU_FROM_DIM, default_nu
 
-    for d, nu in ((5, 0.5), (CLIMB_BELOW_DIM, HIGH_DIM_NU)):
-        # the linear embedding at both dimensions: the nu rule alone differs
+    assert [default_nu(d, 0.5) for d in (2, MID_NU_FROM_DIM - 1, MID_NU_FROM_DIM, CLIMB_BELOW_DIM - 1,
+                                         CLIMB_BELOW_DIM, 50)] == [0.5, 0.5, 0.25, 0.25, 0.1, 0.1]
+    nus = (0.5, MID_DIM_NU, HIGH_DIM_NU)
+    for d, nu in ((5, 0.5), (MID_NU_FROM_DIM, MID_DIM_NU), (CLIMB_BELOW_DIM, HIGH_DIM_NU)):
+        # the linear embedding at every dimension: the nu rule alone differs
         algos = {name: compiled(nbo.neural_bo(**SMALL, input_embedding="linear", **kw))
-                 for name, kw in (("default", {}), ("0.5", dict(nu=0.5)), ("0.1", dict(nu=HIGH_DIM_NU)))}
+                 for name, kw in (("default", {}), *((str(v), dict(nu=v)) for v in nus))}
         _, state = _state(algos["default"], n=8, problem=nbo.benchmarks.get("styblinski_tang", dim=d))
-        asks = {name: np.asarray(algo.ask(state, jax.random.key(2))) for name, algo in algos.items()}
-        assert np.abs(asks["0.5"] - asks["0.1"]).max() > 1e-3
-        np.testing.assert_array_equal(asks["default"], asks[str(nu)])
+        told_apart = set()
+        for k in range(2, 6):  # with few raw samples two scales can end at the same point for one key
+            asks = {name: np.asarray(algo.ask(state, jax.random.key(k))) for name, algo in algos.items()}
+            np.testing.assert_array_equal(asks["default"], asks[str(nu)])
+            told_apart |= {v for v in nus if np.abs(asks[str(nu)] - asks[str(v)]).max() > 1e-3}
+        assert told_apart == set(nus) - {nu}, (d, told_apart)
 
 
 def test_options_are_checked_at_the_factory():

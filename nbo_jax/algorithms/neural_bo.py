@@ -32,11 +32,12 @@ weights N(0, 1/m), no biases, plain SGD lr 1e-3, batch 50, 50 epochs, lam = 0.01
 
 **Library defaults** (``preset="default"``): as the paper but with biases, Adam (lr 1e-3) and
 warm start from the previous weights (as in the authors' released code), pathwise Thompson
-sampling with ``nu = 0.5`` on fitted scales, and ``acq_optimizer(raw_samples=2048,
-num_restarts=10, steps=200)`` (scrambled Sobol raw samples, a quarter of them around the 5 best
-observations, Boltzmann restarts, box-constrained L-BFGS; :mod:`nbo_jax.optimize`), with no climb
-(the best raw sample) and ``nu = 0.1`` (``HIGH_DIM_NU``) from ``d = 20`` on (``CLIMB_BELOW_DIM``):
-climbed, the sample's minimum lies on the box's boundary, and the run ends worse than random
+sampling on fitted scales with ``nu = 0.5`` below ``d = 10``, ``0.25`` (``MID_DIM_NU``) from
+``d = 10`` (``MID_NU_FROM_DIM``) and ``0.1`` (``HIGH_DIM_NU``) from ``d = 20``
+(:func:`default_nu`), and ``acq_optimizer(raw_samples=2048, num_restarts=10, steps=200)``
+(scrambled Sobol raw samples, a quarter of them around the 5 best observations, Boltzmann
+restarts, box-constrained L-BFGS; :mod:`nbo_jax.optimize`), with no climb (the best raw sample)
+from ``d = 20`` on (``CLIMB_BELOW_DIM``): climbed, the sample's minimum lies on the box's boundary, and the run ends worse than random
 search. Below ``d = 20`` (``CIRCLE_BELOW_DIM``) the network sees each coordinate on a quarter
 circle (``input_embedding="circle"``), so that its Thompson samples are not drawn to the corners. The
 surrogate settings were chosen on problems other than the test problems (Ackley, Levy,
@@ -96,9 +97,24 @@ CLIMB_BELOW_DIM = 20
 # from CLIMB_BELOW_DIM inputs on, the default pathwise Thompson sample's exploration scale when
 # nu is not given (the raw samples' best is asked, and nu = 0.5 spread it over the cube)
 HIGH_DIM_NU = 0.1
+# from MID_NU_FROM_DIM inputs up to CLIMB_BELOW_DIM, the default pathwise sample's exploration scale
+# when nu is not given (measured with the quarter-circle embedding at d = 5, 10 and 15)
+MID_DIM_NU = 0.25
+MID_NU_FROM_DIM = 10
 # below this input dimension input_embedding="auto" (the default preset's) puts each coordinate on a
 # quarter circle; from it on the network sees 2u - 1 (measured at d = 2-10 and 20)
 CIRCLE_BELOW_DIM = 20
+
+def default_nu(d: int, preset_nu: float) -> float:
+    """The default preset's exploration scale of its pathwise Thompson sample for ``d`` inputs
+    when ``nu`` is not given: ``HIGH_DIM_NU`` (0.1) from ``CLIMB_BELOW_DIM`` (20) on,
+    ``MID_DIM_NU`` (0.25) from ``MID_NU_FROM_DIM`` (10), else ``preset_nu`` (0.5). Chosen on
+    selection problems (Styblinski-Tang, Rastrigin, Griewank, Rosenbrock) and COCO, not on the
+    reported test problems (``docs/measurements.md``)."""
+    if d >= CLIMB_BELOW_DIM:
+        return HIGH_DIM_NU
+    return MID_DIM_NU if d >= MID_NU_FROM_DIM else preset_nu
+
 
 PRESETS = {
     "paper": dict(optimizer="sgd", warm_start=False, use_bias=False, thompson="independent", scales="fixed", nu=1.0,
@@ -288,8 +304,9 @@ def neural_bo(
         width: hidden width ``m`` (int >= 1). depth: number of weight layers ``L`` (int >= 2).
         nu: exploration scale of Thompson sampling (Phan-Trong et al. 2023, Algorithm 1,
             line 4), a float ``>= 0`` or a scalar array (vmappable); default the preset's
-            (paper 1.0, library default 0.5; the default preset's pathwise sample takes
-            ``HIGH_DIM_NU = 0.1`` from ``d = CLIMB_BELOW_DIM = 20`` inputs on). With
+            (paper 1.0; the default preset's pathwise sample takes 0.5 below ``d = 10`` inputs,
+            ``MID_DIM_NU = 0.25`` from ``d = MID_NU_FROM_DIM = 10`` and ``HIGH_DIM_NU = 0.1``
+            from ``d = CLIMB_BELOW_DIM = 20`` on: :func:`default_nu`). With
             ``scales="fit"`` it multiplies the fitted scale. Not allowed together with
             ``acquisition``.
         lam: regularization ``lambda > 0`` of TrainNN and (``scales="fixed"``) of
@@ -396,7 +413,7 @@ def neural_bo(
     steps_set = isinstance(acq_optimizer, AcqOptimizer) or (isinstance(acq_optimizer, dict)
                                                             and "steps" in acq_optimizer)
     climb_by_dim = pathwise and not steps_set
-    nu_by_dim = pathwise and nu is None and preset == "default"  # HIGH_DIM_NU applies
+    nu_by_dim = pathwise and nu is None and preset == "default"  # default_nu applies
     nu_value = chosen["nu"] if nu is None else nu
     acq = acquisition if acquisition is not None else independent_thompson(nu_value)
 
@@ -454,7 +471,7 @@ def neural_bo(
         high_dim = state.data.u.shape[1] >= CLIMB_BELOW_DIM  # static: the data's width
         if pathwise:
             sample = _pathwise_sample(state, net_of(state).apply, feature_weights(state), k_a, m,
-                                      HIGH_DIM_NU if nu_by_dim and high_dim else nu_value)
+                                      default_nu(state.data.u.shape[1], nu_value) if nu_by_dim else nu_value)
             utility = lambda u_c: -sample(u_c)
         else:
             utility = lambda u_c: acq(surrogate_posterior(state, u_c), k_a)
