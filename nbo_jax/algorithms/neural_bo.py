@@ -21,9 +21,10 @@ The Thompson sample ``f~_t`` is drawn in one of two ways:
 With ``scales="fit"`` (library default) the posterior's ``lam`` and output scale ``s^2`` are
 not fixed: the linearized network is Bayesian linear regression on ``g``, i.e. a GP with the
 empirical NTK as kernel, and ``(lam, s^2)`` maximize its marginal likelihood of the targets
-``y - h(x; theta_0)`` (:func:`nbo_jax.posterior.fit_scales`; ``nu`` then multiplies the
-fitted ``s``): ``s^2`` at every ``tell``, ``lam`` on the ``refit_every`` schedule. ``acquisition=`` swaps Thompson sampling for any function of the
-surrogate posterior (:mod:`nbo_jax.acquisition`), maximized by the same optimizer.
+``y - h(x; theta_0)`` (:func:`nbo_jax.posterior.fit_scales`; ``nu`` then multiplies the fitted
+``s``): ``s^2`` at every ``tell``, ``lam`` on the ``refit_every`` schedule. ``acquisition=``
+swaps Thompson sampling for any function of the surrogate posterior
+(:mod:`nbo_jax.acquisition`), maximized by the same optimizer.
 
 **Paper preset** (``preset="paper"``; Phan-Trong et al. 2023, Section 7): L = 2, m = 500,
 weights N(0, 1/m), no biases, plain SGD lr 1e-3, batch 50, 50 epochs, lam = 0.01, nu in
@@ -37,12 +38,13 @@ sampling on fitted scales with ``nu = 0.5`` below ``d = 10``, ``0.25`` (``MID_DI
 (:func:`default_nu`), and ``acq_optimizer(raw_samples=2048, num_restarts=10, steps=200)``
 (scrambled Sobol raw samples, a quarter of them around the 5 best observations, Boltzmann
 restarts, box-constrained L-BFGS; :mod:`nbo_jax.optimize`), with no climb (the best raw sample)
-from ``d = 20`` on (``CLIMB_BELOW_DIM``): climbed, the sample's minimum lies on the box's boundary, and the run ends worse than random
-search. Below ``d = 20`` (``CIRCLE_BELOW_DIM``) the network sees each coordinate on a quarter
-circle (``input_embedding="circle"``), so that its Thompson samples are not drawn to the corners. The
-surrogate settings were chosen on problems other than the test problems (Ackley, Levy,
-Michalewicz); the measurements are on the documentation site's page "Measured choices"
-(``docs/measurements.md``). Every choice is an argument.
+from ``d = 20`` on (``CLIMB_BELOW_DIM``): climbed, the sample's minimum lies on the box's
+boundary, and the run ends worse than random search. Below ``d = 20`` (``CIRCLE_BELOW_DIM``)
+the network sees each coordinate on a quarter circle (``input_embedding="circle"``), so that
+its Thompson samples are not drawn to the corners. The surrogate settings were chosen on
+problems other than the test problems (Ackley, Levy, Michalewicz); the measurements are on the
+documentation site's page "Measured choices" (``docs/measurements.md``). Every choice is an
+argument.
 
 **Batches** (``q > 1``, :mod:`nbo_jax.batch`): Thompson sampling (both ``thompson`` modes)
 asks ``q`` independent draws (Kandasamy et al. 2018); a user ``acquisition=`` is taken as a
@@ -104,6 +106,7 @@ MID_NU_FROM_DIM = 10
 # below this input dimension input_embedding="auto" (the default preset's) puts each coordinate on a
 # quarter circle; from it on the network sees 2u - 1 (measured at d = 2-10 and 20)
 CIRCLE_BELOW_DIM = 20
+
 
 def default_nu(d: int, preset_nu: float) -> float:
     """The default preset's exploration scale of its pathwise Thompson sample for ``d`` inputs
