@@ -219,7 +219,7 @@ def test_default_nu_by_dimension(compiled):
     preset's 0.5 below; a ``nu`` given is kept."""
     from nbo_jax.algorithms.neural_bo import CLIMB_BELOW_DIM, HIGH_DIM_NU, MID_DIM_NU, MID_NU_FROM_DIM, default_nu
 
-    assert [default_nu(d, 0.5) for d in (2, MID_NU_FROM_DIM - 1, MID_NU_FROM_DIM, CLIMB_BELOW_DIM - 1,
+    assert [default_nu(d) for d in (2, MID_NU_FROM_DIM - 1, MID_NU_FROM_DIM, CLIMB_BELOW_DIM - 1,
                                          CLIMB_BELOW_DIM, 50)] == [0.5, 0.5, 0.25, 0.25, 0.1, 0.1]
     nus = (0.5, MID_DIM_NU, HIGH_DIM_NU)
     for d, nu in ((5, 0.5), (MID_NU_FROM_DIM, MID_DIM_NU), (CLIMB_BELOW_DIM, HIGH_DIM_NU)):

@@ -108,17 +108,6 @@ MID_NU_FROM_DIM = 10
 CIRCLE_BELOW_DIM = 20
 
 
-def default_nu(d: int, preset_nu: float) -> float:
-    """The default preset's exploration scale of its pathwise Thompson sample for ``d`` inputs
-    when ``nu`` is not given: ``HIGH_DIM_NU`` (0.1) from ``CLIMB_BELOW_DIM`` (20) on,
-    ``MID_DIM_NU`` (0.25) from ``MID_NU_FROM_DIM`` (10), else ``preset_nu`` (0.5). Chosen on
-    selection problems (Styblinski-Tang, Rastrigin, Griewank, Rosenbrock) and COCO, not on the
-    reported test problems (``docs/measurements.md``)."""
-    if d >= CLIMB_BELOW_DIM:
-        return HIGH_DIM_NU
-    return MID_DIM_NU if d >= MID_NU_FROM_DIM else preset_nu
-
-
 PRESETS = {
     "paper": dict(optimizer="sgd", warm_start=False, use_bias=False, thompson="independent", scales="fixed", nu=1.0,
                   input_embedding="linear",
@@ -128,6 +117,17 @@ PRESETS = {
                     input_embedding="auto",
                     acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=10, steps=200)),
 }
+
+
+def default_nu(d: int) -> float:
+    """The default preset's exploration scale of its pathwise Thompson sample for ``d`` inputs
+    when ``nu`` is not given: ``HIGH_DIM_NU`` (0.1) from ``CLIMB_BELOW_DIM`` (20) on,
+    ``MID_DIM_NU`` (0.25) from ``MID_NU_FROM_DIM`` (10), else the preset's ``nu`` (0.5). Chosen
+    on selection problems (Styblinski-Tang, Rastrigin, Griewank, Rosenbrock) and COCO, not on
+    the reported test problems (``docs/measurements.md``)."""
+    if d >= CLIMB_BELOW_DIM:
+        return HIGH_DIM_NU
+    return MID_DIM_NU if d >= MID_NU_FROM_DIM else PRESETS["default"]["nu"]
 
 
 class NeuralBOState(NamedTuple):
@@ -471,14 +471,14 @@ def neural_bo(
 
     def ask(state: NeuralBOState, key: Array) -> Array:
         k_c, k_a = jax.random.split(key)
-        high_dim = state.data.u.shape[1] >= CLIMB_BELOW_DIM  # static: the data's width
+        d = state.data.u.shape[1]  # static: the data's width
         if pathwise:
             sample = _pathwise_sample(state, net_of(state).apply, feature_weights(state), k_a, m,
-                                      default_nu(state.data.u.shape[1], nu_value) if nu_by_dim else nu_value)
+                                      default_nu(d) if nu_by_dim else nu_value)
             utility = lambda u_c: -sample(u_c)
         else:
             utility = lambda u_c: acq(surrogate_posterior(state, u_c), k_a)
-        opts = aopt._replace(steps=0) if climb_by_dim and high_dim else aopt
+        opts = aopt._replace(steps=0) if climb_by_dim and d >= CLIMB_BELOW_DIM else aopt
         return state.bounds.from_unit(optimize_acqf(utility, k_c, state.data, opts))
 
     def tell(state: NeuralBOState, x: Array, y: Array, c=None) -> NeuralBOState:
