@@ -219,8 +219,10 @@ def test_default_nu_by_dimension(compiled):
     preset's 0.5 below; a ``nu`` given is kept."""
     from nbo_jax.algorithms.neural_bo import CLIMB_BELOW_DIM, HIGH_DIM_NU, MID_DIM_NU, MID_NU_FROM_DIM, default_nu
 
-    assert [default_nu(d) for d in (2, MID_NU_FROM_DIM - 1, MID_NU_FROM_DIM, CLIMB_BELOW_DIM - 1,
-                                         CLIMB_BELOW_DIM, 50)] == [0.5, 0.5, 0.25, 0.25, 0.1, 0.1]
+    dims = (2, MID_NU_FROM_DIM - 1, MID_NU_FROM_DIM, CLIMB_BELOW_DIM - 1, CLIMB_BELOW_DIM, 50)
+    assert [default_nu(d) for d in dims] == [0.5, 0.5, 0.25, 0.25, 0.1, 0.1]
+    # inside a trust region the region keeps the asks local: 0.5 up to CLIMB_BELOW_DIM
+    assert [default_nu(d, in_region=True) for d in dims] == [0.5, 0.5, 0.5, 0.5, 0.1, 0.1]
     nus = (0.5, MID_DIM_NU, HIGH_DIM_NU)
     for d, nu in ((5, 0.5), (MID_NU_FROM_DIM, MID_DIM_NU), (CLIMB_BELOW_DIM, HIGH_DIM_NU)):
         # the linear embedding at every dimension: the nu rule alone differs
@@ -233,6 +235,32 @@ def test_default_nu_by_dimension(compiled):
             np.testing.assert_array_equal(asks["default"], asks[str(nu)])
             told_apart |= {v for v in nus if np.abs(asks[str(nu)] - asks[str(v)]).max() > 1e-3}
         assert told_apart == set(nus) - {nu}, (d, told_apart)
+
+
+def test_default_nu_inside_a_trust_region(compiled):
+    """Asked inside a trust region (``Dataset.region`` set, as ``trust_region`` does), the
+    default's pathwise sample at ``MID_NU_FROM_DIM`` inputs takes the preset's 0.5, not
+    ``MID_DIM_NU``: its asks equal ``nu=0.5``'s bit for bit and differ from ``MID_DIM_NU``'s."""
+    from nbo_jax.algorithms.neural_bo import MID_DIM_NU, MID_NU_FROM_DIM
+
+    d = MID_NU_FROM_DIM
+    algos = {name: compiled(nbo.neural_bo(**SMALL, **kw))
+             for name, kw in (("default", {}), ("0.5", dict(nu=0.5)), ("mid", dict(nu=MID_DIM_NU)))}
+    _, state = _state(algos["default"], n=8, problem=nbo.benchmarks.get("styblinski_tang", dim=d))
+    centre = state.data.best()[0]
+    region = jnp.stack([jnp.clip(centre - 0.4, 0.0, 1.0), jnp.clip(centre + 0.4, 0.0, 1.0)])
+    local = state._replace(data=state.data._replace(region=region))
+    told_apart = False
+    for k in range(2, 10):  # with few raw samples two scales can end at the same point for one key
+        asks = {name: np.asarray(algo.ask(local, jax.random.key(k))) for name, algo in algos.items()}
+        np.testing.assert_array_equal(asks["default"], asks["0.5"])
+        u = (asks["default"] - np.asarray(state.bounds.lower)) / np.asarray(state.bounds.upper - state.bounds.lower)
+        assert np.all(u >= np.asarray(region[0]) - 1e-6) and np.all(u <= np.asarray(region[1]) + 1e-6)
+        told_apart |= bool(np.abs(asks["default"] - asks["mid"]).max() > 1e-3)
+        # over the whole box the same state's default is MID_DIM_NU's
+        np.testing.assert_array_equal(np.asarray(algos["default"].ask(state, jax.random.key(k))),
+                                      np.asarray(algos["mid"].ask(state, jax.random.key(k))))
+    assert told_apart
 
 
 def test_options_are_checked_at_the_factory():

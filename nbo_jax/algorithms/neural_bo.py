@@ -34,8 +34,8 @@ weights N(0, 1/m), no biases, plain SGD lr 1e-3, batch 50, 50 epochs, lam = 0.01
 **Library defaults** (``preset="default"``): as the paper but with biases, Adam (lr 1e-3) and
 warm start from the previous weights (as in the authors' released code), pathwise Thompson
 sampling on fitted scales with ``nu = 0.5`` below ``d = 10``, ``0.25`` (``MID_DIM_NU``) from
-``d = 10`` (``MID_NU_FROM_DIM``) and ``0.1`` (``HIGH_DIM_NU``) from ``d = 20``
-(:func:`default_nu`), and ``acq_optimizer(raw_samples=2048, num_restarts=10, steps=200)``
+``d = 10`` (``MID_NU_FROM_DIM``; 0.5 inside a trust region) and ``0.1`` (``HIGH_DIM_NU``) from
+``d = 20`` (:func:`default_nu`), and ``acq_optimizer(raw_samples=2048, num_restarts=10, steps=200)``
 (scrambled Sobol raw samples, a quarter of them around the 5 best observations, Boltzmann
 restarts, box-constrained L-BFGS; :mod:`nbo_jax.optimize`), with no climb (the best raw sample)
 from ``d = 20`` on (``CLIMB_BELOW_DIM``): climbed, the sample's minimum lies on the box's
@@ -119,15 +119,18 @@ PRESETS = {
 }
 
 
-def default_nu(d: int) -> float:
+def default_nu(d: int, in_region: bool = False) -> float:
     """The default preset's exploration scale of its pathwise Thompson sample for ``d`` inputs
     when ``nu`` is not given: ``HIGH_DIM_NU`` (0.1) from ``CLIMB_BELOW_DIM`` (20) on,
-    ``MID_DIM_NU`` (0.25) from ``MID_NU_FROM_DIM`` (10), else the preset's ``nu`` (0.5). Chosen
-    on selection problems (Styblinski-Tang, Rastrigin, Griewank, Rosenbrock) and COCO, not on
-    the reported test problems (``docs/measurements.md``)."""
+    ``MID_DIM_NU`` (0.25) from ``MID_NU_FROM_DIM`` (10) when asked over the whole box, else
+    the preset's ``nu`` (0.5): below ``d = 10``, and below ``d = 20`` when asked inside a trust
+    region (``in_region``: ``Dataset.region`` set, :func:`nbo_jax.turbo.trust_region`), which
+    already keeps the asks near the incumbent. Chosen on selection problems (Styblinski-Tang,
+    Rastrigin, Griewank, Rosenbrock) and COCO, not on the reported test problems
+    (``docs/measurements.md``)."""
     if d >= CLIMB_BELOW_DIM:
         return HIGH_DIM_NU
-    return MID_DIM_NU if d >= MID_NU_FROM_DIM else PRESETS["default"]["nu"]
+    return MID_DIM_NU if d >= MID_NU_FROM_DIM and not in_region else PRESETS["default"]["nu"]
 
 
 class NeuralBOState(NamedTuple):
@@ -308,8 +311,9 @@ def neural_bo(
         nu: exploration scale of Thompson sampling (Phan-Trong et al. 2023, Algorithm 1,
             line 4), a float ``>= 0`` or a scalar array (vmappable); default the preset's
             (paper 1.0; the default preset's pathwise sample takes 0.5 below ``d = 10`` inputs,
-            ``MID_DIM_NU = 0.25`` from ``d = MID_NU_FROM_DIM = 10`` and ``HIGH_DIM_NU = 0.1``
-            from ``d = CLIMB_BELOW_DIM = 20`` on: :func:`default_nu`). With
+            ``MID_DIM_NU = 0.25`` from ``d = MID_NU_FROM_DIM = 10`` (0.5 inside a trust
+            region) and ``HIGH_DIM_NU = 0.1`` from ``d = CLIMB_BELOW_DIM = 20`` on:
+            :func:`default_nu`). With
             ``scales="fit"`` it multiplies the fitted scale. Not allowed together with
             ``acquisition``.
         lam: regularization ``lambda > 0`` of TrainNN and (``scales="fixed"``) of
@@ -473,8 +477,9 @@ def neural_bo(
         k_c, k_a = jax.random.split(key)
         d = state.data.u.shape[1]  # static: the data's width
         if pathwise:
+            in_region = state.data.region is not None  # static: asked inside a trust region
             sample = _pathwise_sample(state, net_of(state).apply, feature_weights(state), k_a, m,
-                                      default_nu(d) if nu_by_dim else nu_value)
+                                      default_nu(d, in_region) if nu_by_dim else nu_value)
             utility = lambda u_c: -sample(u_c)
         else:
             utility = lambda u_c: acq(surrogate_posterior(state, u_c), k_a)
