@@ -215,8 +215,8 @@ def test_default_pathwise_sample_is_climbed_only_below_climb_below_dim(compiled)
 
 def test_default_nu_by_dimension(compiled):
     """The default preset's pathwise sample takes ``nu = HIGH_DIM_NU`` (0.1) from
-    ``CLIMB_BELOW_DIM`` inputs on, ``MID_DIM_NU`` (0.25) from ``MID_NU_FROM_DIM`` and the
-    preset's 0.5 below; a ``nu`` given is kept."""
+    ``CLIMB_BELOW_DIM`` inputs on, ``MID_DIM_NU`` (0.25) from ``MID_NU_FROM_DIM`` (0.5 inside
+    a trust region) and the preset's 0.5 below; a ``nu`` given is kept."""
     from nbo_jax.algorithms.neural_bo import CLIMB_BELOW_DIM, HIGH_DIM_NU, MID_DIM_NU, MID_NU_FROM_DIM, default_nu
 
     dims = (2, MID_NU_FROM_DIM - 1, MID_NU_FROM_DIM, CLIMB_BELOW_DIM - 1, CLIMB_BELOW_DIM, 50)
