@@ -2,6 +2,7 @@
 Eriksson et al. 2019), TuRBO-m (regions=m, module nbo_jax.turbo_m) and the acquisition optimizer inside a region (Dataset.region;
 nbo_jax.optimize)."""
 
+import dataclasses
 import pickle
 
 import jax
@@ -35,7 +36,8 @@ def _unit(x):
 
 # ---------------------------------------------------------------- the region's length
 def test_region_halves_after_tau_fail_failures_doubles_after_tau_succ_successes_and_restarts(compiled):
-    algo = compiled(nbo.trust_region(nbo.random_search()))  # d = 2, q = 1: tau_fail = 4, 4-point designs
+    # d = 2, q = 1: tau_fail = 4, 4-point designs; the paper's success rule (1e-3 |f*|)
+    algo = compiled(nbo.trust_region(nbo.random_search(), min_improvement=1e-3))
     s = algo.init(jax.random.key(0), jnp.asarray(X0), jnp.array([5.0, 3.0, 4.0, 6.0]), bounds=BOUNDS, capacity=80)
     x = jnp.array([0.3, 2.0])
 
@@ -255,6 +257,28 @@ def test_finite_domain_asks_are_unevaluated_choices_inside_the_region(compiled):
 
 
 # ---------------------------------------------------------------- run_bo, AskTell
+def test_the_default_success_rule_does_not_depend_on_the_objective_offset(x64):
+    # any improvement is a success by default, so f and f + 1000 are searched alike (same
+    # keys: the same asks, region sides and restarts); with the paper's 1e-3 |f*| the offset
+    # turns the small late improvements into failures and the region shrinks sooner
+    problem = nbo.benchmarks.get("branin")
+    shifted = dataclasses.replace(problem, objective=lambda x: problem.objective(x) + 1000.0,
+                                  optimal_value=problem.optimal_value + 1000.0)
+
+    def history(min_improvement, p):
+        algo = nbo.trust_region(nbo.random_search(), **min_improvement)
+        return nbo.run_bo(jax.random.key(5), algo, p, n_init=4, n_iter=60)
+
+    a, b = history({}, problem), history({}, shifted)
+    np.testing.assert_array_equal(a.x, b.x)
+    np.testing.assert_array_equal(a.info["tr_length"], b.info["tr_length"])
+    np.testing.assert_allclose(b.y, a.y + 1000.0, rtol=1e-12)
+    paper, paper_shifted = history(dict(min_improvement=1e-3), problem), history(dict(min_improvement=1e-3), shifted)
+    la, lb = np.asarray(paper.info["tr_length"]), np.asarray(paper_shifted.info["tr_length"])
+    first = np.flatnonzero(la != lb)
+    assert first.size and lb[first[0]] < la[first[0]]  # the offset run halved sooner (or grew later)
+
+
 @pytest.mark.parametrize("keep", [False, True])
 def test_vmapped_run_bo_equals_single_runs(x64, keep):
     problem = nbo.benchmarks.get("branin", noise_std=0.1)
