@@ -20,7 +20,8 @@ answers inside ``Dataset.region``::
                inputs its spread raw samples vary each coordinate of x* with
                probability 20 / d (TuRBO's code) and keep x*'s value in the others
     tell     : success if min(y_batch) < f* - min_improvement |f*| (f* the run's best
-               value; default min_improvement = 0, the paper's 1e-3 by choice), else failure (a failed evaluation is never a success); with
+               value; default min_improvement = 0, the paper's 1e-3 by choice), else
+               failure (a failed evaluation is never a success); with
                constraints: a feasible batch point while the run has no feasible point,
                a feasible improvement as above, or, with nothing feasible yet, a smaller
                total violation (SCBO);
