@@ -265,15 +265,15 @@ def test_the_default_success_rule_does_not_depend_on_the_objective_offset(x64):
     shifted = dataclasses.replace(problem, objective=lambda x: problem.objective(x) + 1000.0,
                                   optimal_value=problem.optimal_value + 1000.0)
 
-    def history(min_improvement, p):
-        algo = nbo.trust_region(nbo.random_search(), **min_improvement)
+    def history(p, **options):
+        algo = nbo.trust_region(nbo.random_search(), **options)
         return nbo.run_bo(jax.random.key(5), algo, p, n_init=4, n_iter=60)
 
-    a, b = history({}, problem), history({}, shifted)
+    a, b = history(problem), history(shifted)
     np.testing.assert_array_equal(a.x, b.x)
     np.testing.assert_array_equal(a.info["tr_length"], b.info["tr_length"])
     np.testing.assert_allclose(b.y, a.y + 1000.0, rtol=1e-12)
-    paper, paper_shifted = history(dict(min_improvement=1e-3), problem), history(dict(min_improvement=1e-3), shifted)
+    paper, paper_shifted = history(problem, min_improvement=1e-3), history(shifted, min_improvement=1e-3)
     la, lb = np.asarray(paper.info["tr_length"]), np.asarray(paper_shifted.info["tr_length"])
     first = np.flatnonzero(la != lb)
     assert first.size and lb[first[0]] < la[first[0]]  # the offset run halved sooner (or grew later)
