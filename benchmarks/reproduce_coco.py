@@ -10,6 +10,10 @@ algorithm of BBOB-2009 (the reference ``cocopp`` ships), draws ``ecdf.png`` and 
     uv run python benchmarks/reproduce_coco.py                       # CPU-sized
     uv run python benchmarks/reproduce_coco.py --full --functions-per-run 24   # the thesis, on a GPU
 
+``--option ALGO.KEY=VALUE`` passes a factory argument as ``nbo-jax coco`` does, e.g.
+``--option turbo-gp-ts.turbo.min_improvement=0.001`` (TuRBO with the paper's success rule);
+the campaign records each algorithm's factory call in ``campaign.json``.
+
 ``--groups`` adds the table per BBOB function group (separable f1-f5, moderate f6-f9, ...);
 ``--pairs A:B,...`` the paired Wilcoxon test of A against B run by run (same function, instance
 and initial design: :func:`nbo_jax.coco.paired_comparison`) over all functions and per group,
@@ -32,7 +36,7 @@ import time
 import jax
 
 import nbo_jax as nbo
-from nbo_jax import coco
+from nbo_jax import cli, coco
 
 
 def main() -> None:
@@ -48,6 +52,9 @@ def main() -> None:
     parser.add_argument("--in-sequence", action="store_true",
                         help="run each function's instances one after another, not vmapped (faster on a CPU for "
                              "GP-EI: a vmapped L-BFGS-B loop runs until its slowest instance stops)")
+    parser.add_argument("--option", action="append", default=[], metavar="ALGO.KEY=VALUE",
+                        help="an argument for one algorithm's factory, as in 'nbo-jax coco' (repeatable), e.g. "
+                             "turbo-gp-ts.turbo.min_improvement=0.001 (recorded in campaign.json)")
     parser.add_argument("--batch", default="1/1", metavar="K/N")
     parser.add_argument("--out", default=None)
     parser.add_argument("--no-cocopp", action="store_true", help="skip cocopp (e.g. on a machine without it)")
@@ -66,6 +73,8 @@ def main() -> None:
     except ValueError as err:
         parser.error(str(err))
     out = pathlib.Path(args.out or ("results/coco_full" if args.full else "results/coco_cpu"))
+    if args.table_only and args.option:
+        parser.error("--option: --table-only runs nothing (the records say each run's options in campaign.json)")
     if args.table_only:  # the folder names as given: a linked folder may have any name
         names = args.algorithms and [n.strip() for n in args.algorithms.split(",")]
         tables(out, args, pairs, functions, dims=chosen["dims"], instances=chosen["instances"], algorithms=names)
@@ -77,7 +86,7 @@ def main() -> None:
 
     dims = chosen["dims"] or coco.parse_range("2,3,5,10" if args.full else "2,3,5", "--dims")
     instances = chosen["instances"] or coco.parse_range("1-15" if args.full else "1-5", "--instances")
-    algos = {n: nbo.algorithms.get(n) for n in names}
+    algos = cli._build_with_options(names, cli._parse_options(args.option, names, parser), parser)
     k, n = (int(v) for v in args.batch.split("/"))
     print(f"device: {jax.devices()[0].device_kind} ({jax.default_backend()}); dims {dims}; instances "
           f"{instances[0]}-{instances[-1]}; budget {args.budget_multiplier:g} x d; {names}")

@@ -50,8 +50,9 @@ def make_algorithm(name: str):
     ``gp-ei:refit_every=1``; ``key.field=value`` one field of a dict argument, e.g.
     ``gp-ei:acq_optimizer.local_fraction=0``; ``acquisition=lcb(2.0)`` calls that factory of
     :mod:`nbo_jax.acquisition` (one literal argument at most), e.g. ``neural-bo:acquisition=lcb(2.0)``;
-    with ``turbo-``, ``turbo.key=value`` passes an argument of :func:`nbo_jax.trust_region`,
-    e.g. ``turbo-neural-bo:turbo.perturb_dims=None``."""
+    with ``turbo-`` / ``turbo<m>-``, ``turbo.key=value`` passes an argument of
+    :func:`nbo_jax.trust_region` (:func:`nbo_jax.algorithms.get`'s ``turbo``), e.g.
+    ``turbo-neural-bo:turbo.perturb_dims=None``."""
     import ast
 
     import nbo_jax as nbo
@@ -76,12 +77,7 @@ def make_algorithm(name: str):
                 kwargs.setdefault(head, {})[field] = value
             else:
                 kwargs[head] = value
-        region = kwargs.pop("turbo", None)  # turbo.perturb_dims=None: trust_region's arguments
-        if region is not None:
-            if not base.startswith("turbo-"):
-                raise ValueError(f"method {name!r}: turbo.* arguments need a turbo-<name> method")
-            return nbo.trust_region(nbo.algorithms.get(base[len("turbo-"):], **kwargs), **region)
-        return nbo.algorithms.get(base, **kwargs)
+        return nbo.algorithms.get(base, **kwargs)  # turbo.perturb_dims=None: trust_region's arguments
     if name.startswith("turbo-"):
         return nbo.trust_region(make_algorithm(name[len("turbo-"):]))
     if name == "neural-bo":

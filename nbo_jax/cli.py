@@ -143,7 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "gp-ei.kernel=rbf (repeatable; VALUE parsed as a Python literal when possible); "
                    "ALGO.acq_optimizer.FIELD=VALUE sets one field of the acquisition optimizer, e.g. "
                    "neural-bo.acq_optimizer.raw_samples=512 (the fields given form the dict passed as "
-                   "acq_optimizer=; the others keep the algorithm preset's values)")
+                   "acq_optimizer=; the others keep the algorithm preset's values); "
+                   "ALGO.turbo.ARG=VALUE an argument of a turbo-<name> algorithm's trust region, e.g. "
+                   "turbo-gp-ts.turbo.min_improvement=0.001")
     cmp_.set_defaults(subparser=cmp_)
 
     plot = sub.add_parser(
@@ -187,7 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="run a unit's problems one after another instead of vmapped (faster on a CPU for GP "
                            "algorithms)")
     coco.add_argument("--option", action="append", default=[], metavar="ALGO.KEY=VALUE",
-                      help="an argument for one algorithm's factory, as in 'compare' (repeatable)")
+                      help="an argument for one algorithm's factory, as in 'compare' (repeatable; "
+                      "ALGO.turbo.ARG=VALUE for a turbo-<name> algorithm's trust region)")
     coco.add_argument("--x64", action="store_true", help="enable float64 (jax_enable_x64) for the runs")
     coco.add_argument("--out", required=True, metavar="DIR", help="campaign folder (created; an existing campaign is resumed)")
     coco.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -447,10 +450,18 @@ def _parse_options(entries, names, parser) -> dict:
 
     ``ALGO.acq_optimizer.FIELD=VALUE`` entries of one algorithm are collected into one dict
     (the fields of :class:`nbo_jax.optimize.AcqOptimizer`; an unknown field, or mixing them with
-    a whole ``ALGO.acq_optimizer=...``, exits with status 2)."""
+    a whole ``ALGO.acq_optimizer=...``, exits with status 2). ``ALGO.turbo.ARG=VALUE`` (ALGO a
+    ``turbo-`` / ``turbo<m>-`` name) collects arguments of :func:`nbo_jax.trust_region` into
+    ``{"turbo": {...}}`` (:func:`nbo_jax.algorithms.get`), e.g.
+    ``turbo-gp-ts.turbo.min_improvement=0.001``; elsewhere, or with an argument it lacks, it
+    exits with status 2."""
+    import inspect
 
     from . import algorithms
     from .optimize import AcqOptimizer
+    from .turbo import trust_region
+
+    region_args = [a for a in inspect.signature(trust_region).parameters if a not in ("algorithm", "regions")]
 
     out = {n: {} for n in names}
     fields: dict = {n: {} for n in names}
@@ -472,9 +483,15 @@ def _parse_options(entries, names, parser) -> dict:
             out[algo][key] = parsed
         elif sub == "acq_optimizer" and field in AcqOptimizer._fields:
             fields[algo][field] = parsed
+        elif sub == "turbo":
+            if not algo.startswith("turbo"):
+                parser.error(f"--option {entry!r}: {algo}.turbo.ARG needs a 'turbo-<name>' algorithm")
+            if field not in region_args:
+                parser.error(f"--option {entry!r}: ALGO.turbo.ARG takes ARG one of {region_args}")
+            out[algo].setdefault("turbo", {})[field] = parsed
         else:
             parser.error(f"--option {entry!r}: nested keys are ALGO.acq_optimizer.FIELD with FIELD one of "
-                         f"{list(AcqOptimizer._fields)}")
+                         f"{list(AcqOptimizer._fields)}, or ALGO.turbo.ARG (a trust_region argument)")
     for algo, given in fields.items():
         if given:
             if "acq_optimizer" in out[algo]:

@@ -3,6 +3,7 @@ Eriksson et al. 2019), TuRBO-m (regions=m, module nbo_jax.turbo_m) and the acqui
 nbo_jax.optimize)."""
 
 import dataclasses
+import json
 import pickle
 
 import jax
@@ -463,6 +464,61 @@ def test_registry_names_turbo_and_the_cli_compares_it(tmp_path, capsys):
     np.testing.assert_array_equal(histories["turbo-random"]["x"][:, :3], histories["random"]["x"][:, :3])
     assert histories["turbo-random"]["x"].shape == (3, 7, 2)
     assert "turbo-random" in capsys.readouterr().out
+
+
+def test_trust_region_arguments_reach_turbo_names(tmp_path, capsys, benchmark_script):
+    """``get("turbo-<name>", turbo={...})`` passes arguments to :func:`nbo_jax.trust_region`
+    (the inner factory still gets the rest); the command line's ``ALGO.turbo.ARG=VALUE`` and
+    ``reproduce_coco.py --option`` reach it, and the COCO campaign records them; a name
+    without ``turbo-``, ``regions`` and an argument ``trust_region`` lacks are refused."""
+    from nbo_jax import algorithms, cli
+
+    algo = algorithms.get("turbo2-gp-ts", fit_steps=3, turbo={"min_improvement": 1e-3, "length_init": 0.4})
+    kwargs = algo.config.kwargs
+    assert (kwargs["min_improvement"], kwargs["length_init"], kwargs["regions"]) == (1e-3, 0.4, 2)
+    assert kwargs["algorithm"].config.kwargs == {"acquisition": "ts", "fit_steps": 3}
+    assert algorithms.get("turbo-gp-ts").config.kwargs["min_improvement"] == 0.0  # the default
+    with pytest.raises(ValueError, match="turbo: trust_region arguments need a 'turbo-<name>' algorithm, got 'gp-ei'"):
+        algorithms.get("gp-ei", turbo={"length_init": 0.4})
+    with pytest.raises(ValueError, match="'regions' is set by the name"):
+        algorithms.get("turbo3-gp-ei", turbo={"regions": 2})
+    with pytest.raises(TypeError, match="turbo must be a dict"):
+        algorithms.get("turbo-gp-ei", turbo=0.4)
+    with pytest.raises(TypeError, match="length_inital"):
+        algorithms.get("turbo-gp-ei", turbo={"length_inital": 0.4})
+
+    parser = cli.build_parser()
+    names = ["turbo-random", "random"]
+    options = cli._parse_options(["turbo-random.turbo.min_improvement=0.001", "turbo-random.turbo.perturb_dims=None"],
+                                 names, parser)
+    assert options == {"turbo-random": {"turbo": {"min_improvement": 0.001, "perturb_dims": None}}, "random": {}}
+    built = cli._build_with_options(names, options, parser)
+    assert built["turbo-random"].config.kwargs["min_improvement"] == 0.001
+    assert built["turbo-random"].config.kwargs["perturb_dims"] is None
+    for bad, message in ((["random.turbo.length_init=0.4"], "random.turbo.ARG needs a 'turbo-<name>' algorithm"),
+                         (["turbo-random.turbo.regions=2"], "ARG one of"),
+                         (["turbo-random.turbo.length_inital=0.4"], "ARG one of")):
+        with pytest.raises(SystemExit) as exc:
+            cli._parse_options(bad, names, parser)
+        assert exc.value.code == 2
+        assert message in capsys.readouterr().err
+
+    pytest.importorskip("cocoex")
+    script = benchmark_script("reproduce_coco")
+    out = tmp_path / "coco"
+    argv = ["reproduce_coco.py", "--algorithms", "turbo-random", "--option", "turbo-random.turbo.length_init=0.4",
+            "--dims", "2", "--instances", "1", "--functions", "1", "--budget-multiplier", "3", "--no-cocopp",
+            "--out", str(out)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("sys.argv", argv)
+        script.main()
+        recorded = json.loads((out / "campaign.json").read_text())["algorithms"]["turbo-random"]
+        assert "'length_init': 0.4" in recorded and "'min_improvement': 0.0" in recorded
+        patch.setattr("sys.argv", [*argv, "--table-only"])
+        with pytest.raises(SystemExit) as exc:
+            script.main()
+    assert exc.value.code == 2
+    assert "--option: --table-only runs nothing" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- the vmapped hang's cause

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from typing import Callable
+from typing import Callable, Optional
 
 from .adaptive_basis import AdaptiveBasisState, adaptive_basis
 from .gp import GPConstrainedState, GPState, gp_bo
@@ -113,24 +113,37 @@ def canonical_name(name: str) -> str:
     return prefix + key
 
 
-def get(name: str, **kwargs):
+def get(name: str, *, turbo: Optional[dict] = None, **kwargs):
     """The algorithm registered as ``name`` built with ``kwargs`` (its ``name`` field is set
     to the registry name). ``turbo-<name>`` (e.g. ``"turbo-neural-bo"``) is
-    :func:`nbo_jax.trust_region` with its defaults around ``get(<name>, **kwargs)``, named
-    ``turbo-<name>``; ``turbo<m>-<name>`` (e.g. ``"turbo3-gp-ei"``) the same with
-    ``regions=m`` (TuRBO-m), named so.
+    :func:`nbo_jax.trust_region` around ``get(<name>, **kwargs)``, named ``turbo-<name>``;
+    ``turbo<m>-<name>`` (e.g. ``"turbo3-gp-ei"``) the same with ``regions=m`` (TuRBO-m),
+    named so. ``turbo``: arguments of :func:`nbo_jax.trust_region` for such a name (e.g.
+    ``get("turbo-gp-ts", turbo={"min_improvement": 1e-3})``, the paper's success rule);
+    ``None`` (default): its defaults.
 
     Raises:
-        ValueError: unknown name, or errors of the factory (a constrained algorithm in a trust
-        region follows SCBO's rules: :func:`nbo_jax.trust_region`; it has one region).
+        ValueError: unknown name; ``turbo`` given for a name without ``turbo-`` /
+        ``turbo<m>-``, or holding ``regions`` (the name sets it); errors of the factory (a
+        constrained algorithm in a trust region follows SCBO's rules:
+        :func:`nbo_jax.trust_region`; it has one region).
+        TypeError: ``turbo`` not a dict, or naming an argument :func:`nbo_jax.trust_region`
+        lacks.
     """
     key = canonical_name(name)
     match = _TURBO.match(key)
+    if turbo is not None:
+        if not isinstance(turbo, dict):
+            raise TypeError(f"turbo must be a dict of trust_region arguments, got {type(turbo).__name__}")
+        if not match:
+            raise ValueError(f"turbo: trust_region arguments need a 'turbo-<name>' algorithm, got {name!r}")
+        if "regions" in turbo:
+            raise ValueError(f"turbo: 'regions' is set by the name ({key!r}: 'turbo<m>-' for m regions)")
     if match:
         from ..turbo import trust_region
 
         regions = int(match.group(1)) if match.group(1) else 1
-        return trust_region(REGISTRY[key[match.end():]](**kwargs), regions=regions)
+        return trust_region(REGISTRY[key[match.end():]](**kwargs), regions=regions, **(turbo or {}))
     return REGISTRY[key](**kwargs)
 
 
