@@ -13,7 +13,8 @@ inner algorithm asks through :mod:`nbo_jax.optimize`, which keeps its raw sample
 answers inside ``Dataset.region``::
 
     region   : a box of the unit cube centred at the best observation x* of the current
-               run (SCBO's order with constraints), side L * w_i in coordinate i (w = the
+               run (SCBO's order with constraints; incumbent="posterior_mean": the run's
+               point of smallest posterior mean), side L * w_i in coordinate i (w = the
                inner GP's ARD lengthscales over their geometric mean, prod(w) = 1; w = 1
                without them), clipped to [0, 1]^d
     ask      : the inner algorithm's ask with Dataset.region = that box; with d > 20
@@ -21,7 +22,9 @@ answers inside ``Dataset.region``::
                probability 20 / d (TuRBO's code) and keep x*'s value in the others
     tell     : success if min(y_batch) < f* - min_improvement |f*| (f* the run's best
                value; default min_improvement = 0, the paper's 1e-3 by choice), else
-               failure (a failed evaluation is never a success); with
+               failure (a failed evaluation is never a success); incumbent=
+               "posterior_mean": success if a batch point's posterior mean, the model
+               told the batch, is below every earlier point's of the run; with
                constraints: a feasible batch point while the run has no feasible point,
                a feasible improvement as above, or, with nothing feasible yet, a smaller
                total violation (SCBO);
@@ -48,6 +51,7 @@ from .optimize import sobol_samples
 from .types import BATCH_RULES, BOAlgorithm, Bounds, Dataset, FactoryCall, total_violation
 
 Array = jax.Array
+INCUMBENTS = ("observed", "posterior_mean")
 
 
 class TrustRegionState(NamedTuple):
@@ -70,6 +74,9 @@ class TrustRegionState(NamedTuple):
         start: ``()`` int32, row of ``data`` where the current run starts.
         design: ``(n_design, d)`` the current restart design (unit cube).
         key: PRNG key for the restart designs and the inner re-initializations.
+        incumbent: ``()`` int32, the row of ``data`` of the current run whose posterior mean
+            (the inner surrogate's) is smallest, with ``incumbent="posterior_mean"``;
+            ``None`` with ``"observed"`` (the best observation is found from ``data``).
     """
 
     inner: Any
@@ -83,6 +90,7 @@ class TrustRegionState(NamedTuple):
     start: Array
     design: Array
     key: Array
+    incumbent: Optional[Array] = None
 
 
 def state_lengthscales(state) -> Optional[Array]:
@@ -188,11 +196,32 @@ def _run_rows(data: Dataset, start: Array) -> Array:
 def current_centre(state: TrustRegionState) -> Array:
     """``(d,)`` the centre of ``state``'s trust region (unit cube): the best finite
     observation of the current run (rows of ``state.data`` from ``state.start``; SCBO's
-    :func:`best_row` with constraints), or the cube's centre while there is none."""
+    :func:`best_row` with constraints), or with ``incumbent="posterior_mean"`` the run's
+    point of smallest posterior mean (``state.incumbent``); the cube's centre while the run
+    has no observation."""
     data = state.data
     run = _run_rows(data, state.start)
-    i, _, _, _ = best_row(data.y, run)
+    if state.incumbent is None:
+        i, _, _, _ = best_row(data.y, run)
+    else:
+        i = state.incumbent
     return jnp.where(run[i], data.u[i], jnp.full_like(data.u[i], 0.5))
+
+
+def posterior_incumbent(mean: Array, run: Array) -> Array:
+    """``()`` int32: the row of ``run (cap,)`` (bool) with the smallest posterior mean
+    ``mean (cap,)`` (row 0 when ``run`` holds none)."""
+    return jnp.argmin(jnp.where(run, mean, jnp.inf)).astype(jnp.int32)
+
+
+def batch_improves_in_mean(mean: Array, run: Array, idx: Array, ok: Array) -> Array:
+    """``()`` bool: whether a batch succeeds by the posterior mean ``mean (cap,)`` of the
+    model told it: some counted point (``idx (n,)`` its rows, ``ok (n,)`` those that count)
+    has a smaller mean than every earlier point of the run (``run (cap,)``), or the run had
+    none. The noisy counterpart of :func:`batch_improves` (``incumbent="posterior_mean"``)."""
+    best = jnp.min(jnp.where(run, mean, jnp.inf))
+    new = jnp.min(jnp.where(ok, mean[jnp.minimum(idx, mean.shape[0] - 1)], jnp.inf))
+    return jnp.any(ok) & (new < best)
 
 
 def current_region(state: TrustRegionState, *, ard: bool = True) -> Array:
@@ -274,6 +303,7 @@ def trust_region(
     q: Optional[int] = None,
     regions: int = 1,
     restart_keeps_data: bool = False,
+    incumbent: str = "observed",
 ) -> BOAlgorithm:
     """``algorithm`` asking inside a TuRBO-1 trust region (Eriksson et al. 2019; module doc).
 
@@ -350,6 +380,16 @@ def trust_region(
             search, not its model. TuRBO-1 only (``regions = 1``). With 1000 evaluations at
             d = 10 (Rastrigin-10, Griewank-10) it ends lower than the paper's restart; the
             figures are on the documentation site's page "Measured choices".
+        incumbent: what the region is centred at and what a batch must beat. ``"observed"``
+            (the paper's TuRBO): the run's best observed value. ``"posterior_mean"``: the
+            inner surrogate's posterior mean at the run's observed points, for noisy
+            objectives: the centre is the run's point of smallest mean, and a batch succeeds
+            when, after the inner algorithm is told it, one of its points has a smaller mean
+            than every earlier point of the run, so a lucky noisy observation neither moves
+            the region nor makes every later batch a failure (as BoTorch's noisy EI takes
+            its baseline from the posterior at the observed points, Letham et al. 2019).
+            Needs an inner ``surrogate``, no constraints, one region and
+            ``min_improvement = 0``.
 
     Returns:
         A :class:`~nbo_jax.types.BOAlgorithm` named ``"turbo-<inner name>"`` (TuRBO-m:
@@ -370,7 +410,9 @@ def trust_region(
             length_init <= length_max``, counts ``< 1``, ``min_improvement < 0``, ``q``
             disagreeing with an inner ``q > 1``, ``regions > 1`` with a constrained
             algorithm or with ``restart_keeps_data`` (and, at ``init``, on a finite domain
-            with ``q > 1``); messages name the argument.
+            with ``q > 1``), an unknown ``incumbent``, or ``"posterior_mean"`` with an
+            algorithm without a surrogate, a constrained one, ``regions > 1`` or
+            ``min_improvement > 0``; messages name the argument.
 
     Under ``vmap`` (many seeds) the restart's ``init`` (none with ``restart_keeps_data``) and
     the design's ask are computed on every step beside the usual ``tell``/``ask`` (a
@@ -407,6 +449,22 @@ def trust_region(
     restart_keeps_data = check_bool("restart_keeps_data", restart_keeps_data)
     if restart_keeps_data and regions > 1:
         raise ValueError("restart_keeps_data=True needs regions=1 (TuRBO-m's regions keep their own points)")
+    if incumbent not in INCUMBENTS:
+        raise ValueError(f"incumbent must be one of {INCUMBENTS}, got {incumbent!r}")
+    by_mean = incumbent == "posterior_mean"
+    if by_mean:
+        if algorithm.surrogate is None:
+            raise ValueError(f"incumbent='posterior_mean' needs an algorithm with a surrogate; {algorithm.name!r} "
+                             "has none")
+        if algorithm.constrained:
+            raise ValueError("incumbent='posterior_mean' needs an unconstrained algorithm (SCBO's order is by "
+                             "observed values)")
+        if regions > 1:
+            raise ValueError("incumbent='posterior_mean' needs regions=1 (TuRBO-m's regions are chosen by the "
+                             "observed values)")
+        if min_improvement > 0:
+            raise ValueError(f"incumbent='posterior_mean' needs min_improvement=0 (the threshold is relative to "
+                             f"the observed |f*|), got {min_improvement}")
     given = algorithm
     if q is not None:
         q = check_int("q", q, 1)
@@ -423,7 +481,7 @@ def trust_region(
         algorithm=given, length_init=length_init, length_min=length_min, length_max=length_max,
         success_tolerance=success_tolerance, failure_tolerance=failure_tolerance, min_improvement=min_improvement,
         restart_points=restart_points, ard=ard, perturb_dims=perturb_dims, q=q, regions=regions,
-        restart_keeps_data=restart_keeps_data))
+        restart_keeps_data=restart_keeps_data, incumbent=incumbent))
 
     def n_design(d: int) -> int:
         return design_size(d, q, restart_points)
@@ -444,8 +502,11 @@ def trust_region(
         data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=constrained)
         d, dtype = data.u.shape[1], data.u.dtype
         zero = jnp.zeros((), jnp.int32)
+        best = None
+        if by_mean:
+            best = posterior_incumbent(inner_alg.surrogate(inner, data.u).mean, _run_rows(data, 0))
         return TrustRegionState(inner, data, box, jnp.asarray(length_init, dtype), zero, zero, zero,
-                                jnp.zeros((), bool), zero, jnp.zeros((n_design(d), d), dtype), k_state)
+                                jnp.zeros((), bool), zero, jnp.zeros((n_design(d), d), dtype), k_state, best)
 
     def model_ask(state: TrustRegionState, key: Array) -> Array:
         centre, box = _centre_and_region(state, ard)
@@ -509,7 +570,11 @@ def trust_region(
         # 2019, Section 2; BoTorch's update_state; with constraints SCBO's order, Eriksson &
         # Poloczek 2021, Section 3)
         ok = (idx < data0.capacity) & jnp.all(jnp.isfinite(jnp.reshape(rows, (rows.shape[0], -1))), axis=1)
-        improved = batch_improves(data0.y, _run_rows(data0, state.start), rows, ok, min_improvement)
+        if by_mean:  # the inner model told the batch: its posterior mean at every row
+            mean = inner_alg.surrogate(inner, data.u).mean
+            improved = batch_improves_in_mean(mean, _run_rows(data0, state.start), idx, ok)
+        else:
+            improved = batch_improves(data0.y, _run_rows(data0, state.start), rows, ok, min_improvement)
         length, successes, failures = next_length(state.length, state.successes, state.failures, improved,
                                                   success_tolerance, tau_fail(d), length_max)
 
@@ -524,8 +589,9 @@ def trust_region(
         start = jnp.where(restart, data.count, state.start).astype(jnp.int32)
         design = jnp.where(restart, sobol_samples(k_design, n, d, dtype), state.design)
         restarts = (state.restarts + restart).astype(jnp.int32)
+        best = posterior_incumbent(mean, _run_rows(data, start)) if by_mean else None
         return TrustRegionState(inner, data, state.bounds, length, successes, failures, restarts, in_design,
-                                start, design, key)
+                                start, design, key, best)
 
     def info(state: TrustRegionState) -> dict:
         out = {} if inner_alg.info is None else dict(inner_alg.info(state.inner))
@@ -544,4 +610,4 @@ def trust_region(
 
 
 __all__ = ["trust_region", "TrustRegionState", "best_row", "current_centre", "current_region", "region_box",
-           "state_lengthscales"]
+           "state_lengthscales", "posterior_incumbent", "batch_improves_in_mean"]

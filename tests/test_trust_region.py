@@ -280,11 +280,49 @@ def test_the_default_success_rule_does_not_depend_on_the_objective_offset(x64):
     assert first.size and lb[first[0]] < la[first[0]]  # the offset run halved sooner (or grew later)
 
 
-@pytest.mark.parametrize("keep", [False, True])
-def test_vmapped_run_bo_equals_single_runs(x64, keep):
+def test_posterior_mean_incumbent_centres_and_counts_by_the_model(x64):
+    # incumbent="posterior_mean": after every tell the region is centred at the run's point of
+    # smallest posterior mean and the counters moved as next_length says for "a batch point's
+    # mean is below every earlier one's", both read from the algorithm's own surrogate; on a
+    # noisy objective that differs from the observed rule (else the test could not fail)
+    from nbo_jax.turbo import batch_improves, current_centre, failure_limit, next_length
+
+    problem = nbo.benchmarks.get("branin", noise_std=20.0)
+    algo = nbo.trust_region(nbo.gp_bo(acquisition="ucb", **SMALL_GP), incumbent="posterior_mean",
+                            failure_tolerance=2)
+    key, k_noise = jax.random.split(jax.random.key(2))
+    x0 = problem.bounds.from_unit(jax.random.uniform(key, (5, 2), jnp.float64))
+    noisy = lambda x, k: float(problem.objective(x) + 20.0 * jax.random.normal(k))
+    state = algo.init(key, x0, jnp.array([noisy(x, k) for x, k in zip(x0, jax.random.split(k_noise, 5))]),
+                      bounds=problem.bounds, capacity=40)
+    ask, tell, surrogate = jax.jit(algo.ask), jax.jit(algo.tell), jax.jit(algo.surrogate)
+    differs = 0
+    for i, k in enumerate(jax.random.split(jax.random.key(7), 20)):
+        x = ask(state, k)
+        new = tell(state, x, noisy(x, jax.random.fold_in(k, 1)))
+        n = int(state.data.count)
+        mean = np.asarray(surrogate(new, new.data.u).mean)[: n + 1]
+        improved = bool(mean[n] < mean[:n].min())
+        length, successes, failures = next_length(state.length, state.successes, state.failures,
+                                                  jnp.asarray(improved), 3, 2, 1.6)
+        assert (float(new.length), int(new.successes), int(new.failures)) == (
+            float(length), int(successes), int(failures)), i
+        assert int(new.restarts) == 0  # one run: every row counts
+        np.testing.assert_array_equal(current_centre(new), new.data.u[int(np.argmin(mean))])
+        observed = batch_improves(state.data.y, jnp.arange(40) < n, new.data.y[n:n + 1], jnp.array([True]), 0.0)
+        differs += bool(observed) != improved
+        state = new
+    assert differs >= 1 and failure_limit(2, 1, 2) == 2
+    assert int(np.argmin(np.asarray(state.data.y)[: int(state.data.count)])) != int(state.incumbent)
+
+
+@pytest.mark.parametrize("case", ["random", "keep", "posterior_mean"])
+def test_vmapped_run_bo_equals_single_runs(x64, case):
     problem = nbo.benchmarks.get("branin", noise_std=0.1)
-    inner = nbo.neural_bo(**SMALL_NBO) if keep else nbo.random_search()  # keep: a model told the designs
-    algo = nbo.trust_region(inner, failure_tolerance=1, length_min=0.3, restart_points=3, restart_keeps_data=keep)
+    keep = case != "random"  # keep: a model told the designs; posterior_mean: its mean centres
+    inner = nbo.neural_bo(**SMALL_NBO) if keep else nbo.random_search()
+    options = dict(incumbent="posterior_mean") if case == "posterior_mean" else dict(restart_keeps_data=keep)
+    algo = nbo.trust_region(inner, failure_tolerance=1, length_min=0.3, restart_points=3, **options)
     keys = jax.random.split(jax.random.key(3), 3)
     run = lambda k: nbo.run_bo(k, algo, problem, n_init=3, n_iter=12)
     separate = [run(k) for k in keys]
@@ -301,8 +339,10 @@ def test_vmapped_run_bo_equals_single_runs(x64, keep):
     np.testing.assert_array_equal(batched.info["n_observed"][0], np.arange(3, 16))
 
 
-def test_ask_tell_save_resume_and_pickle_continue_bit_for_bit(tmp_path):
-    algo = nbo.trust_region(nbo.random_search(), failure_tolerance=1, length_min=0.3, restart_points=2)
+@pytest.mark.parametrize("incumbent", ["observed", "posterior_mean"])
+def test_ask_tell_save_resume_and_pickle_continue_bit_for_bit(tmp_path, incumbent):
+    inner = nbo.random_search() if incumbent == "observed" else nbo.gp_bo(**SMALL_GP)
+    algo = nbo.trust_region(inner, failure_tolerance=1, length_min=0.3, restart_points=2, incumbent=incumbent)
     opt = AskTell(algo, BOX, 30, jax.random.key(0), X0, [_f(x) for x in X0])
     for _ in range(3):
         x = opt.ask()
@@ -310,7 +350,8 @@ def test_ask_tell_save_resume_and_pickle_continue_bit_for_bit(tmp_path):
     opt.save(tmp_path / "run")
     resumed = AskTell.load(tmp_path / "run")  # rebuilt from the saved factory call (inner's too)
     again = pickle.loads(pickle.dumps(opt))
-    assert resumed.algorithm.name == again.algorithm.name == "turbo-random"
+    assert resumed.algorithm.name == again.algorithm.name == algo.name
+    assert repr(resumed.algorithm.config) == repr(algo.config)  # incumbent too
     out = {id(o): [] for o in (opt, resumed, again)}
     for o in (opt, resumed, again):
         for _ in range(8):
@@ -349,6 +390,16 @@ def test_bad_arguments_name_the_argument():
         nbo.batched(nbo.trust_region(rs), 4)
     batch = nbo.trust_region(rs, q=4)
     assert (batch.q, batch.batch_rule, batch.config.kwargs["q"]) == (4, "native", 4)
+    with pytest.raises(ValueError, match="incumbent must be one of"):
+        nbo.trust_region(rs, incumbent="mean")
+    with pytest.raises(ValueError, match="incumbent='posterior_mean' needs an algorithm with a surrogate; 'random'"):
+        nbo.trust_region(rs, incumbent="posterior_mean")
+    with pytest.raises(ValueError, match="incumbent='posterior_mean' needs an unconstrained algorithm"):
+        nbo.trust_region(nbo.neural_cbo(), incumbent="posterior_mean")
+    with pytest.raises(ValueError, match="incumbent='posterior_mean' needs regions=1"):
+        nbo.trust_region(nbo.gp_bo(), incumbent="posterior_mean", regions=2)
+    with pytest.raises(ValueError, match="incumbent='posterior_mean' needs min_improvement=0"):
+        nbo.trust_region(nbo.gp_bo(), incumbent="posterior_mean", min_improvement=1e-3)
 
 
 # ---------------------------------------------------------------- the optimizer inside a box
