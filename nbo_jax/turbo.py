@@ -570,11 +570,12 @@ def trust_region(
         # 2019, Section 2; BoTorch's update_state; with constraints SCBO's order, Eriksson &
         # Poloczek 2021, Section 3)
         ok = (idx < data0.capacity) & jnp.all(jnp.isfinite(jnp.reshape(rows, (rows.shape[0], -1))), axis=1)
+        run0 = _run_rows(data0, state.start)
         if by_mean:  # the inner model told the batch: its posterior mean at every row
             mean = inner_alg.surrogate(inner, data.u).mean
-            improved = batch_improves_in_mean(mean, _run_rows(data0, state.start), idx, ok)
+            improved = batch_improves_in_mean(mean, run0, idx, ok)
         else:
-            improved = batch_improves(data0.y, _run_rows(data0, state.start), rows, ok, min_improvement)
+            improved = batch_improves(data0.y, run0, rows, ok, min_improvement)
         length, successes, failures = next_length(state.length, state.successes, state.failures, improved,
                                                   success_tolerance, tau_fail(d), length_max)
 
