@@ -316,6 +316,38 @@ def test_posterior_mean_incumbent_centres_and_counts_by_the_model(x64):
     assert int(np.argmin(np.asarray(state.data.y)[: int(state.data.count)])) != int(state.incumbent)
 
 
+def test_auto_incumbent_is_the_posterior_mean_around_a_gp_and_observed_otherwise(x64):
+    # the default incumbent="auto": around an unconstrained GP in one region with
+    # min_improvement = 0 the run is the posterior_mean run bit for bit (and differs from the
+    # observed one on a noisy objective); around a network, a constrained GP, TuRBO-m or a
+    # nonzero min_improvement it is the observed rule, and nothing is refused
+    problem = nbo.benchmarks.get("branin", noise_std=20.0)
+
+    def run(algo, key=jax.random.key(4)):
+        return nbo.run_bo(key, algo, problem, n_init=5, n_iter=12)
+
+    gp = nbo.gp_bo(acquisition="ucb", **SMALL_GP)
+    auto = run(nbo.trust_region(gp, failure_tolerance=2))
+    by_mean = run(nbo.trust_region(gp, failure_tolerance=2, incumbent="posterior_mean"))
+    observed = run(nbo.trust_region(gp, failure_tolerance=2, incumbent="observed"))
+    np.testing.assert_array_equal(auto.x, by_mean.x)
+    assert not np.array_equal(auto.x, observed.x)
+    key, cap = jax.random.key(0), 12
+    x0, y0 = X0, jnp.array([_f(x) for x in X0])
+
+    def resolved(algo, c0=None):  # the state's incumbent row: None means the observed rule
+        return algo.init(key, x0, y0, c0, bounds=BOUNDS, capacity=cap).incumbent
+
+    assert resolved(nbo.trust_region(gp)) is not None
+    assert resolved(nbo.trust_region(gp, incumbent="observed")) is None
+    assert resolved(nbo.trust_region(gp, min_improvement=1e-3)) is None  # not refused: observed
+    assert resolved(nbo.trust_region(nbo.neural_bo(**SMALL_NBO))) is None
+    assert resolved(nbo.trust_region(nbo.random_search())) is None
+    assert resolved(nbo.trust_region(nbo.gp_bo(acquisition="cei", **SMALL_GP)), -jnp.ones((4, 1))) is None
+    assert nbo.trust_region(gp, regions=2).init(key, x0, y0, bounds=BOUNDS, capacity=cap) is not None
+    assert nbo.trust_region(gp).config.kwargs["incumbent"] == "auto"
+
+
 @pytest.mark.parametrize("case", ["random", "keep", "posterior_mean"])
 def test_vmapped_run_bo_equals_single_runs(x64, case):
     problem = nbo.benchmarks.get("branin", noise_std=0.1)
