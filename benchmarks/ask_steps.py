@@ -27,11 +27,10 @@ def step_lengths(u: np.ndarray, y: np.ndarray, n_init: int) -> np.ndarray:
     (unit cube; ``u (n, d)``, ``y (n,)`` observed values, non-finite ones never the
     incumbent)."""
     y = np.where(np.isfinite(y), y, np.inf)
-    out = []
-    for t in range(n_init, len(y)):
-        best = int(np.argmin(y[:t]))
-        out.append(np.sqrt(np.mean((u[t] - u[best]) ** 2)))
-    return np.asarray(out)
+    before = np.concatenate([[np.inf], np.minimum.accumulate(y)[:-1]])  # min y[:t]
+    first_best = np.maximum.accumulate(np.where(y < before, np.arange(len(y)), 0))  # argmin y[:t + 1]
+    best = first_best[n_init - 1:-1]  # the incumbent before each ask t >= n_init
+    return np.sqrt(np.mean((u[n_init:] - u[best]) ** 2, axis=1))
 
 
 def main(argv=None) -> None:
@@ -52,8 +51,8 @@ def main(argv=None) -> None:
 
     _, dim, noise, _, _ = setting(args.problem, argparse.Namespace(dim=args.dim, noise=args.noise))
     problem = nbo.benchmarks.get(args.problem, dim=dim, noise_std=noise)
-    lo, hi = np.asarray(problem.bounds.lower, float), np.asarray(problem.bounds.upper, float)
-    x_star = None if problem.optimizer is None else (np.asarray(problem.optimizer, float) - lo) / (hi - lo)
+    to_unit = lambda x: np.asarray(problem.bounds.to_unit(np.asarray(x, float)), float)
+    x_star = None if problem.optimizer is None else to_unit(problem.optimizer)
     keys = jax.random.split(jax.random.key(args.seed), args.seeds)
     edges = [e for e in (0, 50, 100) if e < args.iterations] + [args.iterations]
     print(f"{problem.name}-{problem.dim}, noise {problem.noise_std}, {args.n_init} + {args.iterations}, "
@@ -64,12 +63,12 @@ def main(argv=None) -> None:
     print("|---" * (len(edges) + 2) + "|")
     for method in args.methods:
         algo = make_algorithm(method)
-        run = jax.jit(lambda k: nbo.run_bo(k, algo, problem, n_init=args.n_init, n_iter=args.iterations))
+        run = jax.jit(lambda k, algo=algo: nbo.run_bo(k, algo, problem, n_init=args.n_init, n_iter=args.iterations))
         t0 = time.perf_counter()
         phases, finals, dists = [], [], []
         for k in keys:
             h = jax.block_until_ready(run(k))
-            u = (np.asarray(h.x, float) - lo) / (hi - lo)
+            u = to_unit(h.x)
             steps = step_lengths(u, np.asarray(h.y, float), args.n_init)
             phases.append([np.median(steps[a:b]) for a, b in zip(edges[:-1], edges[1:])])
             finals.append(float(h.best_f[-1]))

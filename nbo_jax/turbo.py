@@ -15,9 +15,8 @@ answers inside ``Dataset.region``::
     region   : a box of the unit cube centred at the best observation x* of the current
                run (SCBO's order with constraints; incumbent="posterior_mean", the default
                around a GP: the run's point of smallest posterior mean), side L * w_i in
-               coordinate i (w = the
-               inner GP's ARD lengthscales over their geometric mean, prod(w) = 1; w = 1
-               without them), clipped to [0, 1]^d
+               coordinate i (w = the inner GP's ARD lengthscales over their geometric mean,
+               prod(w) = 1; w = 1 without them), clipped to [0, 1]^d
     ask      : the inner algorithm's ask with Dataset.region = that box; with d > 20
                inputs its spread raw samples vary each coordinate of x* with
                probability 20 / d (TuRBO's code) and keep x*'s value in the others
@@ -459,23 +458,19 @@ def trust_region(
         raise ValueError("restart_keeps_data=True needs regions=1 (TuRBO-m's regions keep their own points)")
     if incumbent not in INCUMBENTS:
         raise ValueError(f"incumbent must be one of {INCUMBENTS}, got {incumbent!r}")
-    if incumbent == "posterior_mean":
-        if algorithm.surrogate is None:
-            raise ValueError(f"incumbent='posterior_mean' needs an algorithm with a surrogate; {algorithm.name!r} "
-                             "has none")
-        if algorithm.constrained:
-            raise ValueError("incumbent='posterior_mean' needs an unconstrained algorithm (SCBO's order is by "
-                             "observed values)")
-        if regions > 1:
-            raise ValueError("incumbent='posterior_mean' needs regions=1 (TuRBO-m's regions are chosen by the "
-                             "observed values)")
-        if min_improvement > 0:
-            raise ValueError(f"incumbent='posterior_mean' needs min_improvement=0 (the threshold is relative to "
-                             f"the observed |f*|), got {min_improvement}")
-    # "auto": the posterior mean where it may be used, around an inner GP (its state holds
-    # ARD lengthscales, found at init's trace); the observed value otherwise
-    mean_allowed = (algorithm.surrogate is not None and not algorithm.constrained and regions == 1
-                    and min_improvement == 0)
+    # why the posterior mean cannot be used (none: it may): "posterior_mean" raises the first,
+    # "auto" takes the observed rule when there is one
+    no_mean = [f"an algorithm with a surrogate; {algorithm.name!r} has none" if algorithm.surrogate is None else None,
+               "an unconstrained algorithm (SCBO's order is by observed values)" if algorithm.constrained else None,
+               "regions=1 (TuRBO-m's regions are chosen by the observed values)" if regions > 1 else None,
+               (f"min_improvement=0 (the threshold is relative to the observed |f*|), got {min_improvement}"
+                if min_improvement > 0 else None)]
+    no_mean = [reason for reason in no_mean if reason is not None]
+    if incumbent == "posterior_mean" and no_mean:
+        raise ValueError(f"incumbent='posterior_mean' needs {no_mean[0]}")
+    # "auto": the posterior mean where it may be used around an inner GP (its state holds ARD
+    # lengthscales, found at init's trace); the observed value otherwise
+    mean_allowed = not no_mean
     given = algorithm
     if q is not None:
         q = check_int("q", q, 1)

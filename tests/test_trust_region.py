@@ -323,8 +323,8 @@ def test_auto_incumbent_is_the_posterior_mean_around_a_gp_and_observed_otherwise
     # nonzero min_improvement it is the observed rule, and nothing is refused
     problem = nbo.benchmarks.get("branin", noise_std=20.0)
 
-    def run(algo, key=jax.random.key(4)):
-        return nbo.run_bo(key, algo, problem, n_init=5, n_iter=12)
+    def run(algo):
+        return nbo.run_bo(jax.random.key(4), algo, problem, n_init=5, n_iter=12)
 
     gp = nbo.gp_bo(acquisition="ucb", **SMALL_GP)
     auto = run(nbo.trust_region(gp, failure_tolerance=2))
