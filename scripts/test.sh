@@ -16,4 +16,4 @@ set -e
 RAY_ENABLE_UV_RUN_RUNTIME_ENV=0 timeout 420 $UV run --locked pytest -q -p no:cacheprovider tests/ray_cases.py
 $UV run --locked pytest -q -p no:cacheprovider tests/optuna_cases.py
 # 2. Everything else, on every core, with the 20 slowest tests listed.
-exec $UV run --locked pytest -q -n auto --maxprocesses=4 --dist loadfile --durations=20 "$@"
+exec $UV run --locked pytest -q -n auto --maxprocesses=4 --dist worksteal --durations=20 "$@"
