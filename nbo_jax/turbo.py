@@ -22,9 +22,10 @@ answers inside ``Dataset.region``::
                probability 20 / d (TuRBO's code) and keep x*'s value in the others
     tell     : success if min(y_batch) < f* - min_improvement |f*| (f* the run's best
                value; default min_improvement = 0, the paper's 1e-3 by choice), else
-               failure (a failed evaluation is never a success); incumbent=
-               "posterior_mean": success if a batch point's posterior mean, the model
-               told the batch, is below every earlier point's of the run; with
+               failure (a failed evaluation is never a success); success=
+               "posterior_mean" (the default around a GP or Neural-BO): success if a batch
+               point's posterior mean, the model told the batch, is below every earlier
+               point's of the run; with
                constraints: a feasible batch point while the run has no feasible point,
                a feasible improvement as above, or, with nothing feasible yet, a smaller
                total violation (SCBO);
@@ -52,6 +53,7 @@ from .types import BATCH_RULES, BOAlgorithm, Bounds, Dataset, FactoryCall, total
 
 Array = jax.Array
 INCUMBENTS = ("auto", "observed", "posterior_mean")
+SUCCESS_RULES = ("auto", "observed", "posterior_mean")
 
 
 class TrustRegionState(NamedTuple):
@@ -108,6 +110,19 @@ def state_lengthscales(state) -> Optional[Array]:
     if log_ls is None or jnp.shape(log_ls) != (d,):
         return None
     return jnp.exp(log_ls)
+
+
+def counts_by_mean(state) -> bool:
+    """Whether ``success="auto"`` counts a batch's success by the posterior mean around an inner
+    state: a GP's (:func:`state_lengthscales`) or Neural-BO's
+    (:class:`~nbo_jax.algorithms.neural_bo.NeuralBOState`, NeuralUCB's and NeuralTS's too),
+    whose ``surrogate`` is the model the algorithm asks with and costs one prediction per row.
+    Not around NeuralGreedy, whose ``surrogate`` refits an ensemble at every call (four times
+    the step's time around it), nor around the surrogates where it was not measured. Read at
+    trace time."""
+    from .algorithms.neural_bo import NeuralBOState
+
+    return isinstance(state, NeuralBOState) or state_lengthscales(state) is not None
 
 
 def region_box(centre: Array, length: Array, lengthscales: Optional[Array] = None) -> Array:
@@ -305,6 +320,7 @@ def trust_region(
     regions: int = 1,
     restart_keeps_data: bool = False,
     incumbent: str = "auto",
+    success: str = "auto",
 ) -> BOAlgorithm:
     """``algorithm`` asking inside a TuRBO-1 trust region (Eriksson et al. 2019; module doc).
 
@@ -381,22 +397,31 @@ def trust_region(
             search, not its model. TuRBO-1 only (``regions = 1``). With 1000 evaluations at
             d = 10 (Rastrigin-10, Griewank-10) it ends lower than the paper's restart; the
             figures are on the documentation site's page "Measured choices".
-        incumbent: what the region is centred at and what a batch must beat. ``"observed"``
-            (the paper's TuRBO): the run's best observed value. ``"posterior_mean"``: the
-            inner surrogate's posterior mean at the run's observed points, for noisy
-            objectives: the centre is the run's point of smallest mean, and a batch succeeds
-            when, after the inner algorithm is told it, one of its points has a smaller mean
-            than every earlier point of the run, so a lucky noisy observation neither moves
-            the region nor makes every later batch a failure (as BoTorch's noisy EI takes
-            its baseline from the posterior at the observed points, Letham et al. 2019).
-            Needs an inner ``surrogate``, no constraints, one region and
-            ``min_improvement = 0``. ``"auto"`` (default): ``"posterior_mean"`` around an
-            inner GP (a state holding ARD lengthscales, :func:`state_lengthscales`) where it
-            may be used (no constraints, one region, ``min_improvement = 0``), ``"observed"``
-            otherwise; decided at ``init``. Around the GP it was level or better on the
-            selection problems with every acquisition (EI, UCB, Thompson sampling), around
-            Neural-BO they split (better on Griewank-10, worse on Rosenbrock-10); the figures
-            are on the documentation site's page "Measured choices".
+        incumbent: what the region is centred at. ``"observed"`` (the paper's TuRBO): the
+            run's best observation. ``"posterior_mean"``: the run's point of smallest
+            posterior mean (the inner surrogate's, at the run's observed points), for noisy
+            objectives, so that a lucky noisy observation does not move the region (as
+            BoTorch's noisy EI takes its baseline from the posterior at the observed
+            points, Letham et al. 2019). Needs an inner ``surrogate``, no constraints, one
+            region and ``min_improvement = 0``. ``"auto"`` (default): ``"posterior_mean"``
+            around an inner GP (a state holding ARD lengthscales,
+            :func:`state_lengthscales`) where it may be used, ``"observed"`` otherwise;
+            decided at ``init``. Around the GP it was level or better on the selection
+            problems with every acquisition (EI, UCB, Thompson sampling); around Neural-BO
+            it was worse on Rosenbrock-10, whose network mean ranks the run's points badly.
+        success: what a batch must beat to count as a success. ``"observed"`` (the paper's
+            TuRBO): its best observed value against the run's best ``f*`` (and
+            ``min_improvement``). ``"posterior_mean"``: after the inner algorithm is told the
+            batch, one of its points has a smaller posterior mean than every earlier point
+            of the run, so a lucky noisy observation does not make every later batch a
+            failure; the same conditions as ``incumbent="posterior_mean"``. ``"auto"``
+            (default): ``"posterior_mean"`` around an inner GP or Neural-BO (NeuralUCB/TS
+            too: :func:`counts_by_mean`) where it may be used, unless
+            ``incumbent="observed"`` (which keeps the paper's rules); ``"observed"``
+            otherwise. Around Neural-BO, success by the mean with the region centred at
+            the best observation was level with or better than both other pairs on the
+            selection problems; the figures are on the documentation site's page
+            "Measured choices".
 
     Returns:
         A :class:`~nbo_jax.types.BOAlgorithm` named ``"turbo-<inner name>"`` (TuRBO-m:
@@ -419,7 +444,7 @@ def trust_region(
             algorithm or with ``restart_keeps_data`` (and, at ``init``, on a finite domain
             with ``q > 1``), an unknown ``incumbent``, or ``"posterior_mean"`` with an
             algorithm without a surrogate, a constrained one, ``regions > 1`` or
-            ``min_improvement > 0``; messages name the argument.
+            ``min_improvement > 0`` (the same for ``success``); messages name the argument.
 
     Under ``vmap`` (many seeds) the restart's ``init`` (none with ``restart_keeps_data``) and
     the design's ask are computed on every step beside the usual ``tell``/``ask`` (a
@@ -458,6 +483,8 @@ def trust_region(
         raise ValueError("restart_keeps_data=True needs regions=1 (TuRBO-m's regions keep their own points)")
     if incumbent not in INCUMBENTS:
         raise ValueError(f"incumbent must be one of {INCUMBENTS}, got {incumbent!r}")
+    if success not in SUCCESS_RULES:
+        raise ValueError(f"success must be one of {SUCCESS_RULES}, got {success!r}")
     # why the posterior mean cannot be used (none: it may): "posterior_mean" raises the first,
     # "auto" takes the observed rule when there is one
     no_mean = [f"an algorithm with a surrogate; {algorithm.name!r} has none" if algorithm.surrogate is None else None,
@@ -466,11 +493,17 @@ def trust_region(
                (f"min_improvement=0 (the threshold is relative to the observed |f*|), got {min_improvement}"
                 if min_improvement > 0 else None)]
     no_mean = [reason for reason in no_mean if reason is not None]
-    if incumbent == "posterior_mean" and no_mean:
-        raise ValueError(f"incumbent='posterior_mean' needs {no_mean[0]}")
-    # "auto": the posterior mean where it may be used around an inner GP (its state holds ARD
-    # lengthscales, found at init's trace); the observed value otherwise
+    for name, rule in (("incumbent", incumbent), ("success", success)):
+        if rule == "posterior_mean" and no_mean:
+            raise ValueError(f"{name}='posterior_mean' needs {no_mean[0]}")
+    # incumbent="auto": the posterior mean where it may be used around an inner GP (its state
+    # holds ARD lengthscales, found at init's trace); the observed value otherwise.
+    # success="auto": the posterior mean where it may be used, unless incumbent="observed"
     mean_allowed = not no_mean
+
+    def success_by_mean(inner) -> bool:  # at trace time: "auto" depends on the inner state
+        return success == "posterior_mean" or (success == "auto" and mean_allowed and incumbent != "observed"
+                                               and counts_by_mean(inner))
     given = algorithm
     if q is not None:
         q = check_int("q", q, 1)
@@ -487,7 +520,7 @@ def trust_region(
         algorithm=given, length_init=length_init, length_min=length_min, length_max=length_max,
         success_tolerance=success_tolerance, failure_tolerance=failure_tolerance, min_improvement=min_improvement,
         restart_points=restart_points, ard=ard, perturb_dims=perturb_dims, q=q, regions=regions,
-        restart_keeps_data=restart_keeps_data, incumbent=incumbent))
+        restart_keeps_data=restart_keeps_data, incumbent=incumbent, success=success))
 
     def n_design(d: int) -> int:
         return design_size(d, q, restart_points)
@@ -579,9 +612,11 @@ def trust_region(
         # Poloczek 2021, Section 3)
         ok = (idx < data0.capacity) & jnp.all(jnp.isfinite(jnp.reshape(rows, (rows.shape[0], -1))), axis=1)
         run0 = _run_rows(data0, state.start)
-        by_mean = state.incumbent is not None  # decided at init
-        if by_mean:  # the inner model told the batch: its posterior mean at every row
+        by_mean = state.incumbent is not None  # the centre's rule, decided at init
+        mean_success = success_by_mean(state.inner)
+        if by_mean or mean_success:  # the inner model told the batch: its posterior mean at every row
             mean = inner_alg.surrogate(inner, data.u).mean
+        if mean_success:
             improved = batch_improves_in_mean(mean, run0, idx, ok)
         else:
             improved = batch_improves(data0.y, run0, rows, ok, min_improvement)
@@ -620,4 +655,4 @@ def trust_region(
 
 
 __all__ = ["trust_region", "TrustRegionState", "best_row", "current_centre", "current_region", "region_box",
-           "state_lengthscales", "posterior_incumbent", "batch_improves_in_mean"]
+           "state_lengthscales", "counts_by_mean", "posterior_incumbent", "batch_improves_in_mean"]

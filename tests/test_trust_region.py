@@ -280,21 +280,27 @@ def test_the_default_success_rule_does_not_depend_on_the_objective_offset(x64):
     assert first.size and lb[first[0]] < la[first[0]]  # the offset run halved sooner (or grew later)
 
 
-def test_posterior_mean_incumbent_centres_and_counts_by_the_model(x64):
-    # incumbent="posterior_mean": after every tell the region is centred at the run's point of
-    # smallest posterior mean and the counters moved as next_length says for "a batch point's
-    # mean is below every earlier one's", both read from the algorithm's own surrogate; on a
-    # noisy objective that differs from the observed rule (else the test could not fail)
+@pytest.mark.parametrize("case", ["gp-posterior_mean", "neural-bo-default"])
+def test_posterior_mean_incumbent_centres_and_counts_by_the_model(x64, case):
+    # incumbent="posterior_mean" around a GP: after every tell the region is centred at the
+    # run's point of smallest posterior mean; around Neural-BO by default (incumbent="auto" is
+    # "observed" there, success="auto" the posterior mean) at the run's best observation. In
+    # both the counters moved as next_length says for "a batch point's mean is below every
+    # earlier one's", read from the algorithm's own surrogate; on a noisy objective that
+    # differs from the observed rule (else the test could not fail)
     from nbo_jax.turbo import batch_improves, current_centre, failure_limit, next_length
 
     problem = nbo.benchmarks.get("branin", noise_std=20.0)
-    algo = nbo.trust_region(nbo.gp_bo(acquisition="ucb", **SMALL_GP), incumbent="posterior_mean",
-                            failure_tolerance=2)
+    by_mean = case == "gp-posterior_mean"
+    algo = (nbo.trust_region(nbo.gp_bo(acquisition="ucb", **SMALL_GP), incumbent="posterior_mean",
+                             failure_tolerance=2) if by_mean
+            else nbo.trust_region(nbo.neural_bo(**SMALL_NBO), failure_tolerance=2, length_min=1e-6))
     key, k_noise = jax.random.split(jax.random.key(2))
     x0 = problem.bounds.from_unit(jax.random.uniform(key, (5, 2), jnp.float64))
     noisy = lambda x, k: float(problem.objective(x) + 20.0 * jax.random.normal(k))
     state = algo.init(key, x0, jnp.array([noisy(x, k) for x, k in zip(x0, jax.random.split(k_noise, 5))]),
                       bounds=problem.bounds, capacity=40)
+    assert (state.incumbent is not None) == by_mean
     ask, tell, surrogate = jax.jit(algo.ask), jax.jit(algo.tell), jax.jit(algo.surrogate)
     differs = 0
     for i, k in enumerate(jax.random.split(jax.random.key(7), 20)):
@@ -308,12 +314,14 @@ def test_posterior_mean_incumbent_centres_and_counts_by_the_model(x64):
         assert (float(new.length), int(new.successes), int(new.failures)) == (
             float(length), int(successes), int(failures)), i
         assert int(new.restarts) == 0  # one run: every row counts
-        np.testing.assert_array_equal(current_centre(new), new.data.u[int(np.argmin(mean))])
+        centre = int(np.argmin(mean)) if by_mean else int(np.argmin(np.asarray(new.data.y)[: n + 1]))
+        np.testing.assert_array_equal(current_centre(new), new.data.u[centre])
         observed = batch_improves(state.data.y, jnp.arange(40) < n, new.data.y[n:n + 1], jnp.array([True]), 0.0)
         differs += bool(observed) != improved
         state = new
     assert differs >= 1 and failure_limit(2, 1, 2) == 2
-    assert int(np.argmin(np.asarray(state.data.y)[: int(state.data.count)])) != int(state.incumbent)
+    if by_mean:
+        assert int(np.argmin(np.asarray(state.data.y)[: int(state.data.count)])) != int(state.incumbent)
 
 
 def test_auto_incumbent_is_the_posterior_mean_around_a_gp_and_observed_otherwise(x64):
@@ -432,6 +440,15 @@ def test_bad_arguments_name_the_argument():
         nbo.trust_region(nbo.gp_bo(), incumbent="posterior_mean", regions=2)
     with pytest.raises(ValueError, match="incumbent='posterior_mean' needs min_improvement=0"):
         nbo.trust_region(nbo.gp_bo(), incumbent="posterior_mean", min_improvement=1e-3)
+    with pytest.raises(ValueError, match="success must be one of"):
+        nbo.trust_region(rs, success="mean")
+    with pytest.raises(ValueError, match="success='posterior_mean' needs an algorithm with a surrogate; 'random'"):
+        nbo.trust_region(rs, success="posterior_mean")
+    with pytest.raises(ValueError, match="success='posterior_mean' needs an unconstrained algorithm"):
+        nbo.trust_region(nbo.neural_cbo(), success="posterior_mean")
+    with pytest.raises(ValueError, match="success='posterior_mean' needs min_improvement=0"):
+        nbo.trust_region(nbo.neural_bo(), success="posterior_mean", min_improvement=1e-3)
+    assert nbo.trust_region(rs).config.kwargs["success"] == "auto"
 
 
 # ---------------------------------------------------------------- the optimizer inside a box
