@@ -430,24 +430,18 @@ def test_bad_arguments_name_the_argument():
         nbo.batched(nbo.trust_region(rs), 4)
     batch = nbo.trust_region(rs, q=4)
     assert (batch.q, batch.batch_rule, batch.config.kwargs["q"]) == (4, "native", 4)
-    with pytest.raises(ValueError, match="incumbent must be one of"):
-        nbo.trust_region(rs, incumbent="mean")
-    with pytest.raises(ValueError, match="incumbent='posterior_mean' needs an algorithm with a surrogate; 'random'"):
-        nbo.trust_region(rs, incumbent="posterior_mean")
-    with pytest.raises(ValueError, match="incumbent='posterior_mean' needs an unconstrained algorithm"):
-        nbo.trust_region(nbo.neural_cbo(), incumbent="posterior_mean")
-    with pytest.raises(ValueError, match="incumbent='posterior_mean' needs regions=1"):
-        nbo.trust_region(nbo.gp_bo(), incumbent="posterior_mean", regions=2)
-    with pytest.raises(ValueError, match="incumbent='posterior_mean' needs min_improvement=0"):
-        nbo.trust_region(nbo.gp_bo(), incumbent="posterior_mean", min_improvement=1e-3)
-    with pytest.raises(ValueError, match="success must be one of"):
-        nbo.trust_region(rs, success="mean")
-    with pytest.raises(ValueError, match="success='posterior_mean' needs an algorithm with a surrogate; 'random'"):
-        nbo.trust_region(rs, success="posterior_mean")
-    with pytest.raises(ValueError, match="success='posterior_mean' needs an unconstrained algorithm"):
-        nbo.trust_region(nbo.neural_cbo(), success="posterior_mean")
-    with pytest.raises(ValueError, match="success='posterior_mean' needs min_improvement=0"):
-        nbo.trust_region(nbo.neural_bo(), success="posterior_mean", min_improvement=1e-3)
+    for rule in ("incumbent", "success"):  # the same conditions for both uses of the mean
+        with pytest.raises(ValueError, match=f"{rule} must be one of"):
+            nbo.trust_region(rs, **{rule: "mean"})
+        mean = {rule: "posterior_mean"}
+        with pytest.raises(ValueError, match=f"{rule}='posterior_mean' needs an algorithm with a surrogate; 'random'"):
+            nbo.trust_region(rs, **mean)
+        with pytest.raises(ValueError, match=f"{rule}='posterior_mean' needs an unconstrained algorithm"):
+            nbo.trust_region(nbo.neural_cbo(), **mean)
+        with pytest.raises(ValueError, match=f"{rule}='posterior_mean' needs regions=1"):
+            nbo.trust_region(nbo.gp_bo(), regions=2, **mean)
+        with pytest.raises(ValueError, match=f"{rule}='posterior_mean' needs min_improvement=0"):
+            nbo.trust_region(nbo.neural_bo(), min_improvement=1e-3, **mean)
     assert nbo.trust_region(rs).config.kwargs["success"] == "auto"
 
 
