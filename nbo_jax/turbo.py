@@ -415,10 +415,10 @@ def trust_region(
             batch, one of its points has a smaller posterior mean than every earlier point
             of the run, so a lucky noisy observation does not make every later batch a
             failure; the same conditions as ``incumbent="posterior_mean"``. ``"auto"``
-            (default): ``"posterior_mean"`` around an inner GP or Neural-BO (NeuralUCB/TS
-            too: :func:`counts_by_mean`) where it may be used, unless
-            ``incumbent="observed"`` (which keeps the paper's rules); ``"observed"``
-            otherwise. Around Neural-BO, success by the mean with the region centred at
+            (default): ``"posterior_mean"`` with ``incumbent="posterior_mean"``, and with
+            ``incumbent="auto"`` around an inner GP or Neural-BO (NeuralUCB/TS too:
+            :func:`counts_by_mean`) where it may be used; ``"observed"`` otherwise (with
+            ``incumbent="observed"`` the paper's rules). Around Neural-BO, success by the mean with the region centred at
             the best observation was level with or better than both other pairs on the
             selection problems; the figures are on the documentation site's page
             "Measured choices".
@@ -442,7 +442,7 @@ def trust_region(
             length_init <= length_max``, counts ``< 1``, ``min_improvement < 0``, ``q``
             disagreeing with an inner ``q > 1``, ``regions > 1`` with a constrained
             algorithm or with ``restart_keeps_data`` (and, at ``init``, on a finite domain
-            with ``q > 1``), an unknown ``incumbent``, or ``"posterior_mean"`` with an
+            with ``q > 1``), an unknown ``incumbent`` or ``success``, or ``"posterior_mean"`` with an
             algorithm without a surrogate, a constrained one, ``regions > 1`` or
             ``min_improvement > 0`` (the same for ``success``); messages name the argument.
 
@@ -498,12 +498,13 @@ def trust_region(
             raise ValueError(f"{name}='posterior_mean' needs {no_mean[0]}")
     # incumbent="auto": the posterior mean where it may be used around an inner GP (its state
     # holds ARD lengthscales, found at init's trace); the observed value otherwise.
-    # success="auto": the posterior mean where it may be used, unless incumbent="observed"
+    # success="auto": the posterior mean with incumbent="posterior_mean" (any surrogate, as
+    # before the option), and with incumbent="auto" around a GP or Neural-BO where it may be used
     mean_allowed = not no_mean
 
     def success_by_mean(inner) -> bool:  # at trace time: "auto" depends on the inner state
-        return success == "posterior_mean" or (success == "auto" and mean_allowed and incumbent != "observed"
-                                               and counts_by_mean(inner))
+        return success == "posterior_mean" or (success == "auto" and (
+            incumbent == "posterior_mean" or (incumbent == "auto" and mean_allowed and counts_by_mean(inner))))
     given = algorithm
     if q is not None:
         q = check_int("q", q, 1)
