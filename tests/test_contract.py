@@ -132,6 +132,32 @@ def test_contract(name, tmp_path):
 # every GP fit, network and climb is full of such reductions
 BIT_FOR_BIT = ("neural-cbo", "neural-ts", "pinn-bo", "random")
 
+# the algorithms whose vmapped run below is also a run in segments: one per state structure
+# (state type, tree and leaf shapes at both capacities), which is all that
+# ``nbo_jax.loop.grow_state`` acts on; the others run in one segment (segments cost 2.5 times
+# a one-segment compile: CI time). test_segmented_algorithms_cover_every_state_structure keeps
+# this list complete.
+SEGMENTED = ("adaptive-basis", "gp-lcb-c", "gp-ts", "neural-bo", "neural-cbo", "neural-greedy", "neural-ts",
+             "pinn-bo", "random", "rf-ei")
+
+
+def _state_structure(name, capacity):
+    algo, problem = _build(name, q=3), _failing_problem()
+    state = jax.eval_shape(lambda: algo.init(jax.random.key(0), jnp.ones((5, 2)), jnp.ones(5), jnp.zeros((5, 2)),
+                                             bounds=problem.bounds, capacity=capacity))
+    leaves, treedef = jax.tree_util.tree_flatten(state)
+    return type(state).__name__, str(treedef), tuple((getattr(x, "shape", None), str(getattr(x, "dtype", "")))
+                                                     for x in leaves)
+
+
+def test_segmented_algorithms_cover_every_state_structure(x64):
+    structures = {}
+    for name in NAMES:
+        structures.setdefault((_state_structure(name, 11), _state_structure(name, 23)), []).append(name)
+    uncovered = [names for names in structures.values() if not set(names) & set(SEGMENTED)]
+    assert not uncovered, f"add one of each to SEGMENTED: {uncovered}"
+    assert set(SEGMENTED) <= set(NAMES)
+
 
 @pytest.mark.parametrize("name", NAMES)
 def test_run_bo_jit_vmap_and_a_vmapped_seed_equals_the_seed_run_alone_in_float64(name, x64):
@@ -139,17 +165,19 @@ def test_run_bo_jit_vmap_and_a_vmapped_seed_equals_the_seed_run_alone_in_float64
     values passed as data, some evaluations failing (shapes, bounds, distinct batches, the
     counts in ``info``); and the README promise: in float64 a seed run inside ``jax.vmap``
     gives the run of the same seed alone: bit for bit for :data:`BIT_FOR_BIT`, to rounding
-    (relative 1e-6) for the others. The vmapped run is also a run in two segments of growing
-    capacity (``segments=2``: 2 steps at capacity 11, then 4 at 23) and the single one is not,
-    so the same comparison checks that segments give the one-segment run (to rounding, and
-    bit for bit for :data:`BIT_FOR_BIT`). (One vmapped and one single compile per algorithm.)"""
+    (relative 1e-6) for the others. For :data:`SEGMENTED` (one algorithm per state structure)
+    the vmapped run is also a run in two segments of growing capacity (``segments=2``: 2 steps
+    at capacity 11, then 4 at 23) and the single one is not, so the same comparison checks
+    that segments give the one-segment run (to rounding, and bit for bit for
+    :data:`BIT_FOR_BIT`). (One vmapped and one single compile per algorithm.)"""
     algo = _build(name, q=3)
     problem = _failing_problem()
     run = lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=6)  # noqa: E731
     keys = jax.random.split(jax.random.key(7), 2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        hist = jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=6, segments=2)))(keys)
+        segments = 2 if name in SEGMENTED else 1
+        hist = jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=6, segments=segments)))(keys)
         alone = jax.jit(run)(keys[1])
     assert hist.x.shape == (2, 23, 2) and _inside(hist.x, problem) and bool(jnp.all(jnp.isfinite(hist.x)))
     assert not np.allclose(hist.x[0], hist.x[1])
