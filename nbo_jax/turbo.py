@@ -53,7 +53,7 @@ from .types import BATCH_RULES, BOAlgorithm, Bounds, Dataset, FactoryCall, total
 
 Array = jax.Array
 INCUMBENTS = ("auto", "observed", "posterior_mean")
-SUCCESS_RULES = ("auto", "observed", "posterior_mean")
+SUCCESS_RULES = INCUMBENTS  # the same three rules, for what a batch must beat
 
 
 class TrustRegionState(NamedTuple):
@@ -418,10 +418,10 @@ def trust_region(
             (default): ``"posterior_mean"`` with ``incumbent="posterior_mean"``, and with
             ``incumbent="auto"`` around an inner GP or Neural-BO (NeuralUCB/TS too:
             :func:`counts_by_mean`) where it may be used; ``"observed"`` otherwise (with
-            ``incumbent="observed"`` the paper's rules). Around Neural-BO, success by the mean with the region centred at
-            the best observation was level with or better than both other pairs on the
-            selection problems; the figures are on the documentation site's page
-            "Measured choices".
+            ``incumbent="observed"`` the paper's rules). Around Neural-BO, success by the
+            mean with the region centred at the best observation was level with or better
+            than both other pairs on the selection problems; the figures are on the
+            documentation site's page "Measured choices".
 
     Returns:
         A :class:`~nbo_jax.types.BOAlgorithm` named ``"turbo-<inner name>"`` (TuRBO-m:

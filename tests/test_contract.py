@@ -141,8 +141,7 @@ SEGMENTED = ("adaptive-basis", "gp-lcb-c", "gp-ts", "neural-bo", "neural-cbo", "
              "pinn-bo", "random", "rf-ei")
 
 
-def _state_structure(name, capacity):
-    algo, problem = _build(name, q=3), _failing_problem()
+def _state_structure(algo, problem, capacity):
     state = jax.eval_shape(lambda: algo.init(jax.random.key(0), jnp.ones((5, 2)), jnp.ones(5), jnp.zeros((5, 2)),
                                              bounds=problem.bounds, capacity=capacity))
     leaves, treedef = jax.tree_util.tree_flatten(state)
@@ -151,9 +150,10 @@ def _state_structure(name, capacity):
 
 
 def test_segmented_algorithms_cover_every_state_structure(x64):
-    structures = {}
+    structures, problem = {}, _failing_problem()
     for name in NAMES:
-        structures.setdefault((_state_structure(name, 11), _state_structure(name, 23)), []).append(name)
+        algo = _build(name, q=3)
+        structures.setdefault(tuple(_state_structure(algo, problem, c) for c in (11, 23)), []).append(name)
     uncovered = [names for names in structures.values() if not set(names) & set(SEGMENTED)]
     assert not uncovered, f"add one of each to SEGMENTED: {uncovered}"
     assert set(SEGMENTED) <= set(NAMES)
