@@ -335,7 +335,8 @@ def test_auto_incumbent_is_the_posterior_mean_around_a_gp_and_observed_otherwise
     x0, y0 = X0, jnp.array([_f(x) for x in X0])
 
     def resolved(algo, c0=None):  # the state's incumbent row: None means the observed rule
-        return algo.init(key, x0, y0, c0, bounds=BOUNDS, capacity=cap).incumbent
+        # (a question of structure: traced by eval_shape, nothing fitted or run)
+        return jax.eval_shape(lambda: algo.init(key, x0, y0, c0, bounds=BOUNDS, capacity=cap)).incumbent
 
     assert resolved(nbo.trust_region(gp)) is not None
     assert resolved(nbo.trust_region(gp, incumbent="observed")) is None
@@ -343,7 +344,7 @@ def test_auto_incumbent_is_the_posterior_mean_around_a_gp_and_observed_otherwise
     assert resolved(nbo.trust_region(nbo.neural_bo(**SMALL_NBO))) is None
     assert resolved(nbo.trust_region(nbo.random_search())) is None
     assert resolved(nbo.trust_region(nbo.gp_bo(acquisition="cei", **SMALL_GP)), -jnp.ones((4, 1))) is None
-    assert nbo.trust_region(gp, regions=2).init(key, x0, y0, bounds=BOUNDS, capacity=cap) is not None
+    assert jax.eval_shape(lambda: nbo.trust_region(gp, regions=2).init(key, x0, y0, bounds=BOUNDS, capacity=cap))
     assert nbo.trust_region(gp).config.kwargs["incumbent"] == "auto"
 
 
