@@ -125,7 +125,9 @@ def objective_units(data: Dataset, mean: Array, std: Array, incumbent: Array) ->
     """A surrogate posterior ``(mean, std)`` (``(N,)`` each) in the objective's units. Every
     library surrogate reports the units of :meth:`~nbo_jax.dataset.Dataset.standardized`,
     or the objective's own (``standardize=False``); which one is read from its
-    ``incumbent``: the closer of the data's best value and that value standardized."""
+    ``incumbent``: the closer of the data's best value and that value standardized. (A
+    ``"power"`` or ``"copula"`` outcome transform, :mod:`nbo_jax.outcome`, has no such map:
+    :func:`trust_regions` refuses it.)"""
     _, shift, scale = data.standardized()
     best = data.incumbent()
     raw = jnp.abs(incumbent - best) < jnp.abs(incumbent - (best - shift) / scale)
@@ -141,6 +143,11 @@ def trust_regions(inner_alg: BOAlgorithm, config: FactoryCall, *, regions: int, 
     which checks every argument; ``tau_fail(d)`` and ``n_design(d)`` give ``tau_fail`` and
     the design size for ``d`` inputs."""
     m, q = regions, inner_alg.q
+    transform = inner_alg.config.kwargs.get("outcome_transform") if inner_alg.config is not None else None
+    if transform not in (None, "standardize", "none"):
+        raise ValueError(f"regions={m}: the regions' posteriors are compared in the objective's units, and "
+                         f"{inner_alg.name!r} is fitted with outcome_transform={transform!r}, which has no affine "
+                         f"map back to them; use regions=1 or outcome_transform='standardize'")
     if inner_alg.constrained:
         raise ValueError(f"regions={m}: several trust regions need an unconstrained algorithm (SCBO, the constrained "
                          f"rule, keeps one region); {inner_alg.name!r} models constraints: use regions=1")

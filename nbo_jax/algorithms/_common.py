@@ -13,6 +13,7 @@ import numpy as np
 from .._checks import check_int, check_positive  # noqa: F401 - shared validation, re-exported here
 from ..batch import batched
 from ..networks import ACTIVATIONS, Network, mlp
+from ..outcome import OUTCOME_TRANSFORMS
 from ..training import TrainConfig, make_optimizer
 from ..types import BATCH_RULES, BOAlgorithm, Bounds, Dataset, FactoryCall, FiniteDomain, as_bounds
 
@@ -28,6 +29,25 @@ def check_choice(name: str, value, choices: Sequence) -> Any:
         if value in tuple(choices):
             return value
     raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+
+
+def outcome_transform_of(outcome_transform, standardize) -> str:
+    """The outcome transform (one of :data:`nbo_jax.outcome.OUTCOME_TRANSFORMS`) a surrogate is
+    fitted to: ``outcome_transform`` when given, else ``"standardize"`` (``standardize=True``)
+    or ``"none"``.
+
+    Raises:
+        TypeError: ``standardize`` not a bool.
+        ValueError: ``outcome_transform`` unknown, or given with ``standardize=False`` and not
+        ``"none"`` (the two would disagree)."""
+    standardize = check_bool("standardize", standardize)
+    if outcome_transform is None:
+        return "standardize" if standardize else "none"
+    transform = check_choice("outcome_transform", outcome_transform, OUTCOME_TRANSFORMS)
+    if not standardize and transform != "none":
+        raise ValueError(f"standardize=False fits the raw y and outcome_transform={transform!r} transforms "
+                         f"them: pass only one of the two")
+    return transform
 
 
 def check_bool(name: str, value) -> bool:

@@ -62,6 +62,7 @@ import jax.numpy as jnp
 from .. import gp_model as gpm
 from ..acquisition import SurrogatePosterior, lcb, lcb_feasible, log_cei, log_ei
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
+from ..outcome import targets as outcome_targets
 from ..types import BOAlgorithm, Bounds, Dataset
 from ._common import (
     BATCH_SIZE_IS_Q,
@@ -77,6 +78,7 @@ from ._common import (
     initial_data,
     make_algorithm,
     observed_feasible,
+    outcome_transform_of,
     records_config,
     refit_due,
     refuse_renamed,
@@ -274,6 +276,7 @@ def gp_bo(
     outputscale_bounds: tuple = (1e-2, 1e2),
     jitter: Optional[float] = None,
     standardize: bool = True,
+    outcome_transform: Optional[str] = None,
     q: int = 1,
     **kwargs,
 ) -> BOAlgorithm:
@@ -355,6 +358,14 @@ def gp_bo(
         standardize: fit the GP to standardized targets; if False, to the raw ``y`` (then the
             outputscale bounds are in ``y``'s units). Constrained: the constraints are
             RMS-scaled when True, raw when False.
+        outcome_transform: what the GP is fitted to, one of
+            :data:`nbo_jax.outcome.OUTCOME_TRANSFORMS`: ``"standardize"`` (BoTorch's
+            ``Standardize``), ``"power"`` (Yeo-Johnson with the maximum-likelihood exponent,
+            HEBO's, Cowen-Rivers et al. 2022), ``"copula"`` (normal quantiles of the ranks) or
+            ``"none"``; default ``None``: ``"standardize"``, or ``"none"`` with
+            ``standardize=False``. The transforms keep the order of the observations; EI's
+            ``y_best`` and the posterior are in the transformed units. The constrained
+            acquisitions take ``"standardize"`` or ``"none"`` only.
         q: points per ``ask`` (BoTorch's ``q``). ``q > 1``: GP-TS takes ``q`` independent
             joint draws (Kandasamy et al. 2018); EI, UCB, cEI and LCB-C choose the points one
             after the other, each told to a copy of the state with a constant-liar value
@@ -382,7 +393,9 @@ def gp_bo(
             ``fit_optimizer`` or ``ntk_activation``, or a number out of range or NaN (the
             message names the argument); ``beta_c`` with an acquisition other than ``"lcb-c"``;
             ``ntk_*`` with a kernel other than ``"ntk"``; ``lengthscale_bounds`` with ``"ntk"``;
-            ``acq_optimizer.steps > 0`` with ``"ts"`` or ``"lcb-c"``. At ``init`` of a
+            ``acq_optimizer.steps > 0`` with ``"ts"`` or ``"lcb-c"``; an unknown
+            ``outcome_transform``, one other than ``"none"`` with ``standardize=False``, or one
+            other than ``"standardize"``/``"none"`` with ``"cei"``/``"lcb-c"``. At ``init`` of a
             constrained algorithm: ``c0`` missing or not ``(n0, K)``, or a ``beta_c`` sequence
             whose length is not ``K``; at ``tell``: ``c`` missing.
         TypeError: an argument of the wrong type (a string or bool for a number, a float for
@@ -424,7 +437,12 @@ def gp_bo(
         pb = pb._replace(outputscale=(1.0, 1.0))
     if isinstance(kind, gpm.NTKKernel):
         pb = pb._replace(lengthscale=(1.0, 1.0))  # not a parameter of the NTK: fixed, unused
-    standardize = check_bool("standardize", standardize)
+    transform = outcome_transform_of(outcome_transform, standardize)
+    standardize = transform == "standardize"
+    if acquisition in CONSTRAINED_ACQUISITIONS and transform not in ("standardize", "none"):
+        raise ValueError(f"outcome_transform={transform!r} is for the unconstrained acquisitions; "
+                         f"acquisition={acquisition!r} scales the objective and its constraints affinely: "
+                         f"use 'standardize' or 'none'")
     if beta_c is not None:
         if acquisition != "lcb-c":
             raise ValueError(f"beta_c is used by acquisition='lcb-c' only, got acquisition={acquisition!r}")
@@ -443,7 +461,7 @@ def gp_bo(
                                                         aopt=aopt, standardize=standardize)
     else:
         init, ask, tell, surrogate = _plain_gp_bo(acquisition, beta=beta, fitter=fitter, aopt=aopt,
-                                                  standardize=standardize)
+                                                  transform=transform)
     return make_algorithm(init, ask, tell, name=f"gp-{acquisition}", surrogate=surrogate, q=q,
                           batch_rule="independent" if acquisition == "ts" else "fantasy",
                           constrained=acquisition in CONSTRAINED_ACQUISITIONS)
@@ -477,13 +495,13 @@ def _kernel_kind(kernel: str, ntk_depth, ntk_activation, ntk_use_bias, lengthsca
     return gpm.NTKKernel(depth, activation, use_bias)
 
 
-def _plain_gp_bo(acquisition: str, *, beta, fitter: _Fitter, aopt: AcqOptimizer, standardize: bool):
+def _plain_gp_bo(acquisition: str, *, beta, fitter: _Fitter, aopt: AcqOptimizer, transform: str):
     """``(init, ask, tell, surrogate)`` of GP-EI / GP-UCB / GP-TS; arguments already validated
     by :func:`gp_bo`."""
     kind = fitter.kind
 
     def targets(data: Dataset) -> Array:
-        return data.standardized()[0] if standardize else jnp.where(data.mask, data.y, 0.0)
+        return outcome_targets(data, transform)
 
     def update(state: GPState, data: Dataset, rows: Optional[Array]) -> GPState:
         """``state`` holding ``data``: hyperparameters refitted and the posterior refactorized

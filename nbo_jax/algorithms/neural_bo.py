@@ -67,6 +67,7 @@ from ..acquisition import AcquisitionFn, SurrogatePosterior, thompson as indepen
 from ..features import gradient_features, jacobian_vector_product, predict
 from ..networks import INPUT_EMBEDDINGS, embedded
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
+from ..outcome import targets as outcome_targets
 from ..training import train_regression
 from ..types import BOAlgorithm, Bounds, Dataset
 from ._common import (
@@ -80,6 +81,7 @@ from ._common import (
     initial_data,
     make_algorithm,
     network_builder,
+    outcome_transform_of,
     records_config,
     refit_due,
     refuse_renamed,
@@ -296,6 +298,7 @@ def neural_bo(
     acq_optimizer: Optional[AcqOptimizer | dict] = None,
     acquisition: Optional[AcquisitionFn] = None,
     standardize: bool = True,
+    outcome_transform: Optional[str] = None,
     activation: str = "relu",
     use_bias: Optional[bool] = None,
     chunk_size: Optional[int] = None,
@@ -354,7 +357,13 @@ def neural_bo(
             A stochastic user ``acquisition`` (fresh draws per point) needs ``steps=0``.
         acquisition: ``acq(SurrogatePosterior, key) -> (N,)`` utility to maximize instead of
             Thompson sampling (:mod:`nbo_jax.acquisition`).
-        standardize: train on standardized targets (bool).
+        standardize: train on standardized targets (bool); ``False``: on the raw ``y``.
+        outcome_transform: what the network and its posterior are fitted to, one of
+            :data:`nbo_jax.outcome.OUTCOME_TRANSFORMS`: ``"standardize"``, ``"power"``
+            (Yeo-Johnson with the maximum-likelihood exponent, as HEBO), ``"copula"`` (normal
+            quantiles of the ranks) or ``"none"``; default ``None``: ``"standardize"``, or
+            ``"none"`` with ``standardize=False``. Every transform keeps the order of the
+            observations, so the Thompson sample's minimum is sought in the transformed units.
         activation, use_bias: network options (paper: ReLU, no biases; default: biases.
             Without biases the ReLU network is positively homogeneous, ``h(c z) = c h(z)``,
             so ``h(0) = 0`` and its minimum over the box sits on the boundary or at the
@@ -384,7 +393,8 @@ def neural_bo(
         ``warm_start="yes"``), ``acquisition`` not callable, ``acq_optimizer`` of the wrong
         type, ``batch_size=`` (renamed ``minibatch_size``; ``q`` is the number of points per
         ask) or any other unknown keyword.
-        ValueError: any argument out of range, NaN or unknown (the message names it).
+        ValueError: any argument out of range, NaN or unknown (the message names it), or
+        an ``outcome_transform`` other than ``"none"`` with ``standardize=False``.
     """
     refuse_renamed(kwargs, BATCH_SIZE_RENAMED, "neural_bo")
     chosen = resolve_preset(PRESETS, preset, warm_start=warm_start, optimizer=optimizer, use_bias=use_bias,
@@ -401,7 +411,7 @@ def neural_bo(
                          f"posterior, which only the dual form does cheaply; got posterior={posterior!r}")
     feature_params = check_choice("feature_params", feature_params, FEATURE_PARAMS)
     warm = check_bool("warm_start", chosen["warm_start"])
-    standardize = check_bool("standardize", standardize)
+    transform = outcome_transform_of(outcome_transform, standardize)
     network = network_builder(width, depth, activation, use_bias=chosen["use_bias"])
     input_embedding = check_choice("input_embedding", chosen["input_embedding"], INPUT_EMBEDDINGS + ("auto",))
     chunk_size = None if chunk_size is None else check_int("chunk_size", chunk_size, 1)
@@ -439,7 +449,7 @@ def neural_bo(
         return state.params0 if feature_params == "initial" else state.params
 
     def targets_of(data: Dataset) -> Array:
-        return data.standardized()[0] if standardize else data.y
+        return outcome_targets(data, transform)
 
     def absorb(state: NeuralBOState, start: Array, n: int, initial: bool = False) -> NeuralBOState:
         """Train and update the posterior after ``n`` rows were added to ``state.data`` at

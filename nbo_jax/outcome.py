@@ -1,0 +1,98 @@
+"""Outcome transforms: what a surrogate is fitted to, computed from a ``Dataset``'s targets.
+
+    "standardize"  z = (y - mean) / std over the rows held (BoTorch's ``Standardize``)
+    "power"        z standardized, then the Yeo-Johnson power transform with the lambda of
+                   maximum likelihood, standardized again (Yeo & Johnson 2000; HEBO,
+                   Cowen-Rivers et al. 2022, Section 4.1)
+    "copula"       the Gaussian copula: each row's rank among the rows held mapped through the
+                   standard normal quantile function (Salinas et al. 2020, "A quantile-based
+                   approach for hyperparameter transfer learning", ICML, Section 3.1)
+    "none"         y as observed
+
+Every transform is increasing in ``y``, so the best row stays the best and a surrogate's
+minimum in transformed units is its minimum in the objective's. Only ``"standardize"`` and
+``"none"`` are affine: a posterior in ``"power"`` or ``"copula"`` units has no fixed map back
+to the objective's units. Rows outside ``data.mask`` are 0 in every result.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .dataset import Dataset
+
+Array = jax.Array
+
+OUTCOME_TRANSFORMS = ("standardize", "power", "copula", "none")
+# the candidate lambdas of "power": maximum likelihood over this grid (step 0.1); scipy's
+# yeojohnson_normmax searches without bounds, HEBO's sklearn PowerTransformer likewise
+POWER_LAMBDAS = (-2.0, 4.0, 61)
+
+
+def yeo_johnson(z: Array, lam) -> Array:
+    """The Yeo-Johnson power transform of ``z`` (any shape) with exponent ``lam`` (a scalar):
+    ``((z + 1)^lam - 1) / lam`` for ``z >= 0`` (``log1p(z)`` at ``lam = 0``) and
+    ``-((1 - z)^(2 - lam) - 1) / (2 - lam)`` for ``z < 0`` (``-log1p(-z)`` at ``lam = 2``);
+    Yeo & Johnson 2000, Eq. 2.1; ``scipy.stats.yeojohnson``'s formula."""
+    pos = z >= 0
+    zp, zn = jnp.where(pos, z, 0.0), jnp.where(pos, 0.0, z)
+    at0, at2 = jnp.abs(lam) < 1e-6, jnp.abs(lam - 2) < 1e-6
+    lp, ln = jnp.where(at0, 1.0, lam), jnp.where(at2, 1.0, 2 - lam)
+    yp = jnp.where(at0, jnp.log1p(zp), jnp.expm1(lp * jnp.log1p(zp)) / lp)
+    yn = jnp.where(at2, -jnp.log1p(-zn), -jnp.expm1(ln * jnp.log1p(-zn)) / ln)
+    return jnp.where(pos, yp, yn)
+
+
+def _standardize(t: Array, mask: Array) -> Array:
+    n = jnp.maximum(jnp.sum(mask), 1)
+    mean = jnp.sum(jnp.where(mask, t, 0.0)) / n
+    var = jnp.sum(jnp.where(mask, (t - mean) ** 2, 0.0)) / n
+    std = jnp.where(var > 1e-12, jnp.sqrt(var), 1.0)
+    return jnp.where(mask, (t - mean) / std, 0.0)
+
+
+def power_lambda(z: Array, mask: Array) -> Array:
+    """``()`` the Yeo-Johnson exponent of maximum likelihood for the rows of ``z (cap,)`` in
+    ``mask``, over the grid ``POWER_LAMBDAS``: the profile log-likelihood
+    ``-n/2 log var(T(z)) + (lam - 1) sum sign(z) log(1 + |z|)`` (``scipy.stats.yeojohnson_llf``)."""
+    n = jnp.maximum(jnp.sum(mask), 1)
+    logs = jnp.sum(jnp.where(mask, jnp.sign(z) * jnp.log1p(jnp.abs(z)), 0.0))
+    grid = jnp.linspace(*POWER_LAMBDAS[:2], POWER_LAMBDAS[2], dtype=z.dtype)
+
+    def llf(lam):
+        t = yeo_johnson(z, lam)
+        mean = jnp.sum(jnp.where(mask, t, 0.0)) / n
+        var = jnp.sum(jnp.where(mask, (t - mean) ** 2, 0.0)) / n
+        return -0.5 * n * jnp.log(jnp.maximum(var, jnp.finfo(z.dtype).tiny)) + (lam - 1) * logs
+
+    return grid[jnp.argmax(jax.vmap(llf)(grid))]
+
+
+def copula(y: Array, mask: Array) -> Array:
+    """``(cap,)`` the Gaussian copula of the rows of ``y`` in ``mask``: ``Phi^-1((r + 1/2) / n)``
+    with ``r`` the row's rank among the ``n`` rows (ties share their mean rank)."""
+    n = jnp.maximum(jnp.sum(mask), 1)
+    below = jnp.sum(mask[None, :] & (y[None, :] < y[:, None]), axis=1)
+    ties = jnp.sum(mask[None, :] & (y[None, :] == y[:, None]), axis=1) - 1
+    z = jax.scipy.special.ndtri((below + 0.5 * ties + 0.5) / n)
+    return jnp.where(mask, z, 0.0).astype(y.dtype)
+
+
+def targets(data: Dataset, transform: str) -> Array:
+    """``(cap,)`` the targets a surrogate is fitted to: ``data.y`` under ``transform`` (one of
+    ``OUTCOME_TRANSFORMS``, module doc), computed over the rows in ``data.mask`` (failures
+    included, with their imputed values); 0 outside the mask. Single-output datasets."""
+    if transform == "standardize":
+        return data.standardized()[0]
+    if transform == "none":
+        return jnp.where(data.mask, data.y, 0.0)
+    if transform == "copula":
+        return copula(data.y, data.mask)
+    if transform == "power":
+        z = data.standardized()[0]
+        return _standardize(yeo_johnson(z, power_lambda(z, data.mask)), data.mask)
+    raise ValueError(f"outcome_transform must be one of {OUTCOME_TRANSFORMS}, got {transform!r}")
+
+
+__all__ = ["OUTCOME_TRANSFORMS", "copula", "power_lambda", "targets", "yeo_johnson"]

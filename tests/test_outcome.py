@@ -1,0 +1,118 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.stats as st
+
+from nbo_jax import outcome
+from nbo_jax.dataset import Dataset
+
+SAMPLES = {  # a heavy right tail (Rosenbrock-like), a normal sample, a heavy left tail
+    "lognormal": np.exp(np.random.default_rng(0).normal(size=40)) * 100,
+    "normal": np.random.default_rng(1).normal(size=40),
+    "left_tail": -np.exp(np.random.default_rng(2).normal(size=40)),
+}
+
+
+def _data(y, capacity=48):
+    """``y`` in the first rows of a larger buffer (rows past it are outside the mask)."""
+    u = jnp.linspace(0, 1, len(y))[:, None]
+    return Dataset.empty(capacity, 1).add_batch(u, jnp.asarray(y))
+
+
+@pytest.mark.parametrize("lam", [-1.5, 0.0, 0.7, 2.0, 3.3])
+def test_yeo_johnson_is_scipys(x64, lam):
+    z = np.linspace(-3, 5, 41)
+    np.testing.assert_allclose(outcome.yeo_johnson(jnp.asarray(z), lam), st.yeojohnson(z, lam), rtol=1e-12,
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_power_transform_is_scipys_maximum_likelihood_on_the_rows_held(x64, name):
+    y = SAMPLES[name]
+    data = _data(y)
+    z = (y - y.mean()) / y.std()
+    lam_ref = st.yeojohnson_normmax(z)
+    lam = float(outcome.power_lambda(data.standardized()[0], data.mask))
+    assert abs(lam - lam_ref) <= 0.05 + 1e-9, (lam, lam_ref)  # the grid's half step
+    t = np.asarray(outcome.targets(data, "power"))
+    ref = st.yeojohnson(z, lam)
+    np.testing.assert_allclose(t[:40], (ref - ref.mean()) / ref.std(), rtol=1e-9, atol=1e-9)
+    assert np.all(t[40:] == 0)
+    assert np.all(np.diff(t[:40][np.argsort(y)]) > 0)  # increasing in y
+    if name == "lognormal":  # the heavy tail is pulled in: the best rows spread apart
+        assert lam_ref < 0.5 and (t[:40].max() < ((y - y.mean()) / y.std()).max())
+
+
+def test_copula_is_the_normal_quantile_of_the_mean_rank(x64):
+    y = np.array([3.0, -1.0, 7.0, 3.0, 0.5])
+    data = _data(y, capacity=8)
+    expected = st.norm.ppf((st.rankdata(y) - 0.5) / 5)  # rankdata: 1-based, ties their mean
+    np.testing.assert_allclose(outcome.targets(data, "copula")[:5], expected, rtol=1e-12)
+    assert np.all(np.asarray(outcome.targets(data, "copula")[5:]) == 0)
+
+
+def test_standardize_and_none_are_the_data_and_bad_names_are_refused(x64):
+    data = _data(SAMPLES["normal"])
+    np.testing.assert_array_equal(outcome.targets(data, "standardize"), data.standardized()[0])
+    np.testing.assert_array_equal(outcome.targets(data, "none")[:40], SAMPLES["normal"])
+    with pytest.raises(ValueError, match=r"outcome_transform must be one of .*'power'.*got 'log'"):
+        outcome.targets(data, "log")
+
+
+def test_transforms_run_under_jit_and_vmap():
+    ys = jnp.asarray(np.stack([SAMPLES["lognormal"], SAMPLES["normal"]]), jnp.float32)
+    for kind in ("power", "copula"):
+        batched = jax.jit(jax.vmap(lambda y: outcome.targets(_data(y), kind)))(ys)
+        alone = [outcome.targets(_data(y), kind) for y in ys]
+        np.testing.assert_allclose(batched, np.stack(alone), rtol=1e-5, atol=1e-6)
+
+
+def _branin_state(algo, n=8, capacity=10):
+    import nbo_jax as nbo
+
+    problem = nbo.benchmarks.get("branin")
+    x0 = nbo.initial_design(jax.random.key(0), problem.bounds, n)
+    return jax.jit(lambda x, y: algo.init(jax.random.key(1), x, y, bounds=problem.bounds,
+                                          capacity=capacity))(x0, jax.vmap(problem.objective)(x0))
+
+
+@pytest.mark.parametrize("transform", ["power", "copula"])
+def test_gp_and_neural_bo_are_fitted_to_the_transformed_targets(x64, transform):
+    import nbo_jax as nbo
+    from nbo_jax import gp_model as gpm
+
+    gp = nbo.gp_bo(outcome_transform=transform, n_restarts=2, fit_steps=20)
+    state = _branin_state(gp)
+    t = outcome.targets(state.data, transform)
+    assert not np.allclose(t, state.data.standardized()[0])  # Branin's 8 values are skewed
+    u_c = jax.random.uniform(jax.random.key(3), (16, 2), jnp.float64)
+    post = gp.surrogate(state, u_c)
+    mean, var = gpm.predict("rbf", gpm.condition("rbf", state.params, state.data.u, t, state.data.mask), u_c)
+    np.testing.assert_allclose(post.mean, mean, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(post.std ** 2, var, rtol=1e-9, atol=1e-12)
+    assert float(post.incumbent) == float(jnp.min(t[:8]))  # EI's y_best in the same units
+    assert gp.config.kwargs["outcome_transform"] == transform
+
+    nb = nbo.neural_bo(width=16, epochs=30, outcome_transform=transform)
+    state = _branin_state(nb)
+    assert float(nb.surrogate(state, u_c).incumbent) == float(jnp.min(outcome.targets(state.data, transform)[:8]))
+    same = _branin_state(nbo.neural_bo(width=16, epochs=30))  # standardized: another network
+    trained_apart = nb.surrogate(state, u_c).mean - nbo.neural_bo(width=16, epochs=30).surrogate(same, u_c).mean
+    assert float(jnp.max(jnp.abs(trained_apart))) > 1e-4  # same key and theta_0: only the targets differ
+
+
+def test_outcome_transform_errors_name_the_arguments():
+    import nbo_jax as nbo
+
+    for factory in (nbo.gp_bo, nbo.neural_bo):
+        with pytest.raises(ValueError, match=r"outcome_transform must be one of .* got 'log'"):
+            factory(outcome_transform="log")
+        with pytest.raises(ValueError, match=r"standardize=False .* outcome_transform='power'"):
+            factory(outcome_transform="power", standardize=False)
+        assert factory(outcome_transform="none", standardize=False) is not None
+    with pytest.raises(ValueError, match=r"outcome_transform='copula' is for the unconstrained.*'cei'"):
+        nbo.gp_bo(acquisition="cei", outcome_transform="copula")
+    with pytest.raises(ValueError, match=r"regions=2: .* outcome_transform='power'"):
+        nbo.trust_region(nbo.neural_bo(outcome_transform="power"), regions=2)
+    assert nbo.trust_region(nbo.gp_bo(outcome_transform="power")).name == "turbo-gp-ei"
