@@ -63,7 +63,7 @@ def test_standardize_and_none_are_the_data_and_bad_names_are_refused(x64):
 def test_transforms_run_under_jit_and_vmap():
     ys = jnp.asarray(np.stack([SAMPLES["lognormal"], SAMPLES["normal"]]), jnp.float32)
     for kind in ("power", "copula"):
-        batched = jax.jit(jax.vmap(lambda y: outcome.targets(_data(y), kind)))(ys)
+        batched = jax.jit(jax.vmap(lambda y, kind=kind: outcome.targets(_data(y), kind)))(ys)
         alone = [outcome.targets(_data(y), kind) for y in ys]
         np.testing.assert_allclose(batched, np.stack(alone), rtol=1e-5, atol=1e-6)
 
