@@ -44,14 +44,6 @@ def yeo_johnson(z: Array, lam) -> Array:
     return jnp.where(pos, yp, yn)
 
 
-def _standardize(t: Array, mask: Array) -> Array:
-    n = jnp.maximum(jnp.sum(mask), 1)
-    mean = jnp.sum(jnp.where(mask, t, 0.0)) / n
-    var = jnp.sum(jnp.where(mask, (t - mean) ** 2, 0.0)) / n
-    std = jnp.where(var > 1e-12, jnp.sqrt(var), 1.0)
-    return jnp.where(mask, (t - mean) / std, 0.0)
-
-
 def power_lambda(z: Array, mask: Array) -> Array:
     """``()`` the Yeo-Johnson exponent of maximum likelihood for the rows of ``z (cap,)`` in
     ``mask``, over the grid ``POWER_LAMBDAS``: the profile log-likelihood
@@ -91,7 +83,8 @@ def targets(data: Dataset, transform: str) -> Array:
         return copula(data.y, data.mask)
     if transform == "power":
         z = data.standardized()[0]
-        return _standardize(yeo_johnson(z, power_lambda(z, data.mask)), data.mask)
+        # standardized again by the Dataset's own rule (Dataset.standardized)
+        return data._replace(y=yeo_johnson(z, power_lambda(z, data.mask))).standardized()[0]
     raise ValueError(f"outcome_transform must be one of {OUTCOME_TRANSFORMS}, got {transform!r}")
 
 
