@@ -1,5 +1,5 @@
 """Issue 15: parallel evaluation on a local Ray cluster (asynchronous BO, failures,
-timeouts, checkpoint/resume, the wall-time ratio against sequential evaluation) and the
+timeouts, checkpoint/resume, the time ratio against sequential evaluation) and the
 Ray Tune searcher. One 4-CPU local cluster serves the whole file.
 
 Run by ``scripts/test.sh`` in a pytest process of its own, first (Ray's driver runs threads
@@ -75,26 +75,27 @@ def misbehaving(x):
     return sphere(x)
 
 
-def test_four_workers_against_sequential_wall_time(tmp_path):
+def test_four_workers_against_sequential_evaluation_time(tmp_path):
     # the same study (random search: the proposals cost nothing, so the ratio is the
-    # evaluation parallelism) with 1 and with 4 evaluations of 2 s in flight, after a warm-up
-    # that compiles the proposals; each call starts its own workers (about 4-5 s for 4 here)
-    optimize(sleep_and_compute, BOX, 4, algorithm=nbo.random_search(), n_init=2, n_workers=4, timeout_s=60)
-    times, at_once = {}, {}
+    # evaluation parallelism) with 1 and with 4 evaluations of 1 s in flight; timed from the
+    # first evaluation's start to the last one's end (the spans each evaluation logs), so the
+    # workers' start-up (about 4-5 s for 4 here) and the first compilation are not in it.
+    # benchmarks/bench_ray.py prints the whole wall time.
+    spans, at_once = {}, {}
     for workers in (1, 4):
         log = tmp_path / f"spans{workers}.txt"
-        start = time.perf_counter()
-        study = optimize(functools.partial(sleep_and_compute, log=str(log), sleep_s=2.0), BOX, 8,
+        study = optimize(functools.partial(sleep_and_compute, log=str(log), sleep_s=1.0), BOX, 8,
                          algorithm=nbo.random_search(), n_init=4, n_workers=workers, key=jax.random.key(1),
                          timeout_s=60)
-        times[workers] = time.perf_counter() - start
+        logged = np.loadtxt(log, ndmin=2)
+        spans[workers] = float(logged[:, 1].max() - logged[:, 0].min())
         at_once[workers] = _most_at_once(log)
         assert study.n_told == 8 and not study.failures and np.isfinite(study.y).all()
-    ratio = times[1] / times[4]
-    print(f"\nRAY-RATIO sequential {times[1]:.2f} s, 4 workers {times[4]:.2f} s, ratio {ratio:.2f}")
+    ratio = spans[1] / spans[4]
+    print(f"\nRAY-RATIO sequential {spans[1]:.2f} s, 4 workers {spans[4]:.2f} s, ratio {ratio:.2f}")
     assert at_once == {1: 1, 4: 4}, at_once  # never more than n_workers, and 4 did overlap
-    assert times[1] > 8 * 2.0  # the sleeps alone
-    assert ratio > 1.5, times  # loose: a loaded CI machine; bench_ray.py measures it
+    assert spans[1] > 8 * 1.0  # the sleeps alone
+    assert ratio > 2.0, spans  # loose: a loaded CI machine (8 evaluations of 1 s in two rounds: about 4)
 
 
 def test_asynchronous_bo_keeps_workers_apart_and_improves():

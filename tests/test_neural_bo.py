@@ -174,8 +174,8 @@ def test_default_input_embedding_is_the_circle_only_below_circle_below_dim(compi
     d); the paper preset's is ``"linear"``; an embedding given is kept at every dimension."""
     from nbo_jax.algorithms.neural_bo import CIRCLE_BELOW_DIM
 
-    def first_layer_inputs(algo, d):
-        _, state = _state(compiled(algo), n=8, problem=nbo.benchmarks.get("styblinski_tang", dim=d))
+    def first_layer_inputs(algo, d):  # the state's structure only: traced, not run
+        state = jax.eval_shape(lambda: _state(algo, n=8, problem=nbo.benchmarks.get("styblinski_tang", dim=d))[1])
         return {leaf.shape[0] for leaf in jax.tree.leaves(state.params0) if leaf.ndim == 2} & {d, 2 * d}
 
     for d, default in ((5, "circle"), (CIRCLE_BELOW_DIM - 1, "circle"), (CIRCLE_BELOW_DIM, "linear")):

@@ -4,6 +4,7 @@ the float64 GP fit of scripts/gp_fit_hang_repro.py hung with it on (jaxlib 0.10.
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 from nbo_jax import _xla_cpu
@@ -22,16 +23,31 @@ def _python(code_or_script: list[str], xla_flags: str | None, timeout: float, np
                           text=True, timeout=timeout)
 
 
-def test_import_sets_the_flag_and_keeps_the_users_flags():
-    show = ["-c", "import os, nbo_jax; print(os.environ['XLA_FLAGS'])"]
-    out = _python(show, None, 120)
+def _apply_in(monkeypatch, xla_flags=None, nproc=None) -> dict:
+    """``_xla_cpu.apply()`` on this process's environment with ``XLA_FLAGS``/``NPROC`` set as
+    given (restored afterwards); returns the two variables after it. JAX already runs here,
+    so apply warns that XLA no longer reads them (the subprocess tests check the import)."""
+    for name, value in (("XLA_FLAGS", xla_flags), ("NPROC", nproc), ("JAX_NUM_CPU_DEVICES", None)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        _xla_cpu.apply()
+    return {"XLA_FLAGS": os.environ.get("XLA_FLAGS"), "NPROC": os.environ.get("NPROC")}
+
+
+def test_import_sets_the_flag_and_keeps_the_users_flags(monkeypatch):
+    out = _python(["-c", "import os, nbo_jax; print(os.environ['XLA_FLAGS'], os.environ.get('NPROC'))"], None, 120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == [_xla_cpu.FLAG]
-    out = _python(show, "--xla_force_host_platform_device_count=2", 120)
-    assert out.stdout.split() == ["--xla_force_host_platform_device_count=2", _xla_cpu.FLAG]
+    assert out.stdout.split() == [_xla_cpu.FLAG, "None"]  # the import applies it; one device: XLA's own pool
+    assert _apply_in(monkeypatch)["XLA_FLAGS"] == _xla_cpu.FLAG
+    flags = _apply_in(monkeypatch, "--xla_force_host_platform_device_count=2")["XLA_FLAGS"]
+    assert flags.split() == ["--xla_force_host_platform_device_count=2", _xla_cpu.FLAG]
     # the user's own value of the flag is never overridden
     mine = "--xla_cpu_enable_concurrency_optimized_scheduler=true"
-    assert _python(show, mine, 120).stdout.split() == [mine]
+    assert _apply_in(monkeypatch, mine)["XLA_FLAGS"] == mine
 
 
 def test_import_after_jax_ran_warns():
@@ -58,15 +74,12 @@ def test_the_gp_fit_that_hung_finishes():
     assert "Array([0." in out.stdout
 
 
-def test_host_devices_get_a_pool_of_cores_plus_devices():
-    show = ["-c", "import os, nbo_jax; print(os.environ.get('NPROC'))"]
+def test_host_devices_get_a_pool_of_cores_plus_devices(monkeypatch):
     cores = len(os.sched_getaffinity(0))
-    assert _python(show, None, 120).stdout.split() == ["None"]  # one device: XLA's default pool
-    assert _python(show, "--xla_force_host_platform_device_count=1", 120).stdout.split() == ["None"]
-    out = _python(show, "--xla_force_host_platform_device_count=3", 120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == [str(cores + 3)]
-    assert _python(show, "--xla_force_host_platform_device_count=3", 120, nproc="7").stdout.split() == ["7"]
+    assert _apply_in(monkeypatch)["NPROC"] is None  # one device: XLA's default pool
+    assert _apply_in(monkeypatch, "--xla_force_host_platform_device_count=1")["NPROC"] is None
+    assert _apply_in(monkeypatch, "--xla_force_host_platform_device_count=3")["NPROC"] == str(cores + 3)
+    assert _apply_in(monkeypatch, "--xla_force_host_platform_device_count=3", nproc="7")["NPROC"] == "7"
     env = {"XLA_FLAGS": "--a=1 --xla_force_host_platform_device_count=2 --xla_force_host_platform_device_count=5"}
     assert _xla_cpu.host_devices_requested(env) == 5
     assert _xla_cpu.host_devices_requested({"JAX_NUM_CPU_DEVICES": "4"}) == 4
