@@ -7,11 +7,16 @@
     "copula"       the Gaussian copula: each row's rank among the rows held mapped through the
                    standard normal quantile function (Salinas et al. 2020, "A quantile-based
                    approach for hyperparameter transfer learning", ICML, Section 3.1)
+    "half_rank"    the rows above the median (the worse half) replaced by the median plus the
+                   good half's scale times the normal quantile of their rank, the rows at or
+                   below it kept; then standardized (OSS Vizier's half-rank output warping,
+                   Song et al. 2024, "The Vizier Gaussian process bandit algorithm", Section 3.2,
+                   written for minimization)
     "none"         y as observed
 
 Every transform is increasing in ``y``, so the best row stays the best and a surrogate's
 minimum in transformed units is its minimum in the objective's. Only ``"standardize"`` and
-``"none"`` are affine: a posterior in ``"power"`` or ``"copula"`` units has no fixed map back
+``"none"`` are affine: a posterior in ``"power"``, ``"copula"`` or ``"half_rank"`` units has no fixed map back
 to the objective's units. Rows outside ``data.mask`` are 0 in every result.
 """
 
@@ -24,7 +29,7 @@ from .dataset import Dataset
 
 Array = jax.Array
 
-OUTCOME_TRANSFORMS = ("standardize", "power", "copula", "none")
+OUTCOME_TRANSFORMS = ("standardize", "power", "copula", "half_rank", "none")
 # the candidate lambdas of "power": maximum likelihood over this grid (step 0.1); scipy's
 # yeojohnson_normmax searches without bounds, HEBO's sklearn PowerTransformer likewise
 POWER_LAMBDAS = (-2.0, 4.0, 61)
@@ -71,6 +76,40 @@ def copula(y: Array, mask: Array) -> Array:
     return jnp.where(mask, z, 0.0).astype(y.dtype)
 
 
+def masked_median(y: Array, mask: Array) -> Array:
+    """``()`` the median of the rows of ``y (cap,)`` in ``mask`` (the mean of the two middle
+    ones for an even count; ``numpy.median``'s rule)."""
+    n = jnp.maximum(jnp.sum(mask), 1)
+    ordered = jnp.sort(jnp.where(mask, y, jnp.inf))
+    return 0.5 * (ordered[(n - 1) // 2] + ordered[n // 2])
+
+
+def half_rank(y: Array, mask: Array) -> Array:
+    """``(cap,)`` the half-rank warping of the rows of ``y`` in ``mask`` (for minimization):
+    with ``m`` their median and ``s`` the root mean square of ``y - m`` over the rows at or
+    below ``m`` (over all rows if that is 0, then 1), a row above ``m`` becomes
+    ``m - s Phi^-1((r - 1/2) / (2 k))``, ``r`` its rank from the worst (1) among the ``k`` rows
+    above ``m`` (ties share their mean rank); the rows at or below ``m`` are kept. Increasing in
+    ``y``; the worse half follows a half normal of the good half's scale, however far its
+    values lie. OSS Vizier's ``HalfRankComponent`` (Song et al. 2024) uses distinct values'
+    ranks and counts; here every row counts."""
+    m = masked_median(y, mask)
+    good = mask & (y <= m)
+    bad = mask & (y > m)
+    def rms(rows):
+        return jnp.sqrt(jnp.sum(jnp.where(rows, (y - m) ** 2, 0.0)) / jnp.maximum(jnp.sum(rows), 1))
+
+    s = rms(good)
+    s = jnp.where(s > 0, s, rms(mask))
+    s = jnp.where(s > 0, s, 1.0)
+    k = jnp.maximum(jnp.sum(bad), 1)
+    worse = jnp.sum(bad[None, :] & (y[None, :] > y[:, None]), axis=1)
+    ties = jnp.sum(bad[None, :] & (y[None, :] == y[:, None]), axis=1) - 1
+    q = (worse + 0.5 * ties + 0.5) / (2 * k)
+    warped = m - s * jax.scipy.special.ndtri(q)
+    return jnp.where(bad, warped, jnp.where(mask, y, 0.0)).astype(y.dtype)
+
+
 def targets(data: Dataset, transform: str) -> Array:
     """``(cap,)`` the targets a surrogate is fitted to: ``data.y`` under ``transform`` (one of
     ``OUTCOME_TRANSFORMS``, module doc), computed over the rows in ``data.mask`` (failures
@@ -81,6 +120,8 @@ def targets(data: Dataset, transform: str) -> Array:
         return jnp.where(data.mask, data.y, 0.0)
     if transform == "copula":
         return copula(data.y, data.mask)
+    if transform == "half_rank":
+        return data._replace(y=half_rank(data.y, data.mask)).standardized()[0]
     if transform == "power":
         z = data.standardized()[0]
         # standardized again by the Dataset's own rule (Dataset.standardized)
@@ -88,4 +129,4 @@ def targets(data: Dataset, transform: str) -> Array:
     raise ValueError(f"outcome_transform must be one of {OUTCOME_TRANSFORMS}, got {transform!r}")
 
 
-__all__ = ["OUTCOME_TRANSFORMS", "copula", "power_lambda", "targets", "yeo_johnson"]
+__all__ = ["OUTCOME_TRANSFORMS", "copula", "half_rank", "masked_median", "power_lambda", "targets", "yeo_johnson"]

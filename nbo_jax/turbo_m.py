@@ -126,8 +126,8 @@ def objective_units(data: Dataset, mean: Array, std: Array, incumbent: Array) ->
     library surrogate reports the units of :meth:`~nbo_jax.dataset.Dataset.standardized`,
     or the objective's own (``standardize=False``); which one is read from its
     ``incumbent``: the closer of the data's best value and that value standardized. (A
-    ``"power"`` or ``"copula"`` outcome transform, :mod:`nbo_jax.outcome`, has no such map:
-    :func:`trust_regions` refuses it.)"""
+    ``"power"``, ``"copula"`` or ``"half_rank"`` outcome transform, :mod:`nbo_jax.outcome`,
+    has no such map: :func:`trust_regions` refuses it.)"""
     _, shift, scale = data.standardized()
     best = data.incumbent()
     raw = jnp.abs(incumbent - best) < jnp.abs(incumbent - (best - shift) / scale)

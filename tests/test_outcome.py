@@ -52,6 +52,39 @@ def test_copula_is_the_normal_quantile_of_the_mean_rank(x64):
     assert np.all(np.asarray(outcome.targets(data, "copula")[5:]) == 0)
 
 
+def _half_rank_reference(y):
+    """The half-rank warping written out with numpy and scipy (``outcome.half_rank``'s doc)."""
+    m = np.median(y)
+    good, bad = y <= m, y > m
+    s = np.sqrt(np.mean((y[good] - m) ** 2))
+    r = st.rankdata(-y[bad])  # 1 = the worst; ties their mean rank
+    out = y.astype(float).copy()
+    out[bad] = m - s * st.norm.ppf((r - 0.5) / (2 * bad.sum()))
+    return out
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_half_rank_keeps_the_good_half_and_rank_warps_the_worse(x64, name):
+    y = SAMPLES[name]
+    data = _data(y)
+    warped = np.asarray(outcome.half_rank(data.y, data.mask))
+    ref = _half_rank_reference(y)
+    np.testing.assert_allclose(warped[:40], ref, rtol=1e-12, atol=1e-12)
+    assert np.all(warped[40:] == 0)
+    assert float(outcome.masked_median(data.y, data.mask)) == np.median(y)
+    np.testing.assert_array_equal(warped[:40][y <= np.median(y)], y[y <= np.median(y)])  # kept as observed
+    assert np.all(np.diff(warped[:40][np.argsort(y)]) > 0)  # increasing in y
+    t = np.asarray(outcome.targets(data, "half_rank"))
+    np.testing.assert_allclose(t[:40], (ref - ref.mean()) / ref.std(), rtol=1e-9, atol=1e-9)
+    if name == "lognormal":  # the heavy tail is pulled in to a half normal of the good half's scale
+        assert warped[:40].max() < np.median(y) + 3 * np.sqrt(np.mean((y[y <= np.median(y)] - np.median(y)) ** 2))
+        assert warped[:40].max() < 0.5 * y.max()
+    # an odd count, a tie in the worse half, and the median itself a row
+    y = np.array([5.0, 1.0, 9.0, 9.0, 2.0, 3.0, 40.0])
+    np.testing.assert_allclose(outcome.half_rank(jnp.asarray(y), jnp.ones(7, bool)), _half_rank_reference(y),
+                               rtol=1e-12)
+
+
 def test_standardize_and_none_are_the_data_and_bad_names_are_refused(x64):
     data = _data(SAMPLES["normal"])
     np.testing.assert_array_equal(outcome.targets(data, "standardize"), data.standardized()[0])
@@ -62,7 +95,7 @@ def test_standardize_and_none_are_the_data_and_bad_names_are_refused(x64):
 
 def test_transforms_run_under_jit_and_vmap():
     ys = jnp.asarray(np.stack([SAMPLES["lognormal"], SAMPLES["normal"]]), jnp.float32)
-    for kind in ("power", "copula"):
+    for kind in ("power", "copula", "half_rank"):
         batched = jax.jit(jax.vmap(lambda y, kind=kind: outcome.targets(_data(y), kind)))(ys)
         alone = [outcome.targets(_data(y), kind) for y in ys]
         np.testing.assert_allclose(batched, np.stack(alone), rtol=1e-5, atol=1e-6)

@@ -361,7 +361,8 @@ def gp_bo(
         outcome_transform: what the GP is fitted to, one of
             :data:`nbo_jax.outcome.OUTCOME_TRANSFORMS`: ``"standardize"`` (BoTorch's
             ``Standardize``), ``"power"`` (Yeo-Johnson with the maximum-likelihood exponent,
-            HEBO's, Cowen-Rivers et al. 2022), ``"copula"`` (normal quantiles of the ranks) or
+            HEBO's, Cowen-Rivers et al. 2022), ``"copula"`` (normal quantiles of the ranks),
+            ``"half_rank"`` (the worse half rank-warped, OSS Vizier's, Song et al. 2024) or
             ``"none"``; default ``None``: ``"standardize"``, or ``"none"`` with
             ``standardize=False``. The transforms keep the order of the observations; EI's
             ``y_best`` and the posterior are in the transformed units. The constrained

@@ -361,7 +361,8 @@ def neural_bo(
         outcome_transform: what the network and its posterior are fitted to, one of
             :data:`nbo_jax.outcome.OUTCOME_TRANSFORMS`: ``"standardize"``, ``"power"``
             (Yeo-Johnson with the maximum-likelihood exponent, as HEBO), ``"copula"`` (normal
-            quantiles of the ranks) or ``"none"``; default ``None``: ``"standardize"``, or
+            quantiles of the ranks), ``"half_rank"`` (the worse half rank-warped, as OSS
+            Vizier) or ``"none"``; default ``None``: ``"standardize"``, or
             ``"none"`` with ``standardize=False``. Every transform keeps the order of the
             observations, so the Thompson sample's minimum is sought in the transformed units.
         activation, use_bias: network options (paper: ReLU, no biases; default: biases.
