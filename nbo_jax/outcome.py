@@ -16,8 +16,8 @@
 
 Every transform is increasing in ``y``, so the best row stays the best and a surrogate's
 minimum in transformed units is its minimum in the objective's. Only ``"standardize"`` and
-``"none"`` are affine: a posterior in ``"power"``, ``"copula"`` or ``"half_rank"`` units has no fixed map back
-to the objective's units. Rows outside ``data.mask`` are 0 in every result.
+``"none"`` are affine (``AFFINE_OUTCOME_TRANSFORMS``): a posterior in ``"power"``,
+``"copula"`` or ``"half_rank"`` units has no fixed map back to the objective's units. Rows outside ``data.mask`` are 0 in every result.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from .dataset import Dataset
 Array = jax.Array
 
 OUTCOME_TRANSFORMS = ("standardize", "power", "copula", "half_rank", "none")
+# the transforms that are affine in y (a posterior in their units maps back to the objective's)
+AFFINE_OUTCOME_TRANSFORMS = ("standardize", "none")
 # the candidate lambdas of "power": maximum likelihood over this grid (step 0.1); scipy's
 # yeojohnson_normmax searches without bounds, HEBO's sklearn PowerTransformer likewise
 POWER_LAMBDAS = (-2.0, 4.0, 61)
@@ -66,13 +68,19 @@ def power_lambda(z: Array, mask: Array) -> Array:
     return grid[jnp.argmax(jax.vmap(llf)(grid))]
 
 
+def _mean_rank(y: Array, rows: Array) -> Array:
+    """``(cap,)`` each entry's rank among the ``rows`` of ``y`` in increasing order, 0-based plus
+    1/2 (``r - 1/2`` for the 1-based rank ``r``; ties share their mean rank). O(cap^2)."""
+    below = jnp.sum(rows[None, :] & (y[None, :] < y[:, None]), axis=1)
+    ties = jnp.sum(rows[None, :] & (y[None, :] == y[:, None]), axis=1) - 1
+    return below + 0.5 * ties + 0.5
+
+
 def copula(y: Array, mask: Array) -> Array:
     """``(cap,)`` the Gaussian copula of the rows of ``y`` in ``mask``: ``Phi^-1((r + 1/2) / n)``
     with ``r`` the row's rank among the ``n`` rows (ties share their mean rank)."""
     n = jnp.maximum(jnp.sum(mask), 1)
-    below = jnp.sum(mask[None, :] & (y[None, :] < y[:, None]), axis=1)
-    ties = jnp.sum(mask[None, :] & (y[None, :] == y[:, None]), axis=1) - 1
-    z = jax.scipy.special.ndtri((below + 0.5 * ties + 0.5) / n)
+    z = jax.scipy.special.ndtri(_mean_rank(y, mask) / n)
     return jnp.where(mask, z, 0.0).astype(y.dtype)
 
 
@@ -96,6 +104,7 @@ def half_rank(y: Array, mask: Array) -> Array:
     m = masked_median(y, mask)
     good = mask & (y <= m)
     bad = mask & (y > m)
+
     def rms(rows):
         return jnp.sqrt(jnp.sum(jnp.where(rows, (y - m) ** 2, 0.0)) / jnp.maximum(jnp.sum(rows), 1))
 
@@ -103,9 +112,7 @@ def half_rank(y: Array, mask: Array) -> Array:
     s = jnp.where(s > 0, s, rms(mask))
     s = jnp.where(s > 0, s, 1.0)
     k = jnp.maximum(jnp.sum(bad), 1)
-    worse = jnp.sum(bad[None, :] & (y[None, :] > y[:, None]), axis=1)
-    ties = jnp.sum(bad[None, :] & (y[None, :] == y[:, None]), axis=1) - 1
-    q = (worse + 0.5 * ties + 0.5) / (2 * k)
+    q = _mean_rank(-y, bad) / (2 * k)  # from the worst
     warped = m - s * jax.scipy.special.ndtri(q)
     return jnp.where(bad, warped, jnp.where(mask, y, 0.0)).astype(y.dtype)
 
@@ -129,4 +136,4 @@ def targets(data: Dataset, transform: str) -> Array:
     raise ValueError(f"outcome_transform must be one of {OUTCOME_TRANSFORMS}, got {transform!r}")
 
 
-__all__ = ["OUTCOME_TRANSFORMS", "copula", "half_rank", "masked_median", "power_lambda", "targets", "yeo_johnson"]
+__all__ = ["AFFINE_OUTCOME_TRANSFORMS", "OUTCOME_TRANSFORMS", "copula", "half_rank", "masked_median", "power_lambda", "targets", "yeo_johnson"]

@@ -32,6 +32,7 @@ import jax.numpy as jnp
 from .algorithms._common import initial_data, told_rows
 from .domains import FiniteDomain
 from .optimize import sobol_samples
+from .outcome import AFFINE_OUTCOME_TRANSFORMS
 from .turbo import (
     _after_all_of,
     _run_rows,
@@ -144,7 +145,7 @@ def trust_regions(inner_alg: BOAlgorithm, config: FactoryCall, *, regions: int, 
     the design size for ``d`` inputs."""
     m, q = regions, inner_alg.q
     transform = inner_alg.config.kwargs.get("outcome_transform") if inner_alg.config is not None else None
-    if transform not in (None, "standardize", "none"):
+    if transform is not None and transform not in AFFINE_OUTCOME_TRANSFORMS:
         raise ValueError(f"regions={m}: the regions' posteriors are compared in the objective's units, and "
                          f"{inner_alg.name!r} is fitted with outcome_transform={transform!r}, which has no affine "
                          f"map back to them; use regions=1 or outcome_transform='standardize'")

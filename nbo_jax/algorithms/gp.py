@@ -62,6 +62,7 @@ import jax.numpy as jnp
 from .. import gp_model as gpm
 from ..acquisition import SurrogatePosterior, lcb, lcb_feasible, log_cei, log_ei
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
+from ..outcome import AFFINE_OUTCOME_TRANSFORMS
 from ..outcome import targets as outcome_targets
 from ..types import BOAlgorithm, Bounds, Dataset
 from ._common import (
@@ -440,7 +441,7 @@ def gp_bo(
         pb = pb._replace(lengthscale=(1.0, 1.0))  # not a parameter of the NTK: fixed, unused
     transform = outcome_transform_of(outcome_transform, standardize)
     standardize = transform == "standardize"
-    if acquisition in CONSTRAINED_ACQUISITIONS and transform not in ("standardize", "none"):
+    if acquisition in CONSTRAINED_ACQUISITIONS and transform not in AFFINE_OUTCOME_TRANSFORMS:
         raise ValueError(f"outcome_transform={transform!r} is for the unconstrained acquisitions; "
                          f"acquisition={acquisition!r} scales the objective and its constraints affinely: "
                          f"use 'standardize' or 'none'")
