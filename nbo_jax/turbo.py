@@ -30,7 +30,8 @@ answers inside ``Dataset.region``::
                a feasible improvement as above, or, with nothing feasible yet, a smaller
                total violation (SCBO);
                tau_succ successes in a row: L = min(2 L, L_max);
-               tau_fail failures in a row: L = L / 2
+               tau_fail failures in a row: L = L / 2 (tau_fail = ceil(max(4, 2 d) / q)
+               by default: the paper's with d doubled)
     restart  : when L < L_min: a fresh design of n_design scrambled Sobol points of the
                whole box (distinct random unevaluated points of a finite domain) is asked,
                then the inner algorithm is initialized on it alone, with L = L_init
@@ -163,11 +164,13 @@ def design_size(d: int, q: int, restart_points: Optional[int]) -> int:
 
 
 def failure_limit(d: int, q: int, failure_tolerance: Optional[int]) -> int:
-    """``tau_fail``: ``failure_tolerance``, or ``ceil(max(4 / q, d / q))`` when ``None``
-    (BoTorch's TuRBO-1 tutorial)."""
+    """``tau_fail``: ``failure_tolerance``, or ``ceil(max(4, 2 d) / q)`` when ``None``: the
+    paper's ``ceil(max(4 / q, d / q))`` (Eriksson et al. 2019; BoTorch's TuRBO-1 tutorial) with
+    ``d`` doubled, so twice it from ``d = 4`` on and the same at ``d <= 2``. Chosen on the selection problems at d = 10 and on
+    COCO at d = 2-10 (``docs/measurements.md``, "TuRBO's failure tolerance")."""
     if failure_tolerance is not None:
         return failure_tolerance
-    return int(math.ceil(max(4.0 / q, d / q)))
+    return int(math.ceil(max(4.0, 2.0 * d) / q))
 
 
 def batch_improves(y_run: Array, run: Array, rows: Array, ok: Array, min_improvement: float) -> Array:
@@ -360,7 +363,8 @@ def trust_region(
             the cube).
         success_tolerance: ``tau_succ``, successes in a row that double the side (3).
         failure_tolerance: ``tau_fail``, failures in a row that halve it; ``None``:
-            ``ceil(max(4 / q, d / q))`` (BoTorch's TuRBO-1 tutorial).
+            ``ceil(max(4, 2 d) / q)``, the paper's ``ceil(max(4 / q, d / q))`` (BoTorch's TuRBO-1
+            tutorial) with ``d`` doubled (:func:`failure_limit`).
         min_improvement: a batch is a success when its best value is below the run's best
             ``f*`` by more than ``min_improvement * |f*|``. Default 0: any improvement, so
             that ``f`` and ``f + c`` are searched alike. The paper and BoTorch's TuRBO-1

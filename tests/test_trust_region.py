@@ -36,6 +36,16 @@ def _unit(x):
 
 
 # ---------------------------------------------------------------- the region's length
+def test_default_failure_tolerance_is_the_papers_with_d_doubled():
+    """tau_fail = ceil(max(4, 2 d) / q): the paper's ceil(max(4 / q, d / q)) at d <= 2, twice
+    it from d = 4 on (docs, "TuRBO's failure tolerance"); a given failure_tolerance is kept."""
+    from nbo_jax.turbo import failure_limit
+
+    assert [failure_limit(d, 1, None) for d in (1, 2, 3, 4, 5, 10, 50)] == [4, 4, 6, 8, 10, 20, 100]
+    assert [failure_limit(10, q, None) for q in (2, 3, 4, 40)] == [10, 7, 5, 1]
+    assert failure_limit(10, 1, 7) == 7
+
+
 def test_region_halves_after_tau_fail_failures_doubles_after_tau_succ_successes_and_restarts(compiled):
     # d = 2, q = 1: tau_fail = 4, 4-point designs; the paper's success rule (1e-3 |f*|)
     algo = compiled(nbo.trust_region(nbo.random_search(), min_improvement=1e-3))
