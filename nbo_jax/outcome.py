@@ -17,7 +17,8 @@
 Every transform is increasing in ``y``, so the best row stays the best and a surrogate's
 minimum in transformed units is its minimum in the objective's. Only ``"standardize"`` and
 ``"none"`` are affine (``AFFINE_OUTCOME_TRANSFORMS``): a posterior in ``"power"``,
-``"copula"`` or ``"half_rank"`` units has no fixed map back to the objective's units. Rows outside ``data.mask`` are 0 in every result.
+``"copula"`` or ``"half_rank"`` units has no fixed map back to the objective's units. Rows
+outside ``data.mask`` are 0 in every result.
 """
 
 from __future__ import annotations
@@ -136,4 +137,5 @@ def targets(data: Dataset, transform: str) -> Array:
     raise ValueError(f"outcome_transform must be one of {OUTCOME_TRANSFORMS}, got {transform!r}")
 
 
-__all__ = ["AFFINE_OUTCOME_TRANSFORMS", "OUTCOME_TRANSFORMS", "copula", "half_rank", "masked_median", "power_lambda", "targets", "yeo_johnson"]
+__all__ = ["AFFINE_OUTCOME_TRANSFORMS", "OUTCOME_TRANSFORMS", "copula", "half_rank", "masked_median", "power_lambda",
+           "targets", "yeo_johnson"]

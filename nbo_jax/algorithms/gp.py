@@ -444,7 +444,7 @@ def gp_bo(
     if acquisition in CONSTRAINED_ACQUISITIONS and transform not in AFFINE_OUTCOME_TRANSFORMS:
         raise ValueError(f"outcome_transform={transform!r} is for the unconstrained acquisitions; "
                          f"acquisition={acquisition!r} scales the objective and its constraints affinely: "
-                         f"use 'standardize' or 'none'")
+                         f"use {' or '.join(map(repr, AFFINE_OUTCOME_TRANSFORMS))}")
     if beta_c is not None:
         if acquisition != "lcb-c":
             raise ValueError(f"beta_c is used by acquisition='lcb-c' only, got acquisition={acquisition!r}")
