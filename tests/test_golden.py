@@ -1,0 +1,66 @@
+"""Golden float64 histories of every registry algorithm: a change of the library's shape
+(modules, factories, the surrogate seam) must not change what an algorithm does.
+
+Per algorithm (at the contract table's small settings, ``test_contract.SMALL``), two runs of
+``run_bo`` in float64, 5 initial points + 10 steps:
+
+- ``ackley5_q1``: Ackley-5 with observation noise (0.1), one point per ask (the
+  algorithms that model constraints run on ``ackley_constrained`` in 5-D);
+- ``branin_failing_q3``: the contract's constrained Branin whose evaluations fail for
+  ``x_1 > 6`` (constraint values passed as data, failed evaluations imputed), ``q = 3``.
+
+The histories (``x``, ``y``) are stored in ``tests/golden/<name>.npz``. They agree to a
+relative 1e-9 (float64 on one CPU kind, under the suite's XLA flags for its xdist workers,
+``conftest.py``: with XLA's multi-threaded Eigen, the DNGO/adaptive-basis runs round
+differently). A deliberate
+change of an algorithm's behaviour re-records them in its own commit::
+
+    NBO_RECORD_GOLDEN=1 uv run pytest -n 2 tests/test_golden.py
+"""
+
+import dataclasses
+import os
+import pathlib
+import warnings
+
+import jax
+import numpy as np
+import pytest
+from test_contract import NAMES, _build, _failing_problem
+
+import nbo_jax as nbo
+
+GOLDEN = pathlib.Path(__file__).parent / "golden"
+RECORD = os.environ.get("NBO_RECORD_GOLDEN") == "1"
+
+
+def _cases(constrained: bool = False):
+    ackley = nbo.benchmarks.get("ackley_constrained" if constrained else "ackley", dim=5)
+    ackley = dataclasses.replace(ackley, noise_std=0.1)
+    return {"ackley5_q1": (ackley, 1, jax.random.key(11)),
+            "branin_failing_q3": (_failing_problem(), 3, jax.random.key(7))}
+
+
+def _history(name: str, case: str) -> dict:
+    algo = _build(name, q=_cases()[case][1])
+    problem, q, key = _cases(algo.constrained)[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        hist = jax.jit(lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=10))(key)
+    return {f"{case}.x": np.asarray(hist.x), f"{case}.y": np.asarray(hist.y)}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_golden_history(name, x64):
+    got = {}
+    for case in _cases():
+        got.update(_history(name, case))
+    path = GOLDEN / f"{name}.npz"
+    if RECORD:
+        GOLDEN.mkdir(exist_ok=True)
+        np.savez(path, **got)
+    stored = np.load(path)
+    assert sorted(stored.files) == sorted(got)
+    for field, value in got.items():
+        assert value.dtype == np.float64
+        np.testing.assert_allclose(value, stored[field], rtol=1e-9, atol=1e-12, err_msg=f"{name} {field}")
