@@ -36,7 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import nbo_jax as nbo
-from nbo_jax.algorithms._common import AUTO_ROWS_PER_REFIT
+from nbo_jax._checks import AUTO_ROWS_PER_REFIT
 
 DEFAULT_ALGOS = ["neural-bo", "neural-ucb", "neural-ts", "neural-greedy", "adaptive-basis", "dngo",
                  "gp-ei", "gp-ucb", "gp-ts", "gp-ntk", "random"]

@@ -21,39 +21,15 @@ inside a lambda, or with :func:`weighted_sum`::
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple, Optional, Sequence
+from typing import Sequence
 
 import jax
 import jax.numpy as jnp
 from jax.scipy.special import erfcx, log_ndtr, ndtr
 
+from .base import AcquisitionFn, SurrogatePosterior  # noqa: F401 - the contract (nbo_jax.base)
+
 Array = jax.Array
-
-
-class SurrogatePosterior(NamedTuple):
-    """The surrogate's marginal posterior at ``N`` candidates (standardized output units).
-
-    Attributes:
-        u: ``(N, d)`` candidates in the unit cube.
-        mean: ``(N,)`` posterior mean (Neural-BO: the trained network ``h(x; theta_t)``).
-        std: ``(N,)`` posterior standard deviation (Neural-BO: ``sigma_t(x)``).
-        incumbent: ``()`` best (smallest) observed standardized value. For constrained
-            models, the best *feasible* one, or ``+inf`` when no observation is feasible.
-        constraint_mean: ``(N, K)`` posterior means of the ``K`` constraints, scaled so that
-            ``0`` is still the feasibility threshold (``c <= 0`` feasible); ``None`` for
-            unconstrained models.
-        constraint_std: ``(N, K)`` their posterior standard deviations (same scaling).
-    """
-
-    u: Array
-    mean: Array
-    std: Array
-    incumbent: Array
-    constraint_mean: Optional[Array] = None
-    constraint_std: Optional[Array] = None
-
-
-AcquisitionFn = Callable[[SurrogatePosterior, Array], Array]
 
 
 def thompson(nu=1.0) -> AcquisitionFn:

@@ -19,10 +19,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .algorithms._common import check_bool, check_int
+from ._checks import check_bool, check_int
 from .batch import fantasize
 from .loop import _check_algorithm, _check_key
-from .types import BOAlgorithm, Bounds, FactoryCall, FiniteDomain, as_bounds, choice_tolerance, finite_domain
+from .types import (
+    BOAlgorithm,
+    Bounds,
+    FactoryCall,
+    FiniteDomain,
+    as_bounds,
+    choice_tolerance,
+    finite_domain,
+)
 
 Array = jax.Array
 FORMAT = "nbo_jax.AskTell/1"

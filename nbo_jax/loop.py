@@ -16,9 +16,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .algorithms._common import check_int as _check_count
-from .algorithms._common import data_info
-from .types import BATCH_RULES, BOAlgorithm, Bounds, FiniteDomain, History, Problem, make_bounds
+from ._checks import check_int as _check_count
+from .observations import data_info
+from .types import (
+    BATCH_RULES,
+    BOAlgorithm,
+    Bounds,
+    FiniteDomain,
+    History,
+    Problem,
+    make_bounds,
+)
 
 Array = jax.Array
 ProgressHook = Callable[[int], None]

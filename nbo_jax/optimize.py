@@ -404,7 +404,7 @@ def acq_optimizer(
             ``[0, 1)``, no spread raw sample left, or an unknown ``method``, ``raw_sampler``,
             ``restarts`` or ``local_rank``; the message names the argument.
     """
-    from .algorithms._common import check_choice, check_int, check_positive
+    from ._checks import check_choice, check_int, check_positive
 
     opts = AcqOptimizer(
         check_int("raw_samples", raw_samples, 1),

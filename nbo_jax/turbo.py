@@ -46,11 +46,18 @@ from typing import Any, NamedTuple, Optional
 import jax
 import jax.numpy as jnp
 
-from ._checks import check_int, check_positive
-from .algorithms._common import check_bool, initial_data, told_rows
+from ._checks import check_bool, check_int, check_positive
 from .batch import batched
+from .observations import initial_data, told_rows
 from .optimize import sobol_samples
-from .types import BATCH_RULES, BOAlgorithm, Bounds, Dataset, FactoryCall, total_violation
+from .types import (
+    BATCH_RULES,
+    BOAlgorithm,
+    Bounds,
+    Dataset,
+    FactoryCall,
+    total_violation,
+)
 
 Array = jax.Array
 INCUMBENTS = ("auto", "observed", "posterior_mean")

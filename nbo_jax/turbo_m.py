@@ -29,8 +29,8 @@ from typing import Any, NamedTuple, Optional
 import jax
 import jax.numpy as jnp
 
-from .algorithms._common import initial_data, told_rows
 from .domains import FiniteDomain
+from .observations import initial_data, told_rows
 from .optimize import sobol_samples
 from .outcome import AFFINE_OUTCOME_TRANSFORMS
 from .turbo import (

@@ -1,5 +1,5 @@
-"""Public types: Problem, TaskMetric and the algorithm contract (FactoryCall, BATCH_RULES,
-BOAlgorithm, History).
+"""Public types: Problem, TaskMetric and History (the algorithm contract, :class:`BOAlgorithm`,
+lives in :mod:`nbo_jax.base` and is importable from here too).
 
 The search domains (:class:`~nbo_jax.domains.Bounds`, :class:`~nbo_jax.domains.FiniteDomain`,
 :mod:`nbo_jax.domains`) and the observations (:class:`~nbo_jax.dataset.Dataset`,
@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .base import BATCH_RULES, BOAlgorithm, FactoryCall  # noqa: F401 - the contract, importable from here too
 from .dataset import Dataset  # noqa: F401
 from .domains import (  # noqa: F401
     Bounds,
@@ -149,90 +150,6 @@ class Problem:
     def with_noise(self, noise_std: float) -> "Problem":
         """A copy with another observation noise standard deviation."""
         return dataclasses.replace(self, noise_std=float(noise_std))
-
-
-class FactoryCall:
-    """How an algorithm was built: ``factory`` (``"module:qualname"``) called with ``kwargs``.
-
-    :class:`~nbo_jax.loop.AskTell` uses it to save, pickle and rebuild an optimizer. Compares
-    and hashes by identity, so a :class:`BOAlgorithm` holding one stays a valid static
-    argument of ``jit``."""
-
-    __slots__ = ("factory", "kwargs", "name")
-
-    def __init__(self, factory: str, kwargs: dict, name: Optional[str] = None):
-        self.factory = factory
-        self.kwargs = dict(kwargs)
-        self.name = name
-
-    def build(self) -> "BOAlgorithm":
-        """Call the factory again with the recorded arguments."""
-        import importlib
-
-        module, _, qualname = self.factory.partition(":")
-        fn = importlib.import_module(module)
-        for part in qualname.split("."):
-            fn = getattr(fn, part)
-        algo = fn(**self.kwargs)
-        return algo._replace(name=self.name) if self.name else algo
-
-    def __repr__(self) -> str:
-        # a nested algorithm (trust_region's inner one) shows as its own recipe when it has one:
-        # a BOAlgorithm's repr holds its functions' addresses, which differ between processes
-        kwargs = {k: v.config if isinstance(v, BOAlgorithm) and v.config is not None else v
-                  for k, v in self.kwargs.items()}
-        return f"FactoryCall({self.factory!r}, {kwargs!r})"
-
-
-BATCH_RULES = ("fantasy", "independent", "native")
-
-
-class BOAlgorithm(NamedTuple):
-    """A BO algorithm as three pure functions (blackjax style), all jit/vmap compatible, with
-    the same signatures for every algorithm.
-
-    - ``init(key, x0, y0, c0=None, *, bounds, capacity) -> state``: ``x0 (n0, d)`` in the
-      box, ``y0 (n0,)`` observed objective values, ``c0 (n0, K)`` observed constraint values
-      (``None`` when the problem has none), ``bounds`` a :class:`Bounds` (or ``(lower,
-      upper)``), ``capacity`` the total number of observations the state must hold (a Python
-      int).
-    - ``ask(state, key) -> x``: the next point ``(d,)`` in the box, or ``(q, d)`` when
-      ``q > 1``.
-    - ``tell(state, x, y, c=None) -> state``: record observations, one (``x (d,)``,
-      ``y ()``, ``c (K,)``) or a batch (``x (n, d)``, ``y (n,)``, ``c (n, K)``). A NaN/inf
-      value marks a failed evaluation (:class:`Dataset`); a row whose ``x`` is not finite is
-      not recorded.
-    Every state holds ``data`` (a :class:`Dataset`, unit-cube inputs; ``J = K + 1`` columns
-    for an algorithm that models constraints) and ``bounds`` (its :class:`Bounds`).
-    - ``surrogate(state, u) -> SurrogatePosterior`` (optional): the model's posterior at
-      unit-cube points ``u (N, d)``, for plots and diagnostics; ``None`` for model-free
-      algorithms.
-    - ``q``: the number of points one ``ask`` returns (BoTorch's ``q``); ``run_bo`` then
-      evaluates ``n_iter * q`` points after the initial design.
-    - ``constrained``: True for algorithms that model black-box constraints (Neural-CBO,
-      cEI, LCB-C); they need ``c0``/``c`` (``c <= 0`` feasible). Other algorithms accept and
-      ignore them, so a problem's constraints never change how an algorithm is called.
-    - ``info(state) -> dict[str, scalar]`` (optional): the algorithm's own per-step
-      diagnostics (e.g. PINN-BO's interaction information); ``run_bo`` records them, with
-      the observation counts every algorithm reports, in :attr:`History.info`.
-    - ``batch_rule``: how ``q > 1`` points and pending points are chosen:
-      ``"independent"`` (independent draws, e.g. Thompson samples), ``"fantasy"`` (each
-      chosen or pending point is told to a copy of the state with a constant-liar value
-      before the next is chosen; Ginsbourger et al. 2010) or ``"native"`` (the algorithm's
-      own batch rule). See :mod:`nbo_jax.batch`.
-    - ``config``: the :class:`FactoryCall` that built it (``None`` for hand-made ones).
-    """
-
-    init: Callable[..., Any]
-    ask: Callable[[Any, Array], Array]
-    tell: Callable[..., Any]
-    name: str = "algorithm"
-    surrogate: Optional[Callable[[Any, Array], Any]] = None
-    q: int = 1
-    constrained: bool = False
-    info: Optional[Callable[[Any], dict]] = None
-    batch_rule: str = "fantasy"
-    config: Optional[FactoryCall] = None
 
 
 def total_violation(c: Array) -> Array:

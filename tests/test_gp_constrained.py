@@ -10,8 +10,8 @@ from scipy.stats import norm
 import nbo_jax as nbo
 from nbo_jax import gp_model as gpm
 from nbo_jax.acquisition import cei
-from nbo_jax.algorithms._common import observed_feasible
 from nbo_jax.algorithms.gp import gp_bo
+from nbo_jax.observations import observed_feasible
 from nbo_jax.optimize import candidate_set
 
 # small settings; local_fraction=0 and steps=0 so an ask scores plain uniform raw samples

@@ -94,25 +94,23 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import ndtr
 
-from ..acquisition import SurrogatePosterior, expected_improvement
-from ..networks import ACTIVATIONS
-from ..optimize import AcqOptimizer, as_acq_optimizer, candidate_set, refine_argmax
-from ..training import train_regression
-from ..types import BOAlgorithm, Bounds, Dataset
-from ._common import (
+from .._checks import (
     BATCH_SIZE_RENAMED,
     check_bool,
     check_choice,
     check_int,
     check_scale,
-    initial_data,
-    make_algorithm,
-    records_config,
     refuse_renamed,
     resolve_preset,
-    told_rows,
-    train_config,
 )
+from ..acquisition import SurrogatePosterior, expected_improvement
+from ..bo import make_algorithm, records_config
+from ..networks import ACTIVATIONS
+from ..observations import initial_data, told_rows
+from ..optimize import AcqOptimizer, as_acq_optimizer, candidate_set, refine_argmax
+from ..training import train_regression
+from ..types import BOAlgorithm, Bounds, Dataset
+from ._common import train_config
 
 Array = jax.Array
 

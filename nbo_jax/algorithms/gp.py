@@ -60,12 +60,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import gp_model as gpm
-from ..acquisition import SurrogatePosterior, lcb, lcb_feasible, log_cei, log_ei
-from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
-from ..outcome import AFFINE_OUTCOME_TRANSFORMS
-from ..outcome import targets as outcome_targets
-from ..types import BOAlgorithm, Bounds, Dataset
-from ._common import (
+from .._checks import (
     BATCH_SIZE_IS_Q,
     check_beta_count,
     check_betas,
@@ -74,18 +69,23 @@ from ._common import (
     check_int,
     check_refit_every,
     check_scale,
+    outcome_transform_of,
+    refuse_renamed,
+    resolve_preset,
+)
+from ..acquisition import SurrogatePosterior, lcb, lcb_feasible, log_cei, log_ei
+from ..bo import make_algorithm, records_config, refit_due
+from ..observations import (
     constrained_transform,
     feasibility_ranked,
     initial_data,
-    make_algorithm,
     observed_feasible,
-    outcome_transform_of,
-    records_config,
-    refit_due,
-    refuse_renamed,
-    resolve_preset,
     told_rows,
 )
+from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
+from ..outcome import AFFINE_OUTCOME_TRANSFORMS
+from ..outcome import targets as outcome_targets
+from ..types import BOAlgorithm, Bounds, Dataset
 
 Array = jax.Array
 
@@ -244,7 +244,7 @@ class _Fitter(NamedTuple):
     def scheduled(self, refit: Callable[[], gpm.GPPosterior], keep: Callable[[], gpm.GPPosterior],
                   tells: Array, rows_told: Array, force: bool) -> gpm.GPPosterior:
         """``refit()`` (new hyperparameters, a new factorization) when forced or due
-        (:func:`~nbo_jax.algorithms._common.refit_due`, a real branch under ``vmap``), else
+        (:func:`~nbo_jax.bo.refit_due`, a real branch under ``vmap``), else
         ``keep()`` (the hyperparameters kept, the factor extended by the new rows)."""
         if force or self.refit_every == 1:
             return refit()

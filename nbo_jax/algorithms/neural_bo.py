@@ -63,32 +63,28 @@ import jax
 import jax.numpy as jnp
 
 from .. import posterior as post_lib
-from ..acquisition import AcquisitionFn, SurrogatePosterior, thompson as independent_thompson
-from ..features import gradient_features, jacobian_vector_product, predict
-from ..networks import INPUT_EMBEDDINGS, embedded
-from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
-from ..outcome import targets as outcome_targets
-from ..training import train_regression
-from ..types import BOAlgorithm, Bounds, Dataset
-from ._common import (
+from .._checks import (
     BATCH_SIZE_RENAMED,
-    OPTIMIZERS,  # noqa: F401 - the optimizer names, as before
     check_bool,
     check_choice,
     check_int,
     check_refit_every,
     check_scale,
-    initial_data,
-    make_algorithm,
-    network_builder,
     outcome_transform_of,
-    records_config,
-    refit_due,
     refuse_renamed,
     resolve_preset,
-    told_rows,
-    train_config,
 )
+from ..acquisition import AcquisitionFn, SurrogatePosterior
+from ..acquisition import thompson as independent_thompson
+from ..bo import make_algorithm, records_config, refit_due
+from ..features import gradient_features, jacobian_vector_product, predict
+from ..networks import INPUT_EMBEDDINGS, embedded
+from ..observations import initial_data, told_rows
+from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
+from ..outcome import targets as outcome_targets
+from ..training import train_regression
+from ..types import BOAlgorithm, Bounds, Dataset
+from ._common import network_builder, train_config
 
 Array = jax.Array
 
@@ -347,7 +343,7 @@ def neural_bo(
             with the kept ``lam`` (``O(cap^2)``) and ``s^2`` is refitted for it
             (:func:`nbo_jax.posterior.fit_output_scale`). 1 = both at every tell. ``"auto"``
             (default): every ``max(1, n // 50)``-th tell with ``n`` rows held (every tell
-            below 100; :func:`nbo_jax.algorithms._common.refit_due`).
+            below 100; :func:`nbo_jax.bo.refit_due`).
         acq_optimizer: :func:`nbo_jax.optimize.acq_optimizer` settings for
             :func:`nbo_jax.optimize.optimize_acqf`, or a dict of some of its fields laid over
             the preset's (default: the preset's; with ``thompson="independent"``, ``steps=0``;

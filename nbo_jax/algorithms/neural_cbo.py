@@ -75,31 +75,31 @@ import jax
 import jax.numpy as jnp
 
 from .. import posterior as post_lib
-from ..acquisition import AcquisitionFn, SurrogatePosterior, constrained_ei
-from ..networks import factor_diag, factor_kernel, zero_init_mlp
-from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
-from ..training import train_regression
-from ..types import BOAlgorithm, Bounds, Dataset
-from ._common import (
+from .._checks import (
     BATCH_SIZE_RENAMED,
-    OPTIMIZERS,
     check_beta_count,
     check_betas,
     check_bool,
     check_choice,
     check_int,
     check_scale,
+    refuse_renamed,
+    resolve_preset,
+)
+from ..acquisition import AcquisitionFn, SurrogatePosterior, constrained_ei
+from ..bo import make_algorithm, records_config
+from ..networks import factor_diag, factor_kernel, zero_init_mlp
+from ..observations import (
     constrained_transform,
     feasibility_ranked,
     initial_data,
-    make_algorithm,
     observed_feasible,
-    records_config,
-    refuse_renamed,
-    resolve_preset,
     told_rows,
-    train_config,
 )
+from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
+from ..training import train_regression
+from ..types import BOAlgorithm, Bounds, Dataset
+from ._common import OPTIMIZERS, train_config
 
 Array = jax.Array
 

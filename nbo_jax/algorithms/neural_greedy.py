@@ -72,26 +72,24 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from ..acquisition import SurrogatePosterior
-from ..features import predict
-from ..networks import last_layer_name, ntk_mlp  # ntk_mlp, last_layer_name: re-exported
-from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf, random_point
-from ..training import TrainConfig, make_optimizer, train_regression
-from ..types import BOAlgorithm, Bounds, Dataset
-from ._common import (
+from .._checks import (
     BATCH_SIZE_IS_Q,
     check_bool,
     check_choice,
     check_int,
     check_scale,
-    initial_data,
-    make_algorithm,
-    network_builder,
-    records_config,
     refuse_renamed,
     resolve_preset,
-    told_rows,
 )
+from ..acquisition import SurrogatePosterior
+from ..bo import make_algorithm, records_config
+from ..features import predict
+from ..networks import last_layer_name, ntk_mlp  # ntk_mlp, last_layer_name: re-exported
+from ..observations import initial_data, told_rows
+from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf, random_point
+from ..training import TrainConfig, make_optimizer, train_regression
+from ..types import BOAlgorithm, Bounds, Dataset
+from ._common import network_builder
 
 Array = jax.Array
 Params = Any

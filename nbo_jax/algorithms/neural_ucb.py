@@ -28,14 +28,14 @@ All other arguments are those of :func:`nbo_jax.algorithms.neural_bo.neural_bo`.
 
 from __future__ import annotations
 
-
 from typing import Optional
 
+from .._checks import BATCH_SIZE_RENAMED, check_scale, refuse_renamed, resolve_preset
 from ..acquisition import lcb, thompson
 from ..batch import batched
+from ..bo import records_config
 from ..optimize import as_acq_optimizer
 from ..types import BOAlgorithm
-from ._common import BATCH_SIZE_RENAMED, check_scale, records_config, refuse_renamed, resolve_preset
 from .neural_bo import PRESETS, neural_bo
 
 _FIXED = ("acquisition", "feature_params")

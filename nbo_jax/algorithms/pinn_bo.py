@@ -66,24 +66,16 @@ import optax
 
 from .. import pde
 from .. import pinn as pinn_lib
+from .._checks import check_bool, check_choice, check_int, check_scale, resolve_preset
 from ..acquisition import SurrogatePosterior, thompson
+from ..bo import make_algorithm, records_config
 from ..features import gradient_features, predict
 from ..networks import Network, ntk_mlp
+from ..observations import initial_data, told_rows
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..posterior import solve_lower
 from ..types import BOAlgorithm, Bounds, Dataset
-from ._common import (
-    check_bool,
-    check_choice,
-    check_int,
-    check_scale,
-    initial_data,
-    make_algorithm,
-    network_builder,
-    records_config,
-    resolve_preset,
-    told_rows,
-)
+from ._common import network_builder
 
 Array = jax.Array
 

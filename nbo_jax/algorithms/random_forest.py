@@ -46,19 +46,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._checks import check_bool, check_choice, check_int, check_positive
 from ..acquisition import AcquisitionFn, SurrogatePosterior, log_ei
+from ..bo import make_algorithm, records_config
+from ..observations import initial_data, told_rows
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..types import BOAlgorithm, Bounds, Dataset
-from ._common import (
-    check_bool,
-    check_choice,
-    check_int,
-    check_positive,
-    initial_data,
-    make_algorithm,
-    records_config,
-    told_rows,
-)
 
 Array = jax.Array
 

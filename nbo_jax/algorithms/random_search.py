@@ -7,9 +7,10 @@ from typing import NamedTuple
 
 import jax
 
+from ..bo import make_algorithm, records_config
+from ..observations import initial_data, told_rows
 from ..optimize import random_point
 from ..types import BOAlgorithm, Bounds, Dataset
-from ._common import initial_data, make_algorithm, records_config, told_rows
 
 Array = jax.Array
 

@@ -41,7 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..algorithms._common import check_int, check_positive
+from .._checks import check_int, check_positive
 from ..types import Problem, TaskMetric
 from .finite import finite_problem
 

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..algorithms._common import check_positive
+from .._checks import check_positive
 from ..types import Problem, TaskMetric, finite_domain
 
 Array = jax.Array

@@ -78,7 +78,7 @@ import Box2D
 import jax
 import numpy as np
 
-from nbo_jax.algorithms._common import check_positive
+from nbo_jax._checks import check_positive
 from nbo_jax.types import Problem, TaskMetric, make_bounds
 
 from .synthetic import _as_float
@@ -367,7 +367,7 @@ def optimize_with_ask_tell(algorithm, n_init: int, n_iter: int, q: int,
         ValueError / TypeError: bad counts, an unknown algorithm name, ``algorithm.q != q``.
     """
     from nbo_jax import algorithms as registry
-    from nbo_jax.algorithms._common import check_int
+    from nbo_jax._checks import check_int
     from nbo_jax.ask_tell import AskTell
 
     n_init, n_iter, q = check_int("n_init", n_init, 1), check_int("n_iter", n_iter, 0), check_int("q", q, 1)

@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..algorithms._common import check_int, check_positive
+from .._checks import check_int, check_positive
 from ..types import Problem, TaskMetric, make_bounds
 from . import digits
 from .synthetic import _as_float

@@ -57,16 +57,20 @@ import numpy as np
 
 try:
     import optuna
-    from optuna.distributions import BaseDistribution, FloatDistribution, IntDistribution
+    from optuna.distributions import (
+        BaseDistribution,
+        FloatDistribution,
+        IntDistribution,
+    )
     from optuna.samplers import BaseSampler
     from optuna.study import Study, StudyDirection
     from optuna.trial import FrozenTrial, TrialState
 except ImportError as err:  # pragma: no cover - the extra is installed in the test env
     raise ImportError("nbo_jax.integrations.optuna needs Optuna: pip install 'nbo-jax[optuna]'") from err
 
+from .._checks import check_int
 from ..algorithms import get as _get_algorithm
 from ..algorithms import neural_bo
-from ..algorithms._common import check_int
 from ..ask_tell import AskTell, per_algorithm, quiet_failures
 from ..types import BOAlgorithm, Bounds
 

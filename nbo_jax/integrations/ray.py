@@ -34,7 +34,7 @@ try:
 except ImportError as err:  # pragma: no cover - exercised without the extra
     raise ImportError("nbo_jax.integrations.ray needs Ray: pip install 'nbo-jax[ray]'") from err
 
-from ..algorithms._common import check_int, check_positive
+from .._checks import check_int, check_positive
 from ..types import BOAlgorithm, as_bounds
 from .study import AsyncStudy
 

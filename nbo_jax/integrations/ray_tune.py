@@ -39,7 +39,7 @@ try:
 except ImportError as err:  # pragma: no cover - exercised without the extra
     raise ImportError("nbo_jax.integrations.ray_tune needs Ray Tune: pip install 'nbo-jax[ray]'") from err
 
-from ..algorithms._common import check_int
+from .._checks import check_int
 from ..loop import _check_algorithm
 from ..types import BOAlgorithm
 from .study import AsyncStudy

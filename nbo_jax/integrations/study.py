@@ -26,7 +26,7 @@ from typing import Optional
 import jax
 import numpy as np
 
-from ..algorithms._common import check_int
+from .._checks import check_int
 from ..ask_tell import AskTell, _leaf_from_numpy, _leaf_to_numpy, quiet_failures
 from ..loop import _check_algorithm, _check_key, initial_design
 from ..types import BOAlgorithm, as_bounds

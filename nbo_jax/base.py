@@ -1,0 +1,193 @@
+"""The whole contract in one place (as blackjax's ``base.py``): the types every layer speaks.
+
+- :class:`BOAlgorithm` ``(init, ask, tell)``: a BO algorithm as pure functions, the same
+  signatures for every algorithm; built by the presets in :mod:`nbo_jax.algorithms` (or by
+  hand), run by :func:`nbo_jax.run_bo`, :class:`nbo_jax.AskTell` and the integrations,
+  transformed by :func:`nbo_jax.batched` and :func:`nbo_jax.trust_region`.
+- :class:`Surrogate` ``(init, update, posterior)``: a model of the observations as pure
+  functions over a :class:`~nbo_jax.dataset.Dataset`, whose :class:`SurrogatePosterior` at
+  candidate points feeds an :data:`AcquisitionFn`. :func:`nbo_jax.bo.bo_algorithm` turns a
+  surrogate, an acquisition function and an acquisition optimizer into a
+  :class:`BOAlgorithm` (BoTorch's ``Model.posterior`` x ``AcquisitionFunction`` x
+  ``optimize_acqf``).
+- :class:`FactoryCall`: how an algorithm was built (saves, pickling).
+
+Types only: no numerics, no imports from the rest of the package. Shapes use ``N`` for
+candidate points, ``d`` for the input dimension, ``cap`` for a run's capacity and ``K`` for
+the number of constraints; inputs are unit-cube points ``u``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple, Optional
+
+import jax
+
+Array = jax.Array
+
+
+class FactoryCall:
+    """How an algorithm was built: ``factory`` (``"module:qualname"``) called with ``kwargs``.
+
+    :class:`~nbo_jax.loop.AskTell` uses it to save, pickle and rebuild an optimizer. Compares
+    and hashes by identity, so a :class:`BOAlgorithm` holding one stays a valid static
+    argument of ``jit``."""
+
+    __slots__ = ("factory", "kwargs", "name")
+
+    def __init__(self, factory: str, kwargs: dict, name: Optional[str] = None):
+        self.factory = factory
+        self.kwargs = dict(kwargs)
+        self.name = name
+
+    def build(self) -> "BOAlgorithm":
+        """Call the factory again with the recorded arguments."""
+        import importlib
+
+        module, _, qualname = self.factory.partition(":")
+        fn = importlib.import_module(module)
+        for part in qualname.split("."):
+            fn = getattr(fn, part)
+        algo = fn(**self.kwargs)
+        return algo._replace(name=self.name) if self.name else algo
+
+    def __repr__(self) -> str:
+        # a nested algorithm (trust_region's inner one) shows as its own recipe when it has one:
+        # a BOAlgorithm's repr holds its functions' addresses, which differ between processes
+        kwargs = {k: v.config if isinstance(v, BOAlgorithm) and v.config is not None else v
+                  for k, v in self.kwargs.items()}
+        return f"FactoryCall({self.factory!r}, {kwargs!r})"
+
+
+BATCH_RULES = ("fantasy", "independent", "native")
+
+
+class BOAlgorithm(NamedTuple):
+    """A BO algorithm as three pure functions (blackjax style), all jit/vmap compatible, with
+    the same signatures for every algorithm.
+
+    - ``init(key, x0, y0, c0=None, *, bounds, capacity) -> state``: ``x0 (n0, d)`` in the
+      box, ``y0 (n0,)`` observed objective values, ``c0 (n0, K)`` observed constraint values
+      (``None`` when the problem has none), ``bounds`` a :class:`Bounds` (or ``(lower,
+      upper)``), ``capacity`` the total number of observations the state must hold (a Python
+      int).
+    - ``ask(state, key) -> x``: the next point ``(d,)`` in the box, or ``(q, d)`` when
+      ``q > 1``.
+    - ``tell(state, x, y, c=None) -> state``: record observations, one (``x (d,)``,
+      ``y ()``, ``c (K,)``) or a batch (``x (n, d)``, ``y (n,)``, ``c (n, K)``). A NaN/inf
+      value marks a failed evaluation (:class:`Dataset`); a row whose ``x`` is not finite is
+      not recorded.
+    Every state holds ``data`` (a :class:`Dataset`, unit-cube inputs; ``J = K + 1`` columns
+    for an algorithm that models constraints) and ``bounds`` (its :class:`Bounds`).
+    - ``surrogate(state, u) -> SurrogatePosterior`` (optional): the model's posterior at
+      unit-cube points ``u (N, d)``, for plots and diagnostics; ``None`` for model-free
+      algorithms.
+    - ``q``: the number of points one ``ask`` returns (BoTorch's ``q``); ``run_bo`` then
+      evaluates ``n_iter * q`` points after the initial design.
+    - ``constrained``: True for algorithms that model black-box constraints (Neural-CBO,
+      cEI, LCB-C); they need ``c0``/``c`` (``c <= 0`` feasible). Other algorithms accept and
+      ignore them, so a problem's constraints never change how an algorithm is called.
+    - ``info(state) -> dict[str, scalar]`` (optional): the algorithm's own per-step
+      diagnostics (e.g. PINN-BO's interaction information); ``run_bo`` records them, with
+      the observation counts every algorithm reports, in :attr:`History.info`.
+    - ``batch_rule``: how ``q > 1`` points and pending points are chosen:
+      ``"independent"`` (independent draws, e.g. Thompson samples), ``"fantasy"`` (each
+      chosen or pending point is told to a copy of the state with a constant-liar value
+      before the next is chosen; Ginsbourger et al. 2010) or ``"native"`` (the algorithm's
+      own batch rule). See :mod:`nbo_jax.batch`.
+    - ``config``: the :class:`FactoryCall` that built it (``None`` for hand-made ones).
+    """
+
+    init: Callable[..., Any]
+    ask: Callable[[Any, Array], Array]
+    tell: Callable[..., Any]
+    name: str = "algorithm"
+    surrogate: Optional[Callable[[Any, Array], Any]] = None
+    q: int = 1
+    constrained: bool = False
+    info: Optional[Callable[[Any], dict]] = None
+    batch_rule: str = "fantasy"
+    config: Optional[FactoryCall] = None
+
+
+class SurrogatePosterior(NamedTuple):
+    """The surrogate's marginal posterior at ``N`` candidates (standardized output units).
+
+    Attributes:
+        u: ``(N, d)`` candidates in the unit cube.
+        mean: ``(N,)`` posterior mean (Neural-BO: the trained network ``h(x; theta_t)``).
+        std: ``(N,)`` posterior standard deviation (Neural-BO: ``sigma_t(x)``).
+        incumbent: ``()`` best (smallest) observed standardized value. For constrained
+            models, the best *feasible* one, or ``+inf`` when no observation is feasible.
+        constraint_mean: ``(N, K)`` posterior means of the ``K`` constraints, scaled so that
+            ``0`` is still the feasibility threshold (``c <= 0`` feasible); ``None`` for
+            unconstrained models.
+        constraint_std: ``(N, K)`` their posterior standard deviations (same scaling).
+        sample: ``(N,)`` one draw of the latent objective at the ``N`` points from the
+            posterior (Thompson sampling), where the surrogate has one
+            (:attr:`Surrogate.sample`) and the acquisition asks for it
+            (:func:`nbo_jax.bo.requires`); ``None`` otherwise. A pathwise draw
+            (:attr:`Surrogate.pathwise`) is one function: the same at any points, so it can
+            be climbed.
+        lengthscales: ``(d,)`` the model's lengthscales in unit-cube units, where it has
+            them (a trust region's shape, Eriksson et al. 2019); ``None`` otherwise.
+
+    Units: the surrogate's targets (the outcome transform's, e.g. standardized values).
+    """
+
+    u: Array
+    mean: Array
+    std: Array
+    incumbent: Array
+    constraint_mean: Optional[Array] = None
+    constraint_std: Optional[Array] = None
+    sample: Optional[Array] = None
+    lengthscales: Optional[Array] = None
+
+
+AcquisitionFn = Callable[[SurrogatePosterior, Array], Array]
+"""``acq(post: SurrogatePosterior, key) -> (N,)``: a utility to **maximize** (BoTorch's
+convention) for a **minimization** problem (:mod:`nbo_jax.acquisition`). An acquisition that
+reads an optional field of the posterior (``sample``, ``constraint_mean``) names it in an
+attribute ``requires`` (a tuple of field names), so that a surrogate that lacks it is refused
+when the algorithm is built (:func:`nbo_jax.bo.requires`)."""
+
+
+class Surrogate(NamedTuple):
+    """A model of the observations as pure functions (optax's ``GradientTransformation``
+    shape: a state and the functions over it), all jit/vmap compatible.
+
+    - ``init(key, data) -> state``: the model fitted to ``data`` (a
+      :class:`~nbo_jax.dataset.Dataset` of unit-cube inputs whose ``y`` holds the targets
+      the model fits, e.g. standardized values; only rows in ``data.mask`` are observations).
+    - ``update(state, data, rows, refit) -> state``: the model after the rows ``rows (n,)``
+      (int indices into ``data``) were written to ``data``. ``refit`` says whether to refit
+      the hyperparameters (or retrain) now: a Python bool, or a ``()`` bool array from the
+      refit schedule (an unbatched counter, so a ``lax.cond`` on it stays a branch under
+      ``vmap``); when False the model may only extend its factors with the new rows.
+    - ``posterior(state, u) -> SurrogatePosterior``: the marginal posterior at ``u (N, d)``
+      (``incumbent`` left to the caller, who knows the observations' rule: best observed,
+      best feasible).
+    - ``sample`` (optional): ``(state, key) -> f~``, one posterior draw ``f~: u (N, d) ->
+      (N,)`` of the latent objective; ``None`` for models without one.
+    - ``pathwise``: ``f~`` is one function (a weight-space or pathwise draw: the same
+      values at any points), so an acquisition on it can be climbed; False for a joint draw
+      over each set of points it is called on (a GP's exact draw), which the acquisition
+      optimizer may only score on its raw samples (``steps = 0``).
+    - ``multi_output``: the model fits every column of a ``(cap, J)`` dataset (objective
+      and ``K = J - 1`` constraints) and fills ``constraint_mean`` / ``constraint_std``.
+    - ``info`` (optional): ``state -> dict[str, scalar]``, per-step diagnostics.
+    - ``name``: what the model is, e.g. ``"gp"``.
+    """
+
+    init: Callable[[Array, Any], Any]
+    update: Callable[[Any, Any, Array, Any], Any]
+    posterior: Callable[[Any, Array], SurrogatePosterior]
+    sample: Optional[Callable[[Any, Array], Callable[[Array], Array]]] = None
+    pathwise: bool = False
+    multi_output: bool = False
+    info: Optional[Callable[[Any], dict]] = None
+    name: str = "surrogate"
+
+
+__all__ = ["AcquisitionFn", "BATCH_RULES", "BOAlgorithm", "FactoryCall", "Surrogate", "SurrogatePosterior"]

@@ -1,0 +1,186 @@
+"""Observations in and out of an algorithm's state: the checks of ``init``'s and ``tell``'s
+arguments, their rows in a :class:`~nbo_jax.dataset.Dataset`, and the bookkeeping of
+constrained data (``J = K + 1`` columns: the objective, then ``K`` constraints, ``c <= 0``
+feasible)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._checks import check_int
+from .dataset import Dataset
+from .domains import Bounds, FiniteDomain, as_bounds
+
+Array = jax.Array
+
+
+def initial_data(x0, y0, c0, bounds, capacity: int, *, constrained: bool) -> tuple[Dataset, Bounds]:
+    """Validate an ``init``'s arguments and store them: the one way every algorithm starts.
+
+    Args:
+        x0: ``(n0, d)`` initial points in the box. y0: ``(n0,)`` observed values.
+        c0: ``(n0, K)`` observed constraint values or ``None``; stored only when
+            ``constrained`` (then required), as columns ``1..K`` of the dataset.
+        bounds: :class:`Bounds` or anything :func:`nbo_jax.domains.as_bounds` reads; a
+            :class:`~nbo_jax.domains.FiniteDomain` makes the dataset hold its points
+            (``Dataset.choices``), so the acquisition is scored on them.
+        capacity: total rows (Python int ``>= n0``).
+
+    Returns:
+        ``(data, bounds)``: a :class:`Dataset` of ``capacity`` rows holding the ``n0``
+        observations (unit-cube inputs; ``y (cap,)``, or ``(cap, K + 1)`` when
+        ``constrained``) and the :class:`Bounds` as arrays of ``x0``'s float dtype.
+
+    Raises:
+        TypeError / ValueError: wrong shapes or types, bad bounds, ``capacity < n0``,
+        ``c0`` missing for a constrained algorithm (messages name the argument).
+    """
+    x0, y0, lower, upper = check_initial(x0, y0, bounds, capacity)
+    box = Bounds(lower, upper)
+    u0 = box.to_unit(x0)
+    choices = None
+    if isinstance(bounds, FiniteDomain):
+        choices = box.to_unit(jnp.asarray(bounds.points, x0.dtype))
+    if constrained:
+        c0 = check_constraint_values(c0, x0.shape[0], x0.dtype)
+        Y0 = observation_rows(y0, c0)
+        data = Dataset.empty(capacity, x0.shape[1], x0.dtype, outputs=Y0.shape[1],
+                             choices=choices).add_batch(u0, Y0)
+    else:
+        data = Dataset.empty(capacity, x0.shape[1], x0.dtype, choices=choices).add_batch(u0, y0)
+    return data, box
+
+
+def told_rows(bounds: Bounds, x, y, c, *, constrained: bool) -> tuple[Array, Array]:
+    """``tell``'s arguments as dataset rows: ``(u (n, d), y (n,) or (n, K + 1))`` from
+    ``x (d,) | (n, d)``, ``y () | (n,)`` and ``c (K,) | (n, K)`` (used only when
+    ``constrained``; then required).
+
+    Raises:
+        ValueError: ``c`` missing for a constrained algorithm, or shapes disagree."""
+    d = np.shape(bounds.lower)[0]
+    x = jnp.asarray(x)
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        x = x.astype(jnp.asarray(bounds.lower).dtype if jnp.issubdtype(jnp.asarray(bounds.lower).dtype, jnp.floating)
+                     else jnp.zeros(()).dtype)
+    if x.shape[-1] != d or x.ndim > 2:
+        raise ValueError(f"x must be (d,) or (n, d) with d = {d}, got shape {x.shape}")
+    x = jnp.reshape(x, (-1, d))
+    y = jnp.reshape(jnp.asarray(y, x.dtype), (-1,))
+    if y.shape[0] != x.shape[0]:
+        raise ValueError(f"y must hold one value per point: {y.shape[0]} values for {x.shape[0]} points")
+    u = bounds.to_unit(x)
+    if not constrained:
+        return u, y
+    if c is None:
+        raise ValueError("c: this algorithm models constraints; tell(state, x, y, c) needs the observed "
+                         "constraint values (K,) per point")
+    c = jnp.reshape(jnp.asarray(c, x.dtype), (x.shape[0], -1))
+    return u, observation_rows(y, c)
+
+
+def data_info(state) -> dict:
+    """Diagnostics every algorithm reports (:attr:`nbo_jax.types.History.info`):
+    ``n_observed`` (rows in ``state.data``) and ``n_failed`` (failed evaluations among them)."""
+    data = state.data
+    return {"n_observed": data.count, "n_failed": jnp.sum(data.failed & data.written)}
+
+
+def check_initial(x0, y0, bounds, capacity: int):
+    """Validate an algorithm's ``init`` arguments (static shapes only; works under jit).
+
+    Returns ``(x0 (n0, d), y0 (n0,), lower (d,), upper (d,))`` as default-float arrays.
+
+    Raises:
+        TypeError: ``bounds`` is not a :class:`Bounds`, ``(lower, upper)`` pair or list of
+        ``(low, high)`` pairs.
+        ValueError: shapes disagree or ``capacity`` is too small (message names the argument).
+    """
+    x0 = jnp.asarray(x0)
+    if not jnp.issubdtype(x0.dtype, jnp.floating):
+        x0 = x0.astype(jnp.zeros(()).dtype)
+    if x0.ndim != 2:
+        raise ValueError(f"x0 must have shape (n0, d), got {x0.shape}")
+    if isinstance(bounds, Bounds) and any(isinstance(b, jax.core.Tracer) for b in bounds):
+        lower, upper = jnp.asarray(bounds.lower, x0.dtype), jnp.asarray(bounds.upper, x0.dtype)
+    else:
+        b = as_bounds(bounds, x0.shape[1], name="bounds")
+        lower, upper = jnp.asarray(b.lower, x0.dtype), jnp.asarray(b.upper, x0.dtype)
+    y0 = jnp.asarray(y0, x0.dtype).reshape(-1)
+    if y0.shape[0] != x0.shape[0]:
+        raise ValueError(f"y0 must have one value per row of x0: {y0.shape[0]} vs {x0.shape[0]}")
+    if x0.shape[0] < 1:
+        raise ValueError("x0 must hold at least one point (n_init >= 1)")
+    capacity = check_int("capacity", capacity, 1)
+    if capacity < x0.shape[0]:
+        raise ValueError(f"capacity ({capacity}) must be >= the number of initial points ({x0.shape[0]})")
+    return x0, y0, lower, upper
+
+
+def check_constraint_values(c0, n0: int, dtype) -> Array:
+    """Validate the initial constraint observations of a constrained algorithm's ``init``.
+
+    Returns ``c0`` as a ``(n0, K)`` array of ``dtype`` (``K >= 1``).
+
+    Raises:
+        ValueError: ``c0`` missing or not of shape ``(n0, K)`` (message names ``c0``).
+    """
+    if c0 is None:
+        raise ValueError("c0: a constrained algorithm needs the observed constraint values of the "
+                         "initial points, shape (n0, K) (run_bo passes them for a constrained problem)")
+    c0 = jnp.asarray(c0, dtype)
+    if c0.ndim != 2 or c0.shape[0] != n0 or c0.shape[1] < 1:
+        raise ValueError(f"c0 must have shape (n0, K) = ({n0}, K) with K >= 1, got {c0.shape}")
+    return c0
+
+
+# ---------------------------------------------------------------- constrained algorithms
+# Observations of J = K + 1 functions (column 0 the objective, then the K constraints) live in
+# (cap, J) buffers ``Y`` with validity ``M`` (Neural-CBO, constrained GP-BO).
+
+
+def observation_rows(y: Array, c: Array) -> Array:
+    """``(q, J)`` rows ``[y, c_1..c_K]`` from ``y`` (``()`` or ``(q,)``) and ``c`` (``(K,)`` or
+    ``(q, K)``)."""
+    c = jnp.asarray(c)
+    c = c.reshape((-1, c.shape[-1]))
+    return jnp.concatenate([jnp.reshape(y, (-1, 1)).astype(c.dtype), c], axis=1)
+
+
+def constrained_transform(Y: Array, M: Array) -> tuple[Array, Array]:
+    """Target transform ``(v - shift) / scale`` per function, ``(J,)`` each: the objective
+    standardized over its valid rows, each constraint divided by its
+    root mean square and *not* centred, so that 0 stays the feasibility threshold. A
+    spread below ``1e-12`` (fewer than two distinct values) gives scale 1."""
+    n = jnp.maximum(jnp.sum(M, axis=0), 1)
+    mean = jnp.sum(jnp.where(M, Y, 0.0), axis=0) / n
+    var = jnp.sum(jnp.where(M, (Y - mean) ** 2, 0.0), axis=0) / n
+    ms = jnp.sum(jnp.where(M, Y * Y, 0.0), axis=0) / n
+    shift = jnp.zeros_like(mean).at[0].set(mean[0])
+    spread = jnp.concatenate([var[:1], ms[1:]])
+    scale = jnp.where(spread > 1e-12, jnp.sqrt(spread), 1.0)
+    return shift, scale
+
+
+def observed_feasible(data: Dataset) -> Array:
+    """``(cap,)`` bool: rows of a ``(cap, J)`` dataset whose objective and constraints were
+    all observed (failures excluded) with every constraint ``<= 0``."""
+    ok = data.observed()
+    return jnp.all(ok[:, 1:] & (data.y[:, 1:] <= 0.0), axis=1) & ok[:, 0]
+
+
+def feasibility_ranked(data: Dataset, scale: Array) -> Dataset:
+    """A single-output :class:`~nbo_jax.dataset.Dataset` whose ``y`` ranks the rows of the
+    ``(cap, J)`` ``data`` for local candidates (:func:`nbo_jax.optimize.candidate_set`):
+    the feasible rows by objective value, or, while none is feasible, every row by its total
+    scaled violation ``sum_k [c_k / scale_k]^+`` (``scale (J,)``)."""
+    feas = observed_feasible(data)
+    M, Y = data.mask, data.y
+    viol = jnp.sum(jnp.where(M[:, 1:], jnp.maximum(Y[:, 1:] / scale[1:], 0.0), jnp.inf), axis=1)
+    score = jnp.where(jnp.any(feas), jnp.where(feas, Y[:, 0], jnp.inf), viol)
+    return data._replace(y=score, mask=jnp.isfinite(score), failed=jnp.zeros_like(data.failed))
+
+
+__all__ = ["check_constraint_values", "check_initial", "constrained_transform", "data_info", "feasibility_ranked", "initial_data", "observation_rows", "observed_feasible", "told_rows"]
