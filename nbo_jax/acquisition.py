@@ -63,6 +63,21 @@ ucb = lcb
 (``mean - sqrt(beta) std`` minimized)."""
 
 
+def thompson_sampling() -> AcquisitionFn:
+    """Thompson sampling on the surrogate's own posterior draw (Thompson 1933; Chowdhury &
+    Gopalan 2017 for the GP, Kandasamy et al. 2018): utility ``-f~(u)`` with ``f~`` the draw
+    in :attr:`SurrogatePosterior.sample` (one per ask). It reads ``sample``
+    (``requires = ("sample",)``), so it runs with the surrogates that draw one: a GP's joint
+    draw over the raw samples (scored, not climbed), or a pathwise draw of a weight-space model
+    (climbed). For independent draws per point from the marginals use :func:`thompson`."""
+
+    def acq(post: SurrogatePosterior, key: Array) -> Array:
+        return -post.sample
+
+    acq.requires = ("sample",)
+    return acq
+
+
 def greedy() -> AcquisitionFn:
     """Posterior mean only (NeuralGreedy, PINN-BO): utility ``-mean``."""
 

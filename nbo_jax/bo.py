@@ -7,14 +7,20 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from typing import Any, Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
 
-from ._checks import AUTO_ROWS_PER_REFIT, check_choice, check_int
-from .base import BATCH_RULES, BOAlgorithm, FactoryCall
+from ._checks import AUTO_ROWS_PER_REFIT, check_choice, check_int, check_refit_every
+from .base import BATCH_RULES, BOAlgorithm, FactoryCall, Surrogate, SurrogatePosterior
 from .batch import batched
+from .dataset import Dataset
+from .domains import Bounds
+from .observations import constrained_transform, feasibility_ranked, initial_data, observed_feasible, told_rows
+from .optimize import AcqOptimizer, optimize_acqf
+from .outcome import AFFINE_OUTCOME_TRANSFORMS, OUTCOME_TRANSFORMS
+from .outcome import targets as outcome_targets
 
 Array = jax.Array
 
@@ -62,3 +68,213 @@ def make_algorithm(init, ask, tell, *, name: str, surrogate=None, info=None, q: 
         return BOAlgorithm(init, ask, tell, name, surrogate, q, constrained, info, batch_rule)
     algorithm = BOAlgorithm(init, ask, tell, name, surrogate, 1, constrained, info, batch_rule)
     return batched(algorithm, q)
+
+
+# ---------------------------------------------------------------- the one BO step
+
+
+class BOState(NamedTuple):
+    """The state of an algorithm built by :func:`bo_algorithm` (a pytree; fixed shapes).
+
+    Attributes:
+        data: :class:`~nbo_jax.dataset.Dataset` of the observations as told (unit-cube
+            inputs; ``y (cap,)``, or ``(cap, K + 1)`` for an algorithm that models
+            constraints; failed evaluations imputed, see the Dataset).
+        bounds: the box (:class:`~nbo_jax.domains.Bounds`, ``(d,)`` arrays).
+        model: the surrogate's state (:attr:`nbo_jax.base.Surrogate.init`), fitted to the
+            outcome transform of ``data``.
+        tells: ``()`` int32, the number of ``tell`` calls (the refit schedule; it depends on
+            no data, so under ``vmap`` it stays unbatched and the schedule a real branch).
+        rows_told: ``()`` int32, the rows received: the initial design's and every tell's,
+            failed evaluations included (the ``"auto"`` refit schedule; unbatched as ``tells``).
+    """
+
+    data: Dataset
+    bounds: Bounds
+    model: Any
+    tells: Array
+    rows_told: Array
+
+
+def requires(acquisition: Callable) -> tuple[str, ...]:
+    """The optional :class:`~nbo_jax.base.SurrogatePosterior` fields ``acquisition`` reads
+    (its ``requires`` attribute, e.g. ``("sample",)`` for Thompson sampling on the
+    surrogate's posterior draw); ``()`` when it names none."""
+    return tuple(getattr(acquisition, "requires", ()))
+
+
+def check_pairing(surrogate: Surrogate, acquisition: Callable, acq_optimizer: AcqOptimizer,
+                  constrained: bool) -> None:
+    """Refuse an acquisition that reads what the surrogate's posterior lacks.
+
+    Raises:
+        TypeError: ``surrogate`` not a :class:`~nbo_jax.base.Surrogate` or ``acquisition``
+            not callable.
+        ValueError: the acquisition needs a posterior draw (``"sample"``) and the surrogate
+            has none, or has a joint draw only (not pathwise) and ``acq_optimizer.steps > 0``;
+            it needs the constraints' posterior and the algorithm models none; the
+            algorithm models constraints and the surrogate a single output. The messages
+            name the surrogate and what it lacks."""
+    if not isinstance(surrogate, Surrogate):
+        raise TypeError(f"surrogate must be an nbo_jax.base.Surrogate, got {type(surrogate).__name__}")
+    if not callable(acquisition):
+        raise TypeError(f"acquisition must be a function acq(SurrogatePosterior, key) -> (N,), "
+                        f"got {type(acquisition).__name__}")
+    needs = requires(acquisition)
+    if "sample" in needs:
+        if surrogate.sample is None:
+            raise ValueError(f"acquisition: it reads a posterior draw (SurrogatePosterior.sample), and the "
+                             f"{surrogate.name!r} surrogate's posterior has none; use an acquisition of its mean "
+                             f"and std (e.g. nbo.acquisition.thompson, independent draws per point)")
+        if not surrogate.pathwise and acq_optimizer.steps > 0:
+            raise ValueError(f"acq_optimizer.steps must be 0: the {surrogate.name!r} surrogate's posterior draw "
+                             f"is joint over the raw samples, not one function to climb")
+    if ("constraint_mean" in needs or "constraint_std" in needs) and not constrained:
+        raise ValueError("acquisition: it reads the constraints' posterior; this algorithm models no constraints")
+    if constrained and not surrogate.multi_output:
+        raise ValueError(f"the {surrogate.name!r} surrogate models one output; modelling constraints needs a "
+                         f"surrogate of every column (multi_output=True)")
+
+
+def bo_algorithm(
+    surrogate: Surrogate,
+    acquisition: Callable,
+    *,
+    acq_optimizer: AcqOptimizer,
+    name: str,
+    q: int = 1,
+    refit_every: int | str = "auto",
+    outcome_transform: str = "standardize",
+    constrained: bool = False,
+    batch_rule: Optional[str] = None,
+) -> BOAlgorithm:
+    """The one BO step: ``surrogate`` x ``acquisition`` x the acquisition optimizer as a
+    :class:`~nbo_jax.base.BOAlgorithm` (BoTorch's ``Model`` x ``AcquisitionFunction`` x
+    ``optimize_acqf``). Every algorithm preset whose acquisition is a function of its
+    surrogate's posterior is this function with its own arguments::
+
+        init : data <- the initial rows;  model <- surrogate.init(key, T(data))
+        ask  : post(u) = surrogate.posterior(model, u) with the incumbent (and a posterior
+               draw when the acquisition reads one);
+               u* = optimize_acqf(u -> acquisition(post(u), key), raw samples around the best rows)
+        tell : data <- data + rows;  model <- surrogate.update(model, T(data), rows, refit due?)
+
+    ``T`` is the outcome transform (a single output: :func:`nbo_jax.outcome.targets`; with
+    constraints, the objective standardized and each constraint divided by its root mean
+    square, :func:`nbo_jax.observations.constrained_transform`, so 0 stays the feasibility
+    threshold). The incumbent is the best observed target (never an imputed failure); with
+    constraints, the best observed feasible one (``+inf`` while none is).
+
+    Args:
+        surrogate: a :class:`~nbo_jax.base.Surrogate`.
+        acquisition: ``acq(SurrogatePosterior, key) -> (N,)`` utility to maximize
+            (:mod:`nbo_jax.acquisition`); its ``requires`` attribute names the optional
+            posterior fields it reads (:func:`requires`).
+        acq_optimizer: a checked :class:`~nbo_jax.optimize.AcqOptimizer`
+            (:func:`nbo_jax.optimize.as_acq_optimizer`). With ``local_rank="mean"`` the local
+            raw samples centre on the smallest posterior means at the observations.
+        name: the algorithm's name.
+        q: points per ask (int >= 1), batched by ``batch_rule`` (:func:`nbo_jax.batch.batched`).
+        refit_every: the surrogate's refit schedule (:func:`refit_due`): ``update`` is told
+            ``refit=True`` at every ``refit_every``-th tell, or on the ``"auto"`` schedule; 1:
+            at every tell.
+        outcome_transform: one of :data:`nbo_jax.outcome.OUTCOME_TRANSFORMS`; with
+            ``constrained``, ``"standardize"`` or ``"none"``.
+        constrained: the algorithm models the constraints (``init`` needs ``c0``, ``tell``
+            needs ``c``; the surrogate models every column).
+        batch_rule: ``"independent"`` or ``"fantasy"``; ``None``: ``"independent"`` when the
+            acquisition reads a posterior draw (Thompson sampling), else ``"fantasy"``.
+
+    Returns:
+        :class:`~nbo_jax.base.BOAlgorithm` whose state is a :class:`BOState`, with
+        ``surrogate(state, u) -> SurrogatePosterior`` (incumbent filled) and the surrogate's
+        ``info``.
+
+    Raises:
+        TypeError / ValueError: as :func:`check_pairing`; an unknown ``outcome_transform``
+        (or a non-affine one with ``constrained``), ``refit_every`` or ``batch_rule``.
+    """
+    constrained = bool(constrained)
+    check_pairing(surrogate, acquisition, acq_optimizer, constrained)
+    transform = check_choice("outcome_transform", outcome_transform,
+                             AFFINE_OUTCOME_TRANSFORMS if constrained else OUTCOME_TRANSFORMS)
+    refit_every = check_refit_every(refit_every)
+    draws = "sample" in requires(acquisition)
+    if batch_rule is None:
+        batch_rule = "independent" if draws else "fantasy"
+
+    def scaling(data: Dataset) -> tuple[Array, Array]:
+        """``(shift, scale)``, ``(J,)`` each, of a constrained dataset's columns."""
+        if transform == "none":
+            J = data.y.shape[1]
+            return jnp.zeros((J,), data.y.dtype), jnp.ones((J,), data.y.dtype)
+        return constrained_transform(data.y, data.mask)
+
+    def targets(data: Dataset) -> Dataset:
+        """``data`` with ``y`` the surrogate's targets (0 outside the mask)."""
+        if not constrained:
+            return data._replace(y=outcome_targets(data, transform))
+        shift, scale = scaling(data)
+        return data._replace(y=jnp.where(data.mask, (data.y - shift) / scale, 0.0))
+
+    def incumbent(data: Dataset, fitted: Dataset) -> Array:
+        if not constrained:
+            return data.incumbent(fitted.y)
+        shift, scale = scaling(data)
+        t0 = (data.y[:, 0] - shift[0]) / scale[0]
+        return jnp.min(jnp.where(observed_feasible(data), t0, jnp.inf))
+
+    def refit_now(state: BOState):
+        """``True`` (a Python bool) when every tell refits, else the schedule's ``()`` bool."""
+        return True if refit_every == 1 else refit_due(refit_every, state.tells, state.rows_told)
+
+    def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> BOState:
+        data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=constrained)
+        model = surrogate.init(key, targets(data))
+        return BOState(data, box, model, jnp.zeros((), jnp.int32), jnp.asarray(x0.shape[0], jnp.int32))
+
+    def posterior_fn(state: BOState, key: Optional[Array] = None) -> Callable[[Array], SurrogatePosterior]:
+        """``u (N, d) -> SurrogatePosterior`` with the incumbent, and, given ``key``, the
+        posterior draw of that key (one draw per ask)."""
+        best = incumbent(state.data, targets(state.data))
+        draw = surrogate.sample(state.model, key) if key is not None else None
+
+        def at(u: Array) -> SurrogatePosterior:
+            post = surrogate.posterior(state.model, u)._replace(incumbent=best)
+            return post if draw is None else post._replace(sample=draw(u))
+
+        return at
+
+    def ask(state: BOState, key: Array) -> Array:
+        k_c, k_a = jax.random.split(key)
+        post = posterior_fn(state, k_a if draws else None)
+        utility = lambda u: acquisition(post(u), k_a)  # noqa: E731
+        data = state.data
+        if constrained:
+            # local raw samples around the best feasible rows, or the least violating ones
+            data = feasibility_ranked(data, scaling(data)[1])
+        elif acq_optimizer.local_rank == "mean":  # around the smallest posterior means
+            data = data._replace(y=jnp.where(data.observed(), surrogate.posterior(state.model, data.u).mean, data.y))
+        return state.bounds.from_unit(optimize_acqf(utility, k_c, data, acq_optimizer))
+
+    def tell(state: BOState, x: Array, y: Array, c=None) -> BOState:
+        u, Y = told_rows(state.bounds, x, y, c, constrained=constrained)
+        rows = state.data.count + jnp.arange(u.shape[0])
+        state = state._replace(data=state.data.add_batch(u, Y), tells=state.tells + 1,
+                               rows_told=state.rows_told + u.shape[0])
+        return state._replace(model=surrogate.update(state.model, targets(state.data), rows, refit_now(state)))
+
+    def posterior(state: BOState, u: Array) -> SurrogatePosterior:
+        return posterior_fn(state)(u)
+
+    info = None
+    if surrogate.info is not None:
+        def info(state: BOState) -> dict:
+            return surrogate.info(state.model)
+
+    return make_algorithm(init, ask, tell, name=name, surrogate=posterior, info=info, q=q, batch_rule=batch_rule,
+                          constrained=constrained)
+
+
+__all__ = ["AUTO_ROWS_PER_REFIT", "BOState", "bo_algorithm", "check_pairing", "make_algorithm", "records_config",
+           "refit_due", "requires"]

@@ -88,6 +88,9 @@ class TrustRegionState(NamedTuple):
             (the inner surrogate's) is smallest, with ``incumbent="posterior_mean"`` (and
             ``"auto"`` around a GP); ``None`` with the observed rule (the best observation is
             found from ``data``).
+        lengthscales: ``(d,)`` the inner surrogate's lengthscales after the last init or tell
+            (:func:`inner_lengthscales`), which shape the region with ``ard``; ``None``
+            without ``ard`` or when the surrogate has none.
     """
 
     inner: Any
@@ -102,35 +105,31 @@ class TrustRegionState(NamedTuple):
     design: Array
     key: Array
     incumbent: Optional[Array] = None
+    lengthscales: Optional[Array] = None
 
 
-def state_lengthscales(state) -> Optional[Array]:
-    """``(d,)`` ARD lengthscales (unit-cube units) of an inner state that holds GP
-    hyperparameters as ``state.params.log_lengthscale`` of shape ``(d,)`` (GP-BO's
-    :class:`~nbo_jax.algorithms.gp.GPState`), or ``(J, d)`` stacked over the objective and
-    the constraints (:class:`~nbo_jax.algorithms.gp.GPConstrainedState`: the objective's,
-    row 0, as BoTorch's SCBO tutorial), else ``None`` (neural surrogates, random search).
-    Read at trace time, without reaching into any algorithm's code."""
-    log_ls = getattr(getattr(state, "params", None), "log_lengthscale", None)
-    d = state.data.u.shape[1]
-    if log_ls is not None and jnp.ndim(log_ls) == 2 and jnp.shape(log_ls)[1] == d:
-        log_ls = log_ls[0]
-    if log_ls is None or jnp.shape(log_ls) != (d,):
-        return None
-    return jnp.exp(log_ls)
-
-
-def counts_by_mean(state) -> bool:
-    """Whether ``success="auto"`` counts a batch's success by the posterior mean around an inner
-    state: a GP's (:func:`state_lengthscales`) or Neural-BO's
-    (:class:`~nbo_jax.algorithms.neural_bo.NeuralBOState`, NeuralUCB's and NeuralTS's too),
-    whose ``surrogate`` is the model the algorithm asks with and costs one prediction per row.
-    Not around NeuralGreedy, whose ``surrogate`` refits an ensemble at every call (four times
-    the step's time around it), nor around the surrogates where it was not measured. Read at
+def inner_lengthscales(algorithm: BOAlgorithm, inner) -> Optional[Array]:
+    """``(d,)`` the lengthscales (unit-cube units) the inner algorithm's surrogate posterior
+    reports (:attr:`nbo_jax.base.SurrogatePosterior.lengthscales`: a GP's ARD lengthscales; a
+    constrained GP's objective's, as BoTorch's SCBO tutorial), or ``None`` (a model without
+    lengthscales, or no surrogate). Asked of the posterior at one observed point; known at
     trace time."""
+    if algorithm.surrogate is None:
+        return None
+    return algorithm.surrogate(inner, inner.data.u[:1]).lengthscales
+
+
+def counts_by_mean(algorithm: BOAlgorithm, inner) -> bool:
+    """Whether ``success="auto"`` counts a batch's success by the posterior mean around an inner
+    state: one whose surrogate reports lengthscales (a GP's, :func:`inner_lengthscales`) or
+    Neural-BO's (:class:`~nbo_jax.algorithms.neural_bo.NeuralBOState`, NeuralUCB's and
+    NeuralTS's too), whose ``surrogate`` is the model the algorithm asks with and costs one
+    prediction per row. Not around NeuralGreedy, whose ``surrogate`` refits an ensemble at
+    every call (four times the step's time around it), nor around the surrogates where it was
+    not measured. Read at trace time."""
     from .algorithms.neural_bo import NeuralBOState
 
-    return isinstance(state, NeuralBOState) or state_lengthscales(state) is not None
+    return isinstance(inner, NeuralBOState) or inner_lengthscales(algorithm, inner) is not None
 
 
 def region_box(centre: Array, length: Array, lengthscales: Optional[Array] = None) -> Array:
@@ -254,16 +253,15 @@ def batch_improves_in_mean(mean: Array, run: Array, idx: Array, ok: Array) -> Ar
 def current_region(state: TrustRegionState, *, ard: bool = True) -> Array:
     """``(2, d)`` the trust region the next model-based ask of ``state`` uses (lower, upper
     corners, unit cube): :func:`region_box` around :func:`current_centre`, of side
-    ``state.length``, shaped by the inner GP's lengthscales when ``ard``
-    (:func:`state_lengthscales`)."""
+    ``state.length``, shaped by the inner surrogate's lengthscales (``state.lengthscales``)
+    when ``ard``."""
     return _centre_and_region(state, ard)[1]
 
 
 def _centre_and_region(state: TrustRegionState, ard: bool) -> tuple[Array, Array]:
     """``(current_centre(state), current_region(state, ard=ard))``, the centre found once."""
     centre = current_centre(state)
-    ls = state_lengthscales(state.inner) if ard else None
-    return centre, region_box(centre, state.length, ls)
+    return centre, region_box(centre, state.length, state.lengthscales if ard else None)
 
 
 def _after_all_of(tree):
@@ -383,7 +381,7 @@ def trust_region(
         restart_points: points of a restart design; ``None``: ``2 d``. Rounded up to a
             multiple of ``q`` (a design is asked ``q`` points at a time).
         ard: shape the region by the inner state's ARD lengthscales when it holds a GP's
-            (:func:`state_lengthscales`); False: a cube.
+            (:func:`inner_lengthscales`); False: a cube.
         perturb_dims: with ``d > perturb_dims`` inputs, the raw samples spread over the
             region vary each coordinate of the centre with probability ``perturb_dims / d``
             (at least one) and keep the centre's value in the others
@@ -417,7 +415,7 @@ def trust_region(
             points, Letham et al. 2019). Needs an inner ``surrogate``, no constraints, one
             region and ``min_improvement = 0``. ``"auto"`` (default): ``"posterior_mean"``
             around an inner GP (a state holding ARD lengthscales,
-            :func:`state_lengthscales`) where it may be used, ``"observed"`` otherwise;
+            :func:`inner_lengthscales`) where it may be used, ``"observed"`` otherwise;
             decided at ``init``. Around the GP it was level or better on the selection
             problems with every acquisition (EI, UCB, Thompson sampling); around Neural-BO
             it was worse on Rosenbrock-10, whose network mean ranks the run's points badly.
@@ -516,7 +514,7 @@ def trust_region(
 
     def success_by_mean(inner) -> bool:  # at trace time: "auto" depends on the inner state
         return success == "posterior_mean" or (success == "auto" and (
-            incumbent == "posterior_mean" or (incumbent == "auto" and mean_allowed and counts_by_mean(inner))))
+            incumbent == "posterior_mean" or (incumbent == "auto" and mean_allowed and counts_by_mean(inner_alg, inner))))
     given = algorithm
     if q is not None:
         q = check_int("q", q, 1)
@@ -556,11 +554,12 @@ def trust_region(
         zero = jnp.zeros((), jnp.int32)
         best = None
         by_mean = incumbent == "posterior_mean" or (incumbent == "auto" and mean_allowed
-                                                     and state_lengthscales(inner) is not None)
+                                                     and inner_lengthscales(inner_alg, inner) is not None)
         if by_mean:
             best = posterior_incumbent(inner_alg.surrogate(inner, data.u).mean, _run_rows(data, 0))
         return TrustRegionState(inner, data, box, jnp.asarray(length_init, dtype), zero, zero, zero,
-                                jnp.zeros((), bool), zero, jnp.zeros((n_design(d), d), dtype), k_state, best)
+                                jnp.zeros((), bool), zero, jnp.zeros((n_design(d), d), dtype), k_state, best,
+                                inner_lengthscales(inner_alg, inner) if ard else None)
 
     def model_ask(state: TrustRegionState, key: Array) -> Array:
         centre, box = _centre_and_region(state, ard)
@@ -649,7 +648,7 @@ def trust_region(
         restarts = (state.restarts + restart).astype(jnp.int32)
         best = posterior_incumbent(mean, _run_rows(data, start)) if by_mean else None
         return TrustRegionState(inner, data, state.bounds, length, successes, failures, restarts, in_design,
-                                start, design, key, best)
+                                start, design, key, best, inner_lengthscales(inner_alg, inner) if ard else None)
 
     def info(state: TrustRegionState) -> dict:
         out = {} if inner_alg.info is None else dict(inner_alg.info(state.inner))
@@ -668,4 +667,4 @@ def trust_region(
 
 
 __all__ = ["trust_region", "TrustRegionState", "best_row", "current_centre", "current_region", "region_box",
-           "state_lengthscales", "counts_by_mean", "posterior_incumbent", "batch_improves_in_mean"]
+           "inner_lengthscales", "counts_by_mean", "posterior_incumbent", "batch_improves_in_mean"]

@@ -42,7 +42,7 @@ from .turbo import (
     best_row,
     next_length,
     region_box,
-    state_lengthscales,
+    inner_lengthscales,
     unevaluated_choices,
 )
 from .types import BOAlgorithm, Bounds, Dataset, FactoryCall
@@ -69,6 +69,9 @@ class TrustRegionsState(NamedTuple):
             ``owner == j`` from there on).
         design: ``(m, n_design, d)`` the regions' current designs (unit cube).
         key: PRNG key for the designs and the inner re-initializations.
+        lengthscales: ``(m, d)`` each region's inner surrogate lengthscales after its last init
+            or tell (:func:`nbo_jax.turbo.inner_lengthscales`), which shape its box with
+            ``ard``; ``None`` without ``ard`` or when the surrogate has none.
     """
 
     inner: Any
@@ -83,6 +86,7 @@ class TrustRegionsState(NamedTuple):
     start: Array
     design: Array
     key: Array
+    lengthscales: Optional[Array] = None
 
 
 def region_rows(data: Dataset, owner: Array, start: Array, j, *, observed: bool) -> Array:
@@ -101,13 +105,14 @@ def regions_now(state: TrustRegionsState, *, ard: bool = True) -> tuple[Array, A
     data = state.data
     m = state.length.shape[0]
 
-    def one(j, inner, length, start):
+    def one(j, ls, length, start):
         run = region_rows(data, state.owner, start, j, observed=True)
         i, _, _, _ = best_row(data.y, run)
         centre = jnp.where(run[i], data.u[i], jnp.full_like(data.u[i], 0.5))
-        return centre, region_box(centre, length, state_lengthscales(inner) if ard else None)
+        return centre, region_box(centre, length, ls)
 
-    return jax.vmap(one)(jnp.arange(m), state.inner, state.length, state.start)
+    ls = state.lengthscales if ard else None
+    return jax.vmap(one, in_axes=(0, None if ls is None else 0, 0, 0))(jnp.arange(m), ls, state.length, state.start)
 
 
 def owners(u: Array, centres: Array, boxes: Array, usable: Array) -> Array:
@@ -153,6 +158,11 @@ def trust_regions(inner_alg: BOAlgorithm, config: FactoryCall, *, regions: int, 
         raise ValueError(f"regions={m}: several trust regions need an unconstrained algorithm (SCBO, the constrained "
                          f"rule, keeps one region); {inner_alg.name!r} models constraints: use regions=1")
 
+    def lengthscales_of(inner) -> Optional[Array]:
+        """``(m, d)`` the regions' inner lengthscales with ``ard`` (``None`` without, or when the
+        surrogate reports none)."""
+        return jax.vmap(lambda s: inner_lengthscales(inner_alg, s))(inner) if ard else None
+
     def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> TrustRegionsState:
         if isinstance(bounds, FiniteDomain) and q > 1:
             raise ValueError(f"regions={m} with q={q} on a finite domain: regions could choose the same point; "
@@ -170,7 +180,7 @@ def trust_regions(inner_alg: BOAlgorithm, config: FactoryCall, *, regions: int, 
         zeros = jnp.zeros((m,), jnp.int32)
         return TrustRegionsState(inner, data, box, owner, jnp.full((m,), length_init, dtype), zeros, zeros, zeros,
                                  jnp.arange(m) > 0, jnp.where(jnp.arange(m) > 0, data.count, 0).astype(jnp.int32),
-                                 design, k_state)
+                                 design, k_state, lengthscales_of(inner))
 
     def design_ask(state: TrustRegionsState, key: Array) -> Array:
         data = state.data
@@ -267,7 +277,7 @@ def trust_regions(inner_alg: BOAlgorithm, config: FactoryCall, *, regions: int, 
             region, (jnp.arange(m), state.inner, state.length, state.successes, state.failures, state.restarts,
                      state.in_design, state.start, state.design, jax.random.split(k_regions, m)))
         return TrustRegionsState(inner, data, state.bounds, owner, length, successes, failures, restarts, in_design,
-                                 start, design, key)
+                                 start, design, key, lengthscales_of(inner))
 
     def incumbent_region(state: TrustRegionsState) -> Array:
         """The region owning the best finite observation (0 when there is none)."""

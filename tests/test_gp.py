@@ -266,15 +266,15 @@ def test_state_surrogate_and_refinement(ei_setup):
     y_std = state.data.standardized()[0]
     u_c = jax.random.uniform(jax.random.key(3), (16, 2))
     post = algo.surrogate(state, u_c)
-    direct = gpm.condition("rbf", state.params, state.data.u, y_std, state.data.mask, 1e-6)
+    direct = gpm.condition("rbf", state.model.params, state.data.u, y_std, state.data.mask, 1e-6)
     mean, var = gpm.predict("rbf", direct, u_c)
     np.testing.assert_allclose(post.mean, mean, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(post.std ** 2, var, atol=1e-5)  # float32: var = s_f^2 - ||v||^2 cancels
     assert float(post.incumbent) == float(jnp.min(y_std[:8]))
-    assert float(state.params.outputscale) == 1.0  # BoTorch's kernel: no outputscale
-    assert float(state.params.noise) >= 1e-4 and np.all(np.asarray(state.params.lengthscale) >= 2.5e-2)
-    assert float(state.lml) == pytest.approx(float(gpm.log_marginal_likelihood(
-        "rbf", state.params, state.data.u, y_std, state.data.mask, 1e-6)), rel=1e-5)
+    assert float(state.model.params.outputscale) == 1.0  # BoTorch's kernel: no outputscale
+    assert float(state.model.params.noise) >= 1e-4 and np.all(np.asarray(state.model.params.lengthscale) >= 2.5e-2)
+    assert float(state.model.lml) == pytest.approx(float(gpm.log_marginal_likelihood(
+        "rbf", state.model.params, state.data.u, y_std, state.data.mask, 1e-6)), rel=1e-5)
 
     refined = gp_bo(acquisition="ei", acq_optimizer=dict(raw_samples=512, num_restarts=4, steps=30), **FAST)
     lo, hi = problem.bounds
@@ -298,7 +298,7 @@ def test_local_rank_mean_hands_the_posterior_mean_at_the_rows_to_the_optimizer(e
     """``acq_optimizer=dict(local_rank="mean")``: ask hands ``optimize_acqf`` the data with
     ``y`` the GP's posterior mean at the observations (BoTorch's ``sample_around_best``
     ranking); the default hands the data as observed; constrained acquisitions refuse it."""
-    import nbo_jax.algorithms.gp as gp_module
+    import nbo_jax.bo as gp_module  # the one BO step calls the optimizer
 
     _, problem, state = ei_setup
     seen = []
@@ -308,7 +308,7 @@ def test_local_rank_mean_hands_the_posterior_mean_at_the_rows_to_the_optimizer(e
         gp_bo(acquisition="ei", acq_optimizer=dict(raw_samples=64, local_rank=rank, steps=5), **FAST).ask(
             state, jax.random.key(0))
     written = np.asarray(state.data.mask)
-    expected = gpm.predict("rbf", state.posterior, state.data.u)[0]
+    expected = gpm.predict("rbf", state.model.posterior, state.data.u)[0]
     np.testing.assert_allclose(np.asarray(seen[0].y)[written], np.asarray(expected)[written], rtol=1e-5, atol=1e-6)
     assert seen[1] is state.data
     with pytest.raises(ValueError, match="local_rank='mean' is not available"):
@@ -330,14 +330,14 @@ def test_warm_start_false_fits_from_the_prior_mode_alone(x64):
     mode = jax.tree.map(lambda a: jnp.asarray(a)[None], gpm.prior_mode(2, prior, pb, jnp.float64))
     expected, value = gpm.fit("rbf", mode, data.u, data.standardized()[0], data.mask, steps=200, bounds=pb,
                               prior=prior, optimizer="lbfgs", learn_constant=True)
-    for a, b in zip(jax.tree.leaves(state.params), jax.tree.leaves(expected)):
+    for a, b in zip(jax.tree.leaves(state.model.params), jax.tree.leaves(expected)):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
     warm = gp_bo(acquisition="ei", **RAW)
     _, wstate = _branin_state(warm, n=8, capacity=12)
     for xi in x:
         wstate = jax.jit(warm.tell)(wstate, xi, problem.objective(xi))
     map_of = lambda p: float(gpm.map_objective("rbf", p, data.u, data.standardized()[0], data.mask, prior))
-    assert map_of(wstate.params) >= float(value) - 1e-8
+    assert map_of(wstate.model.params) >= float(value) - 1e-8
 
 
 def test_refit_every_keeps_hyperparameters_between_refits(ei_setup):
@@ -350,21 +350,21 @@ def test_refit_every_keeps_hyperparameters_between_refits(ei_setup):
     x9 = jnp.array([3.0, 2.0])
     s9 = tell(state, x9, problem.objective(x9))               # third tell: refit
     assert int(s9.tells) == 3
-    assert not np.allclose(s9.params.log_lengthscale, state.params.log_lengthscale)
+    assert not np.allclose(s9.model.params.log_lengthscale, state.model.params.log_lengthscale)
     n9 = tell(state, x9, jnp.nan)                             # third tell: refit, with a failed row
     worst = float(jnp.max(state.data.y[:8]))
     assert bool(n9.data.mask[8]) and bool(n9.data.failed[8]) and int(n9.data.count) == 9
     assert float(n9.data.y[8]) == worst
-    leaves = jax.tree.leaves((n9.params, n9.posterior, n9.lml, n9.data))
+    leaves = jax.tree.leaves((n9.model.params, n9.model.posterior, n9.model.lml, n9.data))
     assert all(bool(jnp.all(jnp.isfinite(leaf))) for leaf in leaves if jnp.issubdtype(leaf.dtype, jnp.floating))
     # the failed row is the worst value told at that x: the same fit as telling it
     w9 = tell(state, x9, worst)
-    for a, b in zip(jax.tree.leaves(n9.params), jax.tree.leaves(w9.params)):
+    for a, b in zip(jax.tree.leaves(n9.model.params), jax.tree.leaves(w9.model.params)):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9)
-    assert not np.allclose(n9.params.log_lengthscale, s9.params.log_lengthscale)  # the 9th row counts in s9
+    assert not np.allclose(n9.model.params.log_lengthscale, s9.model.params.log_lengthscale)  # the 9th row counts in s9
     y_std = n9.data.standardized()[0]  # LML of the 9 rows, the imputed one included
-    lml_all = gpm.log_marginal_likelihood("rbf", n9.params, n9.data.u[:9], y_std[:9], jnp.ones(9, bool), 1e-6)
-    assert float(n9.lml) == pytest.approx(float(lml_all), rel=1e-5)
+    lml_all = gpm.log_marginal_likelihood("rbf", n9.model.params, n9.data.u[:9], y_std[:9], jnp.ones(9, bool), 1e-6)
+    assert float(n9.model.lml) == pytest.approx(float(lml_all), rel=1e-5)
     # the incumbent stays the best finite observation (the imputed value is no measurement),
     # and the next ask is finite and in the box
     algo = ei_setup[0]
@@ -374,9 +374,9 @@ def test_refit_every_keeps_hyperparameters_between_refits(ei_setup):
     assert int(tell(state, jnp.array([jnp.nan, 2.0]), 1.0).data.count) == 8  # a NaN x is not recorded
     x = jnp.array([0.0, 5.0])
     s10 = tell(s9, x, problem.objective(x))                  # fourth tell: no refit
-    for a, b in zip(jax.tree.leaves(s9.params), jax.tree.leaves(s10.params)):
+    for a, b in zip(jax.tree.leaves(s9.model.params), jax.tree.leaves(s10.model.params)):
         np.testing.assert_array_equal(a, b)
-    assert bool(s10.data.mask[9]) and not np.allclose(s10.posterior.alpha, s9.posterior.alpha)
+    assert bool(s10.data.mask[9]) and not np.allclose(s10.model.posterior.alpha, s9.model.posterior.alpha)
 
 
 @pytest.fixture
@@ -476,9 +476,9 @@ def test_auto_refit_schedule_follows_the_rows_held(fit_calls):
     assert len(calls) == 3 and int(s1.rows_told) == 98
     s0, s1, s2 = states(110)                     # period 2: init and the second tell fit
     assert len(calls) == 2 and int(s2.tells) == 2 and int(s2.rows_told) == 112
-    for a, b in zip(jax.tree.leaves(s0.params), jax.tree.leaves(s1.params)):
+    for a, b in zip(jax.tree.leaves(s0.model.params), jax.tree.leaves(s1.model.params)):
         np.testing.assert_array_equal(a, b)      # kept between refits
-    assert not np.array_equal(s1.posterior.alpha, s0.posterior.alpha)  # the new row is in the posterior
+    assert not np.array_equal(s1.model.posterior.alpha, s0.model.posterior.alpha)  # the new row is in the posterior
     with pytest.raises(TypeError, match="refit_every"):
         gp_bo(refit_every="sometimes")
 
@@ -602,7 +602,7 @@ def test_presets_pick_the_documented_models(ei_setup):
     _, _, state = ei_setup
     u_c = jax.random.uniform(jax.random.key(0), (5, 2))
     for algo, kind in ((gp_bo(preset="paper"), "rbf"), (gp_bo(), "rbf"), (gp_bo(kernel="matern52"), "matern52")):
-        np.testing.assert_allclose(algo.surrogate(state, u_c).mean, gpm.predict(kind, state.posterior, u_c)[0])
+        np.testing.assert_allclose(algo.surrogate(state, u_c).mean, gpm.predict(kind, state.model.posterior, u_c)[0])
     assert not np.allclose(gp_bo(kernel="matern52").surrogate(state, u_c).mean, gp_bo().surrogate(state, u_c).mean)
 
 
@@ -777,15 +777,15 @@ def test_gp_ntk_runs_bo_on_branin(x64):
     paper_net = gp_bo(kernel="ntk", ntk_depth=3, ntk_use_bias=False, **small)
     for a, spec in ((algo, gpm.NTKKernel()), (paper_net, gpm.NTKKernel(3, "relu", False))):
         _, state = _branin_state(a)
-        assert np.all(np.asarray(state.params.lengthscale) == 1.0) and float(state.params.outputscale) != 1.0
+        assert np.all(np.asarray(state.model.params.lengthscale) == 1.0) and float(state.model.params.outputscale) != 1.0
         u_c = jax.random.uniform(jax.random.key(3), (6, 2), jnp.float64)
-        direct = gpm.condition(spec, state.params, state.data.u, state.data.standardized()[0], state.data.mask)
+        direct = gpm.condition(spec, state.model.params, state.data.u, state.data.standardized()[0], state.data.mask)
         mean, var = gpm.predict(spec, direct, u_c)
         post = a.surrogate(state, u_c)
         np.testing.assert_allclose(post.mean, mean, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(post.std ** 2, var, rtol=1e-9, atol=1e-12)
     assert float(gp_bo(kernel="ntk", learn_outputscale=False, **small).init(
-        jax.random.key(1), hist.x[:5], hist.y[:5], bounds=problem.bounds, capacity=6).params.outputscale) == 1.0
+        jax.random.key(1), hist.x[:5], hist.y[:5], bounds=problem.bounds, capacity=6).model.params.outputscale) == 1.0
 
 
 def test_gp_ntk_arguments_are_checked_and_named(x64):

@@ -11,7 +11,7 @@ import nbo_jax as nbo
 from nbo_jax import gp_model as gpm
 from nbo_jax.acquisition import cei
 from nbo_jax.algorithms.gp import gp_bo
-from nbo_jax.observations import observed_feasible
+from nbo_jax.observations import constrained_transform, observed_feasible
 from nbo_jax.optimize import candidate_set
 
 # small settings; local_fraction=0 and steps=0 so an ask scores plain uniform raw samples
@@ -170,11 +170,11 @@ def test_each_function_has_its_own_gp(x64):
         mode = gpm.prior_mode(2, prior, pb, jnp.float64)
         starts = jax.tree.map(lambda a: jnp.stack([a, a]), mode)
         p_alone, map_alone = fit_alone(starts, u, t, m)
-        p_j = jax.tree.map(lambda a: a[j], state.params)
+        p_j = jax.tree.map(lambda a: a[j], state.model.params)
         for a, b in zip(jax.tree.leaves(p_alone), jax.tree.leaves(p_j)):
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
         lml_alone = map_alone - gpm.log_prior(prior, p_alone)  # the state keeps the LML itself
-        assert float(state.lml[j]) == pytest.approx(float(lml_alone), rel=1e-6)
+        assert float(state.model.lml[j]) == pytest.approx(float(lml_alone), rel=1e-6)
         direct = gpm.condition("rbf", p_j, u, t, m)
         mean, var = gpm.predict("rbf", direct, u_c)
         np.testing.assert_allclose(means[j], mean, rtol=1e-9, atol=1e-10)
@@ -196,24 +196,25 @@ def test_failed_constraint_value_is_imputed_and_never_feasible(cei_setup):
     x = jnp.array([3.0, 2.0])
     s1 = tell(state, x, PROBLEM.objective(x), jnp.array([jnp.nan, -1.0]))
     d0, d1 = state.data, s1.data
+    shift1, scale1 = constrained_transform(d1.y, d1.mask)
     worst = float(jnp.max(d0.y[:10, 1]))
     np.testing.assert_array_equal(np.asarray(d1.mask[10]), [True, True, True])
     assert int(d1.count) == 11 and bool(d1.failed[10])
     assert float(d1.y[10, 0]) == pytest.approx(float(PROBLEM.objective(x)))
     assert float(d1.y[10, 1]) == worst and float(d1.y[10, 2]) == -1.0
-    np.testing.assert_array_equal(np.asarray(s1.posterior.mask[:, 10]), [True, True, True])
+    np.testing.assert_array_equal(np.asarray(s1.model.posterior.mask[:, 10]), [True, True, True])
     np.testing.assert_array_equal(np.asarray(d1.mask[:10]), np.asarray(d0.mask[:10]))
     np.testing.assert_array_equal(np.asarray(d1.y[:10]), np.asarray(d0.y[:10]))
-    assert float(s1.posterior.alpha[0, 10]) != 0.0 and float(s1.posterior.alpha[1, 10]) != 0.0
+    assert float(s1.model.posterior.alpha[0, 10]) != 0.0 and float(s1.model.posterior.alpha[1, 10]) != 0.0
     assert not bool(observed_feasible(d1)[10])
-    leaves = jax.tree.leaves((s1.params, s1.posterior, s1.lml, s1.shift, s1.scale, d1.y))
+    leaves = jax.tree.leaves((s1.model.params, s1.model.posterior, s1.model.lml, shift1, scale1, d1.y))
     assert all(bool(jnp.all(jnp.isfinite(leaf))) for leaf in leaves if jnp.issubdtype(leaf.dtype, jnp.floating))
     # the objective GP uses the new row: its posterior mean there follows the observation;
     # the first constraint's GP follows the imputed worst value
     post = algo.surrogate(s1, PROBLEM.bounds.to_unit(x)[None, :])
-    y_new = (float(PROBLEM.objective(x)) - float(s1.shift[0])) / float(s1.scale[0])
+    y_new = (float(PROBLEM.objective(x)) - float(shift1[0])) / float(scale1[0])
     assert abs(float(post.mean[0]) - y_new) < 0.1
-    assert float(post.constraint_mean[0, 0]) > 0.5 * worst / float(s1.scale[1]) > 0
+    assert float(post.constraint_mean[0, 0]) > 0.5 * worst / float(scale1[1]) > 0
     # a NaN objective keeps the constraint values of that row; the objective is imputed with
     # the worst finite objective value (failed rows excluded)
     s2 = tell(s1, jnp.array([0.0, 0.0]), jnp.nan, jnp.array([2.0, 3.0]))

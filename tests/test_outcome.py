@@ -121,7 +121,7 @@ def test_gp_and_neural_bo_are_fitted_to_the_transformed_targets(x64, transform):
     assert not np.allclose(t, state.data.standardized()[0])  # Branin's 8 values are skewed
     u_c = jax.random.uniform(jax.random.key(3), (16, 2), jnp.float64)
     post = gp.surrogate(state, u_c)
-    mean, var = gpm.predict("rbf", gpm.condition("rbf", state.params, state.data.u, t, state.data.mask), u_c)
+    mean, var = gpm.predict("rbf", gpm.condition("rbf", state.model.params, state.data.u, t, state.data.mask), u_c)
     np.testing.assert_allclose(post.mean, mean, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(post.std ** 2, var, rtol=1e-9, atol=1e-12)
     assert float(post.incumbent) == float(jnp.min(t[:8]))  # EI's y_best in the same units

@@ -14,7 +14,7 @@ import pytest
 import nbo_jax as nbo
 from nbo_jax.ask_tell import AskTell
 from nbo_jax.optimize import acq_optimizer, candidate_set, optimize_acqf, random_point
-from nbo_jax.turbo import current_region, region_box, state_lengthscales
+from nbo_jax.turbo import current_region, inner_lengthscales, region_box
 from nbo_jax.turbo_m import objective_units, owners, regions_now
 from nbo_jax.types import Dataset
 
@@ -232,12 +232,12 @@ def test_every_ask_lies_inside_the_region_and_the_box(compiled, make):
         s = algo.tell(s, x, 10.0 + _f(x))  # worse than the initial design: a failure each time
     assert int(s.restarts) >= 1 and int(s.data.count) == 13
     if inner.name.startswith("gp"):  # shaped by the GP's ARD lengthscales
-        ls = np.asarray(state_lengthscales(s.inner))
-        np.testing.assert_allclose(ls, np.exp(np.asarray(s.inner.params.log_lengthscale)))
+        ls = np.asarray(s.lengthscales)
+        np.testing.assert_allclose(ls, np.exp(np.asarray(s.inner.model.params.log_lengthscale)))
         box = np.asarray(region_box(jnp.full(2, 0.5), s.length, jnp.asarray(ls)))
         np.testing.assert_allclose((box[1] - box[0]) / float(s.length), ls / np.sqrt(np.prod(ls)), rtol=1e-5)
     else:
-        assert state_lengthscales(s.inner) is None
+        assert s.lengthscales is None and inner_lengthscales(inner, s.inner) is None
 
 
 def test_finite_domain_asks_are_unevaluated_choices_inside_the_region(compiled):

@@ -10,7 +10,7 @@ import re
 from typing import Callable, Optional
 
 from .adaptive_basis import AdaptiveBasisState, adaptive_basis
-from .gp import GPConstrainedState, GPState, gp_bo
+from .gp import gp_bo
 from .neural_bo import NeuralBOState, neural_bo
 from .neural_cbo import NeuralCBOState, neural_cbo
 from .neural_greedy import NeuralGreedyState, neural_greedy
@@ -18,6 +18,7 @@ from .neural_ucb import neural_ts, neural_ucb
 from .pinn_bo import PINNBOState, pinn_bo
 from .random_forest import RandomForestState, rf_bo
 from .random_search import RandomSearchState, random_search
+from .surrogate_bo import surrogate_bo
 
 # name -> (module, factory, fixed keyword arguments)
 _SPECS: dict[str, tuple[str, str, dict]] = {
@@ -39,6 +40,8 @@ _SPECS: dict[str, tuple[str, str, dict]] = {
     "gp-lcb-c": ("gp", "gp_bo", {"acquisition": "lcb-c"}),
     "pinn-bo": ("pinn_bo", "pinn_bo", {}),
     "rf-ei": ("random_forest", "rf_bo", {}),
+    "ensemble-ts": ("surrogate_bo", "surrogate_bo", {"surrogate": "ensemble", "acquisition": "ts"}),
+    "vbll-ts": ("surrogate_bo", "surrogate_bo", {"surrogate": "vbll", "acquisition": "ts"}),
 }
 _ALIASES = {
     "neuralbo": "neural-bo",
@@ -66,6 +69,8 @@ _ALIASES = {
     "rf": "rf-ei",
     "random-forest": "rf-ei",
     "smac": "rf-ei",
+    "deep-ensemble": "ensemble-ts",
+    "vbll": "vbll-ts",
 }
 
 
@@ -152,8 +157,6 @@ __all__ = [
     "gp_bo",
     "neural_greedy",
     "AdaptiveBasisState",
-    "GPState",
-    "GPConstrainedState",
     "NeuralGreedyState",
     "neural_bo",
     "neural_cbo",
@@ -167,6 +170,7 @@ __all__ = [
     "RandomSearchState",
     "rf_bo",
     "RandomForestState",
+    "surrogate_bo",
     "REGISTRY",
     "canonical_name",
     "get",

@@ -54,10 +54,10 @@ baselines" (``docs/gp.md``).
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Optional
+from typing import Optional
 
 import jax
-import jax.numpy as jnp
+import numpy as np
 
 from .. import gp_model as gpm
 from .._checks import (
@@ -73,19 +73,13 @@ from .._checks import (
     refuse_renamed,
     resolve_preset,
 )
-from ..acquisition import SurrogatePosterior, lcb, lcb_feasible, log_cei, log_ei
-from ..bo import make_algorithm, records_config, refit_due
-from ..observations import (
-    constrained_transform,
-    feasibility_ranked,
-    initial_data,
-    observed_feasible,
-    told_rows,
-)
-from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
+from ..acquisition import lcb, lcb_feasible, log_cei, log_ei, thompson_sampling
+from ..bo import bo_algorithm, records_config, requires
+from ..optimize import AcqOptimizer, as_acq_optimizer
 from ..outcome import AFFINE_OUTCOME_TRANSFORMS
-from ..outcome import targets as outcome_targets
-from ..types import BOAlgorithm, Bounds, Dataset
+from ..surrogates.gp import GPFit, gp_columns
+from ..surrogates.gp import gp as gp_surrogate
+from ..types import BOAlgorithm
 
 Array = jax.Array
 
@@ -116,64 +110,6 @@ PRESETS = {
 """Per preset: the GP model, its fit and the acquisition optimizer per acquisition (module doc)."""
 
 
-class GPState(NamedTuple):
-    """GP-BO state (a pytree; fixed shapes).
-
-    Attributes:
-        data: :class:`~nbo_jax.dataset.Dataset` (unit-cube inputs, observations ``y (cap,)``;
-            failed evaluations imputed with the worst value, see the Dataset).
-        params: fitted :class:`~nbo_jax.gp_model.GPParams` (standardized-target units).
-        posterior: :class:`~nbo_jax.gp_model.GPPosterior` conditioned on ``data`` with
-            ``params`` (the Cholesky factor is kept, so ``ask`` does not refactorize).
-        lml: ``()`` log marginal likelihood of the fit (standardized targets).
-        bounds: the box (:class:`~nbo_jax.domains.Bounds`, ``(d,)`` arrays).
-        key: PRNG key for the random restarts.
-        tells: ``()`` int32, the number of ``tell`` calls (the refit schedule; it depends on
-            no data, so under ``vmap`` it stays unbatched and the schedule a real branch).
-        rows_told: ``()`` int32, the rows received: the initial design's and every tell's,
-            failed evaluations included (the ``"auto"`` refit schedule; unbatched as ``tells``).
-    """
-
-    data: Dataset
-    params: gpm.GPParams
-    posterior: gpm.GPPosterior
-    lml: Array
-    bounds: Bounds
-    key: Array
-    tells: Array
-    rows_told: Array
-
-
-class GPConstrainedState(NamedTuple):
-    """State of the constrained GP baselines (a pytree; fixed shapes; ``J = K + 1``
-    functions, objective first).
-
-    Attributes:
-        data: :class:`~nbo_jax.dataset.Dataset` with ``y``/``mask`` ``(cap, J)``: column 0 the
-            objective, columns ``1..K`` the constraints (``c <= 0`` feasible).
-        params: :class:`~nbo_jax.gp_model.GPParams` stacked over the ``J`` functions
-            (leading axis ``J``; transformed-target units).
-        posterior: :class:`~nbo_jax.gp_model.GPPosterior` stacked over ``J`` (each
-            conditioned on its own column's rows in ``data.mask``).
-        lml: ``(J,)`` log marginal likelihoods of the fits.
-        shift, scale: ``(J,)`` target transform ``(y - shift) / scale`` (objective:
-            mean/std; constraints: 0/root mean square).
-        bounds: the box (:class:`~nbo_jax.domains.Bounds`). key: PRNG key for the random restarts.
-        tells, rows_told: ``()`` int32, the refit schedule's counters, as :class:`GPState`.
-    """
-
-    data: Dataset
-    params: gpm.GPParams
-    posterior: gpm.GPPosterior
-    lml: Array
-    shift: Array
-    scale: Array
-    bounds: Bounds
-    key: Array
-    tells: Array
-    rows_told: Array
-
-
 def _check_below(name: str, value: float, high: float) -> float:
     if not value < high:
         raise ValueError(f"{name} must be < {high}, got {value}")
@@ -191,64 +127,6 @@ def _check_pair(name: str, value) -> tuple:
     if low > high:
         raise ValueError(f"{name} must satisfy low <= high, got {tuple(value)!r}")
     return low, high
-
-
-class _Fitter(NamedTuple):
-    """The hyperparameter fit shared by the unconstrained and constrained baselines."""
-
-    kind: gpm.Kind
-    pb: gpm.ParamBounds
-    prior: str
-    optimizer: str
-    n_restarts: int
-    steps: int
-    learning_rate: float
-    refit_every: int | str
-    jitter: Optional[float]
-    learn_constant: bool
-    warm_start: bool = True
-
-    def gp_prior(self, d: int) -> Optional[gpm.GPPrior]:
-        return gpm.botorch_prior(d) if self.prior == "botorch" else None
-
-    def jitter_of(self, dtype) -> float:
-        """The Cholesky jitter: ``jitter`` when given, else 0 in float64 and ``1e-6`` in float32."""
-        if self.jitter is not None:
-            return self.jitter
-        return 0.0 if dtype == jnp.float64 else 1e-6
-
-    def initial(self, d: int, dtype) -> gpm.GPParams:
-        """The first start: the prior mode (BoTorch's initialization) or the neutral point."""
-        gp_prior = self.gp_prior(d)
-        if gp_prior is None:
-            return gpm.default_params(d, self.pb, dtype)
-        return gpm.prior_mode(d, gp_prior, self.pb, dtype)
-
-    def refit(self, u: Array, y: Array, mask: Array, params: gpm.GPParams, key: Array) -> gpm.GPParams:
-        """Fit from the warm start ``params`` (with ``warm_start``), then the prior mode (with
-        a prior; without a warm start, the neutral point when there is no prior), then random
-        starts: ``n_restarts`` in all, vmapped; the best objective wins."""
-        d = u.shape[1]
-        starts = [params] if self.warm_start else []
-        if len(starts) < self.n_restarts and (self.prior != "none" or not starts):
-            starts.append(self.initial(d, u.dtype))
-        starts = jax.tree.map(lambda *a: jnp.stack(a), *starts)
-        n_random = self.n_restarts - starts.log_noise.shape[0]
-        if n_random > 0:
-            rand = gpm.random_params(key, n_random, d, self.pb, u.dtype)
-            starts = jax.tree.map(lambda a, b: jnp.concatenate([a, b], axis=0), starts, rand)
-        return gpm.fit(self.kind, starts, u, y, mask, steps=self.steps, learning_rate=self.learning_rate,
-                       bounds=self.pb, jitter=self.jitter_of(u.dtype), prior=self.gp_prior(d),
-                       optimizer=self.optimizer, learn_constant=self.learn_constant)[0]
-
-    def scheduled(self, refit: Callable[[], gpm.GPPosterior], keep: Callable[[], gpm.GPPosterior],
-                  tells: Array, rows_told: Array, force: bool) -> gpm.GPPosterior:
-        """``refit()`` (new hyperparameters, a new factorization) when forced or due
-        (:func:`~nbo_jax.bo.refit_due`, a real branch under ``vmap``), else
-        ``keep()`` (the hyperparameters kept, the factor extended by the new rows)."""
-        if force or self.refit_every == 1:
-            return refit()
-        return jax.lax.cond(refit_due(self.refit_every, tells, rows_told), refit, keep)
 
 
 @records_config
@@ -414,11 +292,9 @@ def gp_bo(
                         ntk_use_bias, lengthscale_bounds)
     if isinstance(kind, gpm.NTKKernel) and learn_outputscale is None:
         chosen["learn_outputscale"] = True  # the NTK's scale is arbitrary
-    try:
+    custom = callable(acquisition)
+    if not custom:
         check_choice("acquisition", acquisition, ACQUISITIONS)
-    except ValueError as e:
-        raise ValueError(f"{e} (for a custom acquisition function use the surrogate: algo.surrogate(state, u))") \
-            from None
     check_choice("prior", chosen["prior"], PRIORS)
     check_choice("mean", chosen["mean"], MEANS)
     check_choice("fit_optimizer", chosen["fit_optimizer"], gpm.FIT_OPTIMIZERS)
@@ -440,33 +316,54 @@ def gp_bo(
     if isinstance(kind, gpm.NTKKernel):
         pb = pb._replace(lengthscale=(1.0, 1.0))  # not a parameter of the NTK: fixed, unused
     transform = outcome_transform_of(outcome_transform, standardize)
-    standardize = transform == "standardize"
-    if acquisition in CONSTRAINED_ACQUISITIONS and transform not in AFFINE_OUTCOME_TRANSFORMS:
-        raise ValueError(f"outcome_transform={transform!r} is for the unconstrained acquisitions; "
-                         f"acquisition={acquisition!r} scales the objective and its constraints affinely: "
-                         f"use {' or '.join(map(repr, AFFINE_OUTCOME_TRANSFORMS))}")
     if beta_c is not None:
         if acquisition != "lcb-c":
             raise ValueError(f"beta_c is used by acquisition='lcb-c' only, got acquisition={acquisition!r}")
         beta_c = check_betas("beta_c", beta_c)
-    no_gradient = {"ts": "acquisition='ts': a joint posterior draw over the raw samples is not a function "
-                         "to climb",
-                   "lcb-c": "acquisition='lcb-c': its utility is a hard feasibility filter, with no useful "
-                            "gradient"}.get(acquisition)
-    aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"][acquisition], no_gradient=no_gradient,
-                            mean_rank=acquisition not in CONSTRAINED_ACQUISITIONS)
-    fitter = _Fitter(kind, pb, chosen["prior"], chosen["fit_optimizer"], n_restarts, fit_steps,
-                     fit_learning_rate, refit_every, jitter, chosen["mean"] == "constant", warm_start)
-
-    if acquisition in CONSTRAINED_ACQUISITIONS:
-        init, ask, tell, surrogate = _constrained_gp_bo(acquisition, beta=beta, beta_c=beta_c, fitter=fitter,
-                                                        aopt=aopt, standardize=standardize)
+    if custom:
+        needs = requires(acquisition)
+        no_gradient = ("the acquisition reads the GP's joint posterior draw over the raw samples, not a function "
+                       "to climb") if "sample" in needs else None
+        constrained = "constraint_mean" in needs or "constraint_std" in needs
+        default_aopt = chosen["acq_optimizer"]["ts" if no_gradient else ("cei" if constrained else "ei")]
     else:
-        init, ask, tell, surrogate = _plain_gp_bo(acquisition, beta=beta, fitter=fitter, aopt=aopt,
-                                                  transform=transform)
-    return make_algorithm(init, ask, tell, name=f"gp-{acquisition}", surrogate=surrogate, q=q,
-                          batch_rule="independent" if acquisition == "ts" else "fantasy",
-                          constrained=acquisition in CONSTRAINED_ACQUISITIONS)
+        no_gradient = {"ts": "acquisition='ts': a joint posterior draw over the raw samples is not a function "
+                             "to climb",
+                       "lcb-c": "acquisition='lcb-c': its utility is a hard feasibility filter, with no useful "
+                                "gradient"}.get(acquisition)
+        constrained = acquisition in CONSTRAINED_ACQUISITIONS
+        default_aopt = chosen["acq_optimizer"][acquisition]
+    if constrained and transform not in AFFINE_OUTCOME_TRANSFORMS:
+        raise ValueError(f"outcome_transform={transform!r} is for the unconstrained acquisitions; "
+                         f"acquisition={acquisition!r} scales the objective and its constraints affinely: "
+                         f"use {' or '.join(map(repr, AFFINE_OUTCOME_TRANSFORMS))}")
+    aopt = as_acq_optimizer(acq_optimizer, default=default_aopt, no_gradient=no_gradient, mean_rank=not constrained)
+    fit = GPFit(kind, pb, chosen["prior"], chosen["fit_optimizer"], n_restarts, fit_steps, fit_learning_rate, jitter,
+                chosen["mean"] == "constant", warm_start)
+    if constrained:
+        # the variance floor keeps the gradient of sqrt finite at observed points (climbs only)
+        surrogate = gp_columns(fit, std_floor=aopt.steps > 0)
+    else:
+        surrogate = gp_surrogate(fit)
+    if custom:
+        acq, name = acquisition, "gp"
+    else:
+        acq = {"ei": log_ei(), "ucb": lcb(beta), "ts": thompson_sampling(), "cei": log_cei(),
+               "lcb-c": lcb_feasible(beta, beta_c)}[acquisition]
+        name = f"gp-{acquisition}"
+    algo = bo_algorithm(surrogate, acq, acq_optimizer=aopt, name=name, q=q, refit_every=refit_every,
+                        outcome_transform=transform,
+                        constrained=constrained)
+    if beta_c is not None and np.ndim(beta_c) == 1:
+        init = algo.init
+
+        def checked_init(key, x0, y0, c0=None, *, bounds, capacity):
+            if c0 is not None and np.ndim(c0) == 2:
+                check_beta_count("beta_c", beta_c, np.shape(c0)[1])
+            return init(key, x0, y0, c0, bounds=bounds, capacity=capacity)
+
+        algo = algo._replace(init=checked_init)
+    return algo
 
 
 def _kernel_kind(kernel: str, ntk_depth, ntk_activation, ntk_use_bias, lengthscale_bounds) -> gpm.Kind:
@@ -497,176 +394,4 @@ def _kernel_kind(kernel: str, ntk_depth, ntk_activation, ntk_use_bias, lengthsca
     return gpm.NTKKernel(depth, activation, use_bias)
 
 
-def _plain_gp_bo(acquisition: str, *, beta, fitter: _Fitter, aopt: AcqOptimizer, transform: str):
-    """``(init, ask, tell, surrogate)`` of GP-EI / GP-UCB / GP-TS; arguments already validated
-    by :func:`gp_bo`."""
-    kind = fitter.kind
-
-    def targets(data: Dataset) -> Array:
-        return outcome_targets(data, transform)
-
-    def update(state: GPState, data: Dataset, rows: Optional[Array]) -> GPState:
-        """``state`` holding ``data``: hyperparameters refitted and the posterior refactorized
-        when the schedule says so (always when ``rows`` is None, at ``init``), else the
-        factor extended by the new ``rows (n,)``."""
-        key, k_fit = jax.random.split(state.key)
-        y = targets(data)
-        jit = fitter.jitter_of(data.u.dtype)
-
-        def refit():
-            params = fitter.refit(data.u, y, data.mask, state.params, k_fit)
-            return gpm.condition(kind, params, data.u, y, data.mask, jit)
-
-        post = fitter.scheduled(refit, lambda: gpm.append_rows(kind, state.posterior, data.u, y, data.mask, rows, jit),
-                                state.tells, state.rows_told, rows is None)
-        lml = gpm.posterior_lml(post, y)
-        return state._replace(data=data, params=post.params, posterior=post, lml=lml, key=key)
-
-    def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> GPState:
-        data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=False)
-        d, dtype = data.u.shape[1], data.u.dtype
-        params = fitter.initial(d, dtype)
-        # placeholder posterior of the right shapes (no data), replaced by update
-        post = gpm.condition(kind, params, data.u, data.y, jnp.zeros_like(data.mask))
-        state = GPState(data, params, post, jnp.zeros((), dtype), box, key, jnp.zeros((), jnp.int32),
-                        jnp.asarray(x0.shape[0], jnp.int32))
-        return update(state, data, None)
-
-    def incumbent(state: GPState) -> Array:
-        """The best finite observation (standardized), never an imputed failure."""
-        return state.data.incumbent(targets(state.data))
-
-    def surrogate_posterior(state: GPState, u_c: Array) -> SurrogatePosterior:
-        mean, var = gpm.predict(kind, state.posterior, u_c)
-        return SurrogatePosterior(u_c, mean, jnp.sqrt(var), incumbent(state))
-
-    point_acq = log_ei() if acquisition == "ei" else lcb(beta)  # "ts" draws jointly instead
-
-    def utility_values(state: GPState, u_c: Array, best: Array) -> Array:
-        mean, var = gpm.predict(kind, state.posterior, u_c)
-        # floor the variance so the gradient of sqrt stays finite at observed points
-        std = jnp.sqrt(jnp.maximum(var, jnp.finfo(var.dtype).eps * 1e-3))
-        return point_acq(SurrogatePosterior(u_c, mean, std, best), None)
-
-    def ask(state: GPState, key: Array) -> Array:
-        k_c, k_a = jax.random.split(key)
-        if acquisition == "ts":
-            # one joint draw over the raw samples (steps = 0: utility is called once, on them)
-            utility = lambda u_c: -gpm.sample_joint(kind, state.posterior, u_c, k_a)
-        else:
-            best = incumbent(state)
-            utility = lambda u_c: utility_values(state, u_c, best)
-        data = state.data
-        if aopt.local_rank == "mean":  # local raw samples around the smallest posterior means
-            data = data._replace(y=jnp.where(data.observed(), gpm.predict_mean(kind, state.posterior, data.u), data.y))
-        return state.bounds.from_unit(optimize_acqf(utility, k_c, data, aopt))
-
-    def tell(state: GPState, x: Array, y: Array, c=None) -> GPState:
-        u, y = told_rows(state.bounds, x, y, c, constrained=False)
-        rows = state.data.count + jnp.arange(u.shape[0])
-        state = state._replace(tells=state.tells + 1, rows_told=state.rows_told + u.shape[0])
-        return update(state, state.data.add_batch(u, y), rows)
-
-    return init, ask, tell, surrogate_posterior
-
-
-def _constrained_gp_bo(acquisition: str, *, beta, beta_c, fitter: _Fitter, aopt: AcqOptimizer,
-                       standardize: bool):
-    """``(init, ask, tell, surrogate)`` of GP-cEI / GP-LCB-C (module doc, "Constrained
-    baselines"); arguments already validated by :func:`gp_bo`. One GP per function, all
-    ``J`` handled in one vmap over the functions (their factorizations form one batched
-    call; ``gp_model._serial_note``)."""
-    kind = fitter.kind
-    acq = log_cei() if acquisition == "cei" else lcb_feasible(beta, beta_c)
-
-    def transform(data: Dataset) -> tuple[Array, Array]:
-        """``(shift, scale)`` per function ``(J,)``: the objective standardized over its rows
-        in ``mask`` (``Dataset.standardized`` rules: std 1 when fewer than two distinct
-        values), each constraint divided by its root mean square (not centred: 0 stays the
-        threshold)."""
-        J = data.y.shape[1]
-        if not standardize:
-            return jnp.zeros((J,), data.y.dtype), jnp.ones((J,), data.y.dtype)
-        return constrained_transform(data.y, data.mask)
-
-    def targets(data: Dataset, shift: Array, scale: Array) -> Array:
-        """Transformed targets ``(cap, J)``, 0 outside ``mask``."""
-        return jnp.where(data.mask, (data.y - shift) / scale, 0.0)
-
-    def refit(u: Array, T: Array, M: Array, params: gpm.GPParams, key: Array) -> gpm.GPParams:
-        """Fit every function's hyperparameters (:class:`_Fitter`), vmapped over the ``J``
-        functions."""
-        return jax.vmap(lambda p, y, m, k: fitter.refit(u, y, m, p, k))(
-            params, T.T, M.T, jax.random.split(key, T.shape[1]))
-
-    def update(state: GPConstrainedState, data: Dataset, rows: Optional[Array]) -> GPConstrainedState:
-        """``state`` holding ``data``: transform, hyperparameters and factors (refitted on
-        schedule, else extended by the new ``rows``; as the unconstrained ``update``)."""
-        shift, scale = transform(data)
-        T = targets(data, shift, scale)
-        u, M = data.u, data.mask
-        key, k_fit = jax.random.split(state.key)
-        jit = fitter.jitter_of(u.dtype)
-
-        def refitted():
-            params = refit(u, T, M, state.params, k_fit)
-            return jax.vmap(lambda p, y, m: gpm.condition(kind, p, u, y, m, jit))(params, T.T, M.T)
-
-        def appended():
-            return jax.vmap(lambda p, y, m: gpm.append_rows(kind, p, u, y, m, rows, jit))(state.posterior, T.T, M.T)
-
-        post = fitter.scheduled(refitted, appended, state.tells, state.rows_told, rows is None)
-        lml = jax.vmap(gpm.posterior_lml)(post, T.T)
-        return state._replace(data=data, params=post.params, posterior=post, lml=lml, shift=shift, scale=scale,
-                              key=key)
-
-    def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> GPConstrainedState:
-        data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=True)
-        (cap, J), d, dtype = data.y.shape, data.u.shape[1], data.u.dtype
-        if beta_c is not None:
-            check_beta_count("beta_c", beta_c, J - 1)
-        params = jax.tree.map(lambda a: jnp.broadcast_to(a, (J,) + a.shape), fitter.initial(d, dtype))
-        # placeholder posterior of the right shapes (replaced by update; no factorization)
-        post = gpm.GPPosterior(params, jnp.broadcast_to(data.u, (J, cap, d)), jnp.zeros((J, cap), bool),
-                               jnp.broadcast_to(jnp.eye(cap, dtype=dtype), (J, cap, cap)),
-                               jnp.zeros((J, cap), dtype))
-        state = GPConstrainedState(data, params, post, jnp.zeros((J,), dtype), jnp.zeros((J,), dtype),
-                                   jnp.ones((J,), dtype), box, key, jnp.zeros((), jnp.int32),
-                                   jnp.asarray(x0.shape[0], jnp.int32))
-        return update(state, data, None)
-
-    def incumbent(state: GPConstrainedState) -> Array:
-        """The best observed feasible objective value (transformed), ``+inf`` when none."""
-        t0 = (state.data.y[:, 0] - state.shift[0]) / state.scale[0]
-        return jnp.min(jnp.where(observed_feasible(state.data), t0, jnp.inf))
-
-    def posterior_at(state: GPConstrainedState, u_c: Array, floor: bool = False) -> SurrogatePosterior:
-        mean, var = jax.vmap(lambda p: gpm.predict(kind, p, u_c))(state.posterior)  # (J, N) each
-        if floor:  # keeps the gradient of sqrt finite at observed points (refinement only)
-            var = jnp.maximum(var, jnp.finfo(var.dtype).eps * 1e-3)
-        std = jnp.sqrt(var)
-        return SurrogatePosterior(u_c, mean[0], std[0], incumbent(state), mean[1:].T, std[1:].T)
-
-    def surrogate_posterior(state: GPConstrainedState, u_c: Array) -> SurrogatePosterior:
-        return posterior_at(state, u_c)
-
-    def ask(state: GPConstrainedState, key: Array) -> Array:
-        k_c, k_a = jax.random.split(key)
-        # local candidates around the best feasible observations, or the least violating
-        # ones while none is feasible (as Neural-CBO)
-        ranked = feasibility_ranked(state.data, state.scale)
-        # steps > 0 only for cEI (refused for lcb-c at factory time); the variance floor
-        # keeps the gradient of sqrt finite at observed points
-        u = optimize_acqf(lambda u_c: acq(posterior_at(state, u_c, floor=aopt.steps > 0), k_a), k_c, ranked, aopt)
-        return state.bounds.from_unit(u)
-
-    def tell(state: GPConstrainedState, x: Array, y: Array, c=None) -> GPConstrainedState:
-        u, Y = told_rows(state.bounds, x, y, c, constrained=True)
-        rows = state.data.count + jnp.arange(u.shape[0])
-        state = state._replace(tells=state.tells + 1, rows_told=state.rows_told + u.shape[0])
-        return update(state, state.data.add_batch(u, Y), rows)
-
-    return init, ask, tell, surrogate_posterior
-
-
-__all__ = ["gp_bo", "GPState", "GPConstrainedState", "ACQUISITIONS", "CONSTRAINED_ACQUISITIONS", "PRESETS", "PRIORS"]
+__all__ = ["gp_bo", "ACQUISITIONS", "CONSTRAINED_ACQUISITIONS", "PRESETS", "PRIORS"]

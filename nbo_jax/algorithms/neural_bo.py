@@ -78,7 +78,7 @@ from ..acquisition import AcquisitionFn, SurrogatePosterior
 from ..acquisition import thompson as independent_thompson
 from ..bo import make_algorithm, records_config, refit_due
 from ..features import gradient_features, jacobian_vector_product, predict
-from ..networks import INPUT_EMBEDDINGS, embedded
+from ..networks import CIRCLE_BELOW_DIM, INPUT_EMBEDDINGS, embedded  # noqa: F401 - CIRCLE_BELOW_DIM: as before
 from ..observations import initial_data, told_rows
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..outcome import targets as outcome_targets
@@ -103,7 +103,6 @@ MID_DIM_NU = 0.25
 MID_NU_FROM_DIM = 10
 # below this input dimension input_embedding="auto" (the default preset's) puts each coordinate on a
 # quarter circle; from it on the network sees 2u - 1 (measured at d = 2-10 and 20)
-CIRCLE_BELOW_DIM = 20
 
 
 PRESETS = {

@@ -1,0 +1,12 @@
+"""Surrogates: one module per model, each a factory returning a
+:class:`~nbo_jax.base.Surrogate` ``(init, update, posterior)`` over a
+:class:`~nbo_jax.dataset.Dataset` (optax's shape: a state and pure functions over it).
+
+:func:`nbo_jax.bo.bo_algorithm` makes any of them, with any acquisition function whose needs
+its posterior meets, into a BO algorithm."""
+
+from .ensemble import EnsembleState, ensemble
+from .gp import GPFit, GPSurrogateState, gp, gp_columns
+from .vbll import VBLLState, vbll
+
+__all__ = ["EnsembleState", "GPFit", "GPSurrogateState", "VBLLState", "ensemble", "gp", "gp_columns", "vbll"]
