@@ -32,6 +32,10 @@ from .base import AcquisitionFn, SurrogatePosterior  # noqa: F401 - the contract
 Array = jax.Array
 
 
+CONSTRAINTS = ("constraint_mean", "constraint_std")
+"""The ``requires`` of the constrained acquisitions: they read the constraints' posterior."""
+
+
 def thompson(nu=1.0) -> AcquisitionFn:
     """Thompson sampling, independent per candidate (Phan-Trong et al. 2023, Neural-BO,
     Algorithm 1, lines 3-4):
@@ -228,6 +232,7 @@ def constrained_ei(beta=1.0, nu=1.0, approx_error=0.0) -> AcquisitionFn:
         # no incumbent (nothing observed yet): explore, largest sigma among the LCB-feasible
         return _feasible_first(jnp.where(finite, ei_val, nu * post.std), viol)
 
+    acq.requires = CONSTRAINTS
     return acq
 
 
@@ -243,6 +248,7 @@ def cei(xi=0.0) -> AcquisitionFn:
         best = jnp.where(finite, post.incumbent, 0.0)
         return jnp.where(finite, expected_improvement(post.mean, post.std, best - xi) * pof, pof)
 
+    acq.requires = CONSTRAINTS
     return acq
 
 
@@ -269,6 +275,7 @@ def log_cei(xi=0.0) -> AcquisitionFn:
         best = jnp.where(finite, post.incumbent, 0.0)
         return jnp.where(finite, log_expected_improvement(post.mean, post.std, best - xi) + log_pof, log_pof)
 
+    acq.requires = CONSTRAINTS
     return acq
 
 
@@ -283,6 +290,7 @@ def lcb_feasible(beta=2.0, beta_c=None) -> AcquisitionFn:
     def acq(post: SurrogatePosterior, key: Array) -> Array:
         return _feasible_first(lcb(beta)(post, key), lcb_violation(post, bc))
 
+    acq.requires = CONSTRAINTS
     return acq
 
 

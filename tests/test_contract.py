@@ -46,6 +46,8 @@ SMALL = {
     "pinn-bo": dict(width=8, n_residual=16, residual_batch=8, epochs=2, init_epochs=2, info_points=8,
                     **_ACQ_NO_STEPS),
     "rf-ei": dict(n_estimators=10, raw_samples=32),
+    "ensemble-ts": dict(members=2, width=8, epochs=2, **_ACQ),
+    "vbll-ts": dict(width=8, steps=5, init_steps=5, **_ACQ),
 }
 NAMES = sorted(REGISTRY)
 
@@ -137,8 +139,8 @@ BIT_FOR_BIT = ("neural-cbo", "neural-ts", "pinn-bo", "random")
 # ``nbo_jax.loop.grow_state`` acts on; the others run in one segment (segments cost 2.5 times
 # a one-segment compile: CI time). test_segmented_algorithms_cover_every_state_structure keeps
 # this list complete.
-SEGMENTED = ("adaptive-basis", "gp-lcb-c", "gp-ts", "neural-bo", "neural-cbo", "neural-greedy", "neural-ts",
-             "pinn-bo", "random", "rf-ei")
+SEGMENTED = ("adaptive-basis", "ensemble-ts", "gp-lcb-c", "gp-ts", "neural-bo", "neural-cbo", "neural-greedy",
+             "neural-ts", "pinn-bo", "random", "rf-ei", "vbll-ts")
 
 
 def _state_structure(algo, problem, capacity):

@@ -1,0 +1,190 @@
+"""One table of every surrogate (:mod:`nbo_jax.surrogates`) feeding shared tests, as the
+contract table does for the algorithms: posterior shapes, rows outside the mask never fitted,
+``vmap`` over seeds, pathwise draws; then the seam's promises: an acquisition is a function
+of the posterior (a callable gives the run of the same named acquisition), a posterior that
+lacks what an acquisition reads is refused by name, and the two neural surrogates' posteriors
+against their formulas."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import nbo_jax as nbo
+from nbo_jax import gp_model as gpm
+from nbo_jax.algorithms.surrogate_bo import SURROGATES
+from nbo_jax.base import Surrogate
+from nbo_jax.bo import bo_algorithm
+from nbo_jax.dataset import Dataset
+from nbo_jax.optimize import acq_optimizer
+from nbo_jax.surrogates import GPFit, gp, gp_columns
+from nbo_jax.surrogates.vbll import chol_factor
+
+_FIT = GPFit("rbf", gpm.ParamBounds((2.5e-2, 1e3), (1.0, 1.0), (1e-4, 1.0)), "botorch", "lbfgs", 2, 10, 0.05, None,
+             True)
+
+
+def _small(name, **options):
+    build, defaults = SURROGATES[name]
+    small = dict(ensemble=dict(members=3, width=8, epochs=20, learning_rate=1e-2), vbll=dict(width=8, steps=5, init_steps=20))[name]
+    return build(**{**defaults, **small, **options})
+
+
+TABLE = {
+    "gp": lambda: gp(_FIT),
+    "gp_columns": lambda: gp_columns(_FIT),
+    "ensemble": lambda: _small("ensemble"),
+    "vbll": lambda: _small("vbll"),
+}
+N, D, CAP = 7, 3, 12
+
+
+def _data(outputs=None, junk=False):
+    """``N`` observed rows of a smooth function, and (``junk``) three rows written after them
+    with huge values that are not in the mask."""
+    u = jax.random.uniform(jax.random.key(0), (N, D))
+    y = jnp.sum((u - 0.3) ** 2, axis=1)
+    Y = y if outputs is None else jnp.stack([y] + [u[:, k] - 0.5 for k in range(outputs - 1)], axis=1)
+    data = Dataset.empty(CAP, D, u.dtype, outputs=outputs).add_batch(u, Y)
+    if junk:
+        extra = jax.random.uniform(jax.random.key(9), (3, D))
+        rows = N + jnp.arange(3)
+        data = data._replace(u=data.u.at[rows].set(extra), y=data.y.at[rows].set(1e6), count=data.count + 3)
+    return data
+
+
+def test_the_table_covers_every_surrogate():
+    assert {"gp", "gp_columns", "ensemble", "vbll"} == set(TABLE)
+    assert {"ensemble", "vbll"} == set(SURROGATES)
+
+
+@pytest.mark.parametrize("name", sorted(TABLE))
+def test_posterior_shapes_masked_rows_and_vmap_over_seeds(name, x64):
+    surrogate = TABLE[name]()
+    assert isinstance(surrogate, Surrogate)
+    outputs = 3 if surrogate.multi_output else None
+    data = _data(outputs)
+    init = jax.jit(surrogate.init)
+    state = init(jax.random.key(1), data)
+    u = jax.random.uniform(jax.random.key(2), (5, D))
+    post = jax.jit(surrogate.posterior)(state, u)
+    assert post.mean.shape == (5,) and post.std.shape == (5,) and post.incumbent is None
+    assert bool(jnp.all(jnp.isfinite(post.mean))) and bool(jnp.all(post.std > 0))
+    if surrogate.multi_output:
+        assert post.constraint_mean.shape == (5, 2) and post.constraint_std.shape == (5, 2)
+    if name.startswith("gp"):
+        assert post.lengthscales.shape == (D,)
+    else:
+        assert post.lengthscales is None
+    # rows outside the mask (written, with huge values) are never fitted
+    junk = init(jax.random.key(1), _data(outputs, junk=True))
+    other = jax.jit(surrogate.posterior)(junk, u)
+    np.testing.assert_allclose(other.mean, post.mean, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(other.std, post.std, rtol=1e-7, atol=1e-9)
+    # an update with the new rows: the model follows the data there
+    grown = data.add_batch(u[:2], jnp.zeros((2,) if outputs is None else (2, outputs)) - 1.0)
+    new = jax.jit(surrogate.update, static_argnums=3)(state, grown, N + jnp.arange(2), True)
+    assert float(jnp.mean(jax.jit(surrogate.posterior)(new, u[:2]).mean)) < float(jnp.mean(post.mean[:2]))
+    # vmap over seeds: each seed's model is the one fitted alone
+    keys = jax.random.split(jax.random.key(4), 2)
+    many = jax.jit(jax.vmap(surrogate.init, in_axes=(0, None)))(keys, data)
+    for i in range(2):
+        one = init(keys[i], data)
+        np.testing.assert_allclose(jax.tree.leaves(jax.tree.map(lambda a: a[i], many))[0], jax.tree.leaves(one)[0],
+                                   rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["ensemble", "vbll"])
+def test_pathwise_draws_are_one_function(name, x64):
+    """A pathwise draw gives each point the same value whatever other points it is called
+    with (so an acquisition on it can be climbed); different keys give different draws."""
+    surrogate = TABLE[name]()
+    assert surrogate.pathwise and surrogate.sample is not None
+    state = surrogate.init(jax.random.key(1), _data())
+    u = jax.random.uniform(jax.random.key(2), (6, D))
+    draw = surrogate.sample(state, jax.random.key(5))
+    np.testing.assert_allclose(draw(u[:2]), draw(u)[:2], rtol=1e-12)
+    others = [surrogate.sample(state, jax.random.key(k))(u) for k in range(6, 12)]
+    assert any(not np.allclose(o, draw(u)) for o in others)
+
+
+def test_the_gp_draw_is_joint_and_refused_for_a_climb():
+    assert not gp(_FIT).pathwise and gp_columns(_FIT).sample is None
+    with pytest.raises(ValueError, match="acq_optimizer.steps must be 0"):
+        bo_algorithm(gp(_FIT), nbo.acquisition.thompson_sampling(), acq_optimizer=acq_optimizer(steps=5), name="x")
+
+
+def test_a_posterior_that_lacks_what_the_acquisition_reads_is_refused():
+    plain = Surrogate(lambda k, d: None, lambda s, d, r, f: s, lambda s, u: None, name="mine")
+    with pytest.raises(ValueError, match="'mine' surrogate's posterior has none"):
+        bo_algorithm(plain, nbo.acquisition.thompson_sampling(), acq_optimizer=acq_optimizer(), name="x")
+    with pytest.raises(ValueError, match="models no constraints"):
+        bo_algorithm(gp(_FIT), nbo.acquisition.log_cei(), acq_optimizer=acq_optimizer(), name="x")
+    with pytest.raises(ValueError, match="multi_output=True"):
+        bo_algorithm(gp(_FIT), nbo.acquisition.log_cei(), acq_optimizer=acq_optimizer(), name="x", constrained=True)
+    with pytest.raises(TypeError, match="surrogate must be an nbo_jax.base.Surrogate"):
+        bo_algorithm(lambda: 0, nbo.acquisition.log_ei(), acq_optimizer=acq_optimizer(), name="x")
+    with pytest.raises(TypeError, match="has no option"):
+        nbo.algorithms.surrogate_bo("vbll", members=3)
+    with pytest.raises(ValueError, match="surrogate must be one of"):
+        nbo.algorithms.surrogate_bo("transformer")
+
+
+@pytest.mark.parametrize("factory", ["gp", "vbll"])
+def test_an_acquisition_function_gives_the_run_of_the_same_named_acquisition(factory, x64):
+    """``acquisition=`` takes any function of the posterior: the library's own UCB passed as a
+    function gives the same run as the name (bit for bit), for the GP and for VBLL."""
+    problem = nbo.benchmarks.get("branin")
+    small = dict(acq_optimizer=dict(raw_samples=32, num_restarts=2, steps=3))
+    if factory == "gp":
+        named = nbo.gp_bo(acquisition="ucb", beta=3.0, fit_steps=5, **small)
+        given = nbo.gp_bo(acquisition=nbo.acquisition.lcb(3.0), fit_steps=5, **small)
+    else:
+        opts = dict(width=8, steps=5, init_steps=10, **small)
+        named = nbo.algorithms.surrogate_bo("vbll", "ucb", beta=3.0, **opts)
+        given = nbo.algorithms.surrogate_bo("vbll", nbo.acquisition.lcb(3.0), **opts)
+    assert given.name == factory
+    runs = [jax.jit(lambda k, a=a: nbo.run_bo(k, a, problem, n_init=4, n_iter=3))(jax.random.key(0)).x
+            for a in (named, given)]
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_vbll_posterior_is_the_last_layer_gaussian(x64):
+    """Mean ``w_bar^T phi(u)``, latent variance ``phi^T S phi`` with ``S = L L^T``, and a draw
+    ``phi^T (w_bar + L eps)``: against numpy from the trained parameters; with no training
+    steps the last layer is its prior, ``S = s_p^2 I``."""
+    surrogate = _small("vbll", prior_scale=0.5, init_steps=0)
+    state = surrogate.init(jax.random.key(1), _data())
+    L = np.asarray(chol_factor(state.params.w_chol))
+    np.testing.assert_allclose(L @ L.T, 0.25 * np.eye(8), atol=1e-12)
+    trained = _small("vbll").init(jax.random.key(1), _data())
+    u = jax.random.uniform(jax.random.key(2), (4, D))
+
+    from nbo_jax.networks import embed_inputs
+    z = np.asarray(embed_inputs(u, "circle"))  # "auto" below 20 inputs
+    h = z
+    for k in range(2):
+        layer = trained.params.features[f"Dense_{k}"]
+        h = np.tanh(h @ np.asarray(layer["kernel"]) + np.asarray(layer["bias"]))
+    L = np.asarray(chol_factor(trained.params.w_chol))
+    post = _small("vbll").posterior(trained, u)
+    np.testing.assert_allclose(post.mean, h @ np.asarray(trained.params.w_mean), rtol=1e-9)
+    np.testing.assert_allclose(post.std ** 2, np.sum((h @ L) ** 2, axis=1), rtol=1e-9)
+    eps = np.asarray(jax.random.normal(jax.random.key(3), (8,)))
+    draw = _small("vbll").sample(trained, jax.random.key(3))(u)
+    np.testing.assert_allclose(draw, h @ (np.asarray(trained.params.w_mean) + L @ eps), rtol=1e-9)
+
+
+def test_ensemble_posterior_is_the_members_mean_and_spread(x64):
+    surrogate = _small("ensemble")
+    state = surrogate.init(jax.random.key(1), _data())
+    u = jax.random.uniform(jax.random.key(2), (4, D))
+    from nbo_jax.features import predict
+    from nbo_jax.networks import embedded, mlp
+
+    net = embedded(lambda d, dtype: mlp(d, 8, 3, use_bias=True, dtype=dtype), D, u.dtype, "circle")
+    f = np.stack([np.asarray(predict(net.apply, jax.tree.map(lambda a: a[j], state.params), u)) for j in range(3)])
+    post = surrogate.posterior(state, u)
+    np.testing.assert_allclose(post.mean, f.mean(0), rtol=1e-9)
+    np.testing.assert_allclose(post.std, f.std(0), rtol=1e-9)
+    assert np.max(f.std(0)) > 1e-3  # the members disagree away from the data
