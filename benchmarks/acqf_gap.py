@@ -91,8 +91,8 @@ def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_
 
     net = dict(width=neural_width, epochs=50, activation=neural_activation)  # Neural-BO's and NeuralUCB's
     specs = [
-        ("gp-ucb", "nbo_jax.algorithms.gp", nbo.gp_bo(acquisition="ucb"), tuple(gp_problems), ("ucb", "ei")),
-        ("gp-cei", "nbo_jax.algorithms.gp", nbo.gp_bo(acquisition="cei"), ("hartmann6_constrained",), ("cei",)),
+        ("gp-ucb", "nbo_jax.bo", nbo.gp_bo(acquisition="ucb"), tuple(gp_problems), ("ucb", "ei")),
+        ("gp-cei", "nbo_jax.bo", nbo.gp_bo(acquisition="cei"), ("hartmann6_constrained",), ("cei",)),
         ("neural-bo", "nbo_jax.algorithms.neural_bo", nbo.neural_bo(**net), ("ackley",), ("neural-bo", "neural-ucb")),
     ]
     for run_name, module, algo, problems, acqs in specs:

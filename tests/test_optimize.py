@@ -207,7 +207,7 @@ def test_gp_ucb_ask_is_the_maximum_not_the_far_field(x64, benchmark_script):
         post = algo.surrogate(state, u)
         return -(post.mean - jnp.sqrt(2.0) * post.std)
 
-    far = -(float(state.params.constant) - np.sqrt(2.0))
+    far = -(float(state.model.params.constant) - np.sqrt(2.0))
     best, spread = benchmark_script("acqf_gap").scipy_maximum(ucb, state.data, 2048, 16)
     ask = jax.jit(algo.ask)
     for k in range(3):
