@@ -84,7 +84,7 @@ def main(argv=None) -> int:
         (pname, dim), (algo_name, kwargs), n_init, n_iter, ratio = claims[name]
         problem = nbo.benchmarks.get(pname, dim=dim, noise_std="paper")
         t0 = time.perf_counter()
-        ours = _final(nbo.algorithms.get(algo_name, **kwargs), problem, keys, n_init, n_iter)
+        ours = _final(nbo.registry.get(algo_name, **kwargs), problem, keys, n_init, n_iter)
         seconds = time.perf_counter() - t0
         if (pname, dim, n_init, n_iter) not in random_cache:
             random_cache[pname, dim, n_init, n_iter] = _final(nbo.random_search(), problem, keys, n_init, n_iter)

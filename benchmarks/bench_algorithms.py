@@ -104,11 +104,11 @@ def main():
     slopes = {}
     for name in args.algorithms:
         kwargs = {"width": args.width} if args.width and name in WIDTH_ALGOS else {}
-        if nbo.algorithms.canonical_name(name) == "pinn-bo":
+        if nbo.registry.canonical_name(name) == "pinn-bo":
             kwargs.update(operator=problem.operator, source=problem.source)
         if name.startswith("neural-greedy"):
             kwargs["exploration"] = 0  # time the greedy step, not the random exploration phase
-        algo = nbo.algorithms.get(name, **kwargs)
+        algo = nbo.registry.get(name, **kwargs)
         secs, comp = [], None
         for t in args.ts:
             steps = max(args.steps, -(-t // AUTO_ROWS_PER_REFIT))

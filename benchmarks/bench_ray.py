@@ -58,7 +58,7 @@ def main():
     print("| algorithm | workers | wall s | speed-up vs 1 worker | ideal | best y |")
     print("|---|---:|---:|---:|---:|---:|")
     for name in args.algorithms.split(","):
-        algo = nbo.algorithms.get(name)
+        algo = nbo.registry.get(name)
         optimize(objective, box, max(workers) + 2, algorithm=algo, n_init=2, n_workers=max(workers))  # warm-up
         base = None
         for w in workers:

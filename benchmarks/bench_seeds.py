@@ -35,7 +35,7 @@ def main():
     if args.full:
         args.seeds, args.iterations = "1,10,100,1000", 200
     kwargs = {"width": args.width} if args.width is not None else {}
-    algo = nbo.algorithms.get(args.algorithm, **kwargs)
+    algo = nbo.registry.get(args.algorithm, **kwargs)
     problem = nbo.benchmarks.get("ackley", dim=10)
     devices = jax.devices()
     print(f"{args.algorithm} on Ackley-10, {args.n_init} initial + {args.iterations} iterations per seed; "

@@ -98,7 +98,7 @@ def main() -> None:
 def _problem_and_algorithm(args):
     """Ackley-``--dim`` and ``--algorithm`` built with the ``--set`` arguments (and those)."""
     kwargs = {k: ast.literal_eval(v) for k, v in (item.split("=", 1) for item in args.set)}
-    return nbo.benchmarks.get("ackley", dim=args.dim), nbo.algorithms.get(args.algorithm, **kwargs), kwargs
+    return nbo.benchmarks.get("ackley", dim=args.dim), nbo.registry.get(args.algorithm, **kwargs), kwargs
 
 
 def _compile_and_run(run, x):

@@ -58,7 +58,7 @@ def main() -> None:
     print("| algorithm | share of BO iterations in the failing half, median [min, max] | best valid y, median |")
     print("|---|---|---|")
     for name in args.algorithms:
-        share, best = share_in_failing_half(nbo.algorithms.get(name), problem, args.seeds, args.n_init, args.n_iter)
+        share, best = share_in_failing_half(nbo.registry.get(name), problem, args.seeds, args.n_init, args.n_iter)
         print(f"| {name} | {np.median(share):.2f} [{share.min():.2f}, {share.max():.2f}] | {np.median(best):.3f} |",
               flush=True)
 

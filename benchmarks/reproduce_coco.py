@@ -80,7 +80,7 @@ def main() -> None:
         tables(out, args, pairs, functions, dims=chosen["dims"], instances=chosen["instances"], algorithms=names)
         return
     try:
-        names = [nbo.algorithms.canonical_name(n) for n in (args.algorithms or "neural-bo,gp-ei,random").split(",")]
+        names = [nbo.registry.canonical_name(n) for n in (args.algorithms or "neural-bo,gp-ei,random").split(",")]
     except ValueError as err:
         parser.error(str(err))
 

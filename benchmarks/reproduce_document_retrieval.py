@@ -57,7 +57,7 @@ def main():
 
     def algorithms(problem):
         kw = {"neural-bo": {"width": args.width}}
-        return {m: nbo.algorithms.get(m, **kw.get(m, {})) for m in args.methods}
+        return {m: nbo.registry.get(m, **kw.get(m, {})) for m in args.methods}
 
     first = nbo.benchmarks.get("document_retrieval", seed=0, **corpus)
     meta = first.metadata

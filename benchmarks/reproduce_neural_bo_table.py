@@ -45,7 +45,7 @@ def main():
     def make(m):
         if m == "neural-bo-paper":
             return nbo.neural_bo(preset="paper", **width)
-        return nbo.algorithms.get(m, **(width if m in ("neural-bo", "neural-greedy") else {}))
+        return nbo.registry.get(m, **(width if m in ("neural-bo", "neural-greedy") else {}))
 
     def algorithms(problem):
         return {m: make(m) for m in args.methods}

@@ -37,7 +37,7 @@ def main():
 
     def algorithms(problem):
         kw = {"neural-cbo": {"width": args.width, "preset": args.preset}}
-        return {m: nbo.algorithms.get(m, **kw.get(m, {})) for m in args.methods}
+        return {m: nbo.registry.get(m, **kw.get(m, {})) for m in args.methods}
 
     problems = ((name, nbo.benchmarks.get(name, noise_std="paper")) for name in args.problems)
     run_from_args(args, problems, algorithms, script="reproduce_neural_cbo_table",

@@ -56,7 +56,7 @@ def main():
     def algorithms(problem):
         kw = {"pinn-bo": dict(operator=problem.operator, source=problem.source, **pinn_kw),
               "neural-bo": {"width": 200}}
-        return {m: nbo.algorithms.get(m, **kw.get(m, {})) for m in args.methods}
+        return {m: nbo.registry.get(m, **kw.get(m, {})) for m in args.methods}
 
     problems = ((name, nbo.benchmarks.get(name, noise_std="paper")) for name in args.problems)
     run_from_args(args, problems, algorithms, script="reproduce_pinn_bo_table",

@@ -87,7 +87,7 @@ def main():
 
     problem = rp.robot_push(noise_std=args.noise_std)
     results = run_from_args(args, [("robot_push", problem)],
-                            lambda p: {m: nbo.algorithms.get(m) for m in args.methods},
+                            lambda p: {m: nbo.registry.get(m) for m in args.methods},
                             script="reproduce_robot_push",
                             welch_title="one-sided Welch t-tests vs {reference} (p, BH decision)")
     out = pathlib.Path(args.out)

@@ -108,7 +108,7 @@ def main():
               else ""), flush=True)
         methods = args.constrained_methods if problem.constraints is not None else args.methods
         sub = argparse.Namespace(**{**vars(args), "methods": methods, "out": str(out / name)})
-        results = run_from_args(sub, [(name, problem)], lambda p, methods=methods: {m: nbo.algorithms.get(m)
+        results = run_from_args(sub, [(name, problem)], lambda p, methods=methods: {m: nbo.registry.get(m)
                                                                                     for m in methods},
                                 script="reproduce_sensitive_samples",
                                 welch_title="one-sided Welch t-tests vs {reference} (p, BH decision)")

@@ -51,7 +51,7 @@ def make_algorithm(name: str):
     ``gp-ei:acq_optimizer.local_fraction=0``; ``acquisition=lcb(2.0)`` calls that factory of
     :mod:`nbo_jax.acquisition` (one literal argument at most), e.g. ``neural-bo:acquisition=lcb(2.0)``;
     with ``turbo-`` / ``turbo<m>-``, ``turbo.key=value`` passes an argument of
-    :func:`nbo_jax.trust_region` (:func:`nbo_jax.algorithms.get`'s ``turbo``), e.g.
+    :func:`nbo_jax.trust_region` (:func:`nbo_jax.registry.get`'s ``turbo``), e.g.
     ``turbo-neural-bo:turbo.perturb_dims=None``."""
     import ast
 
@@ -77,14 +77,14 @@ def make_algorithm(name: str):
                 kwargs.setdefault(head, {})[field] = value
             else:
                 kwargs[head] = value
-        return nbo.algorithms.get(base, **kwargs)  # turbo.perturb_dims=None: trust_region's arguments
+        return nbo.registry.get(base, **kwargs)  # turbo.perturb_dims=None: trust_region's arguments
     if name.startswith("turbo-"):
         return nbo.trust_region(make_algorithm(name[len("turbo-"):]))
     if name == "neural-bo":
         return nbo.neural_bo()
     if name == "neural-bo-paper":
         return nbo.neural_bo(preset="paper", nu=1.0)
-    return nbo.algorithms.get(name)
+    return nbo.registry.get(name)
 
 
 def setting(problem_name: str, args) -> tuple[str, int | None, float | str, float, float]:

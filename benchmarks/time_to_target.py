@@ -297,7 +297,7 @@ def main(argv: list | None = None) -> dict:
                     help="methods whose seeds run one after another, each timed alone (default: vmapped)")
     args = ap.parse_args(argv)
     names = list(dict.fromkeys(args.methods + [args.target_method]))
-    algorithms = {m: nbo.algorithms.get(m) for m in names}
+    algorithms = {m: nbo.registry.get(m) for m in names}
     problems = ((f"{p}_d{d}", nbo.benchmarks.get(p, dim=d, noise_std="paper")) for p in args.problems
                 for d in args.dims)
     dev = jax.devices()[0]

@@ -31,7 +31,9 @@ from . import (  # noqa: F401 - the subpackages, importable as attributes
     pde,
     pinn,
     posterior,
+    registry,
     sharding,
+    surrogates,
     training,
     turbo,
 )
@@ -48,6 +50,8 @@ from .algorithms import (
     rf_bo,
 )
 from .ask_tell import AskTell
+from .base import Surrogate, SurrogatePosterior
+from .bo import bo_algorithm
 from .batch import batched
 from .loop import initial_design, run_bo
 from .sharding import run_bo_sharded
@@ -98,6 +102,12 @@ __all__ = [
     "random_search",
     "rf_bo",
     "algorithms",
+    "registry",
+    # composing: a surrogate, an acquisition function and the one BO step
+    "Surrogate",
+    "SurrogatePosterior",
+    "bo_algorithm",
+    "surrogates",
     # acquisition functions and test problems
     "acquisition",
     "benchmarks",

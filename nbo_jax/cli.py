@@ -80,7 +80,7 @@ def _add_experiment_options(group, *, noise, seeds: int, min_seeds: int, out: st
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``nbo-jax`` (sub-commands ``run`` and ``plot``)."""
-    from . import algorithms
+    from . import registry
 
     parser = argparse.ArgumentParser(
         prog="nbo-jax",
@@ -99,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g = run.add_argument_group("experiment")
     g.add_argument("--algorithm", default="neural-bo,random",
-                   help=f"comma-separated algorithms, from {sorted(algorithms.REGISTRY)}")
+                   help=f"comma-separated algorithms, from {sorted(registry.REGISTRY)}")
     _add_experiment_options(g, noise=0.0, seeds=4, min_seeds=1, out="nbo_results/<problem>_d<dim>_<date-time>")
 
     nb = run.add_argument_group("Neural-BO options (passed to neural-bo only)")
@@ -132,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c = cmp_.add_argument_group("experiment")
     c.add_argument("--algorithms", default="neural-bo,random",
-                   help=f"comma-separated algorithms, from {sorted(algorithms.REGISTRY)}")
+                   help=f"comma-separated algorithms, from {sorted(registry.REGISTRY)}")
     c.add_argument("--reference", default=None,
                    help="method the others are tested against (default: the first of --algorithms)")
     _add_experiment_options(c, noise="paper", seeds=10, min_seeds=3,
@@ -169,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_HelpFormatter,
     )
     coco.add_argument("--algorithms", default="neural-bo,gp-ei,random",
-                      help=f"comma-separated algorithms, from {sorted(algorithms.REGISTRY)} (constrained ones "
+                      help=f"comma-separated algorithms, from {sorted(registry.REGISTRY)} (constrained ones "
                       "need --suite bbob-constrained; pinn-bo needs a PDE, which BBOB functions lack)")
     coco.add_argument("--suite", default="bbob", choices=("bbob", "bbob-constrained"), help="COCO suite")
     coco.add_argument("--functions", default=None,
@@ -279,7 +279,7 @@ def _check_constrained(algos, problem, parser, option) -> None:
 def _attach_pde(algos, problem, parser, option, options=None) -> None:
     """Build ``pinn-bo`` with the problem's PDE (``operator``/``source``) unless its options
     give one; a problem without a PDE is refused."""
-    from . import algorithms
+    from . import registry
 
     if "pinn-bo" not in algos:
         return
@@ -290,7 +290,7 @@ def _attach_pde(algos, problem, parser, option, options=None) -> None:
                          f"{problem.name!r} has none (PDE problems: heat_bc1..3, beam, drop_wave_pde, ...)")
         kwargs.update(operator=problem.operator, source=problem.source if problem.source is not None else 0.0)
     try:
-        algos["pinn-bo"] = algorithms.get("pinn-bo", **kwargs)
+        algos["pinn-bo"] = registry.get("pinn-bo", **kwargs)
     except (ValueError, TypeError) as err:
         parser.error(f"{option}: pinn-bo: {err}")
 
@@ -352,7 +352,7 @@ def _validate_counts(args, parser) -> None:
 
 def _build_algorithms(args, parser) -> dict:
     """Canonical name -> BOAlgorithm, validating ``--algorithm`` and the Neural-BO options."""
-    from . import algorithms
+    from . import registry
 
     names = [s.strip() for s in args.algorithm.split(",")]
     if not args.algorithm.strip() or any(not s for s in names):
@@ -364,13 +364,13 @@ def _build_algorithms(args, parser) -> dict:
     built = {}
     for name in names:
         try:
-            canonical = algorithms.get(name).name  # validates the name (building is cheap)
+            canonical = registry.get(name).name  # validates the name (building is cheap)
         except (ValueError, TypeError) as err:
             parser.error(f"--algorithm: {err}")
         if canonical in built:
             parser.error(f"--algorithm: {name!r} is given twice")
         try:
-            built[canonical] = algorithms.get(name, **nbo_kwargs) if canonical == "neural-bo" else algorithms.get(name)
+            built[canonical] = registry.get(name, **nbo_kwargs) if canonical == "neural-bo" else registry.get(name)
         except (ValueError, TypeError) as err:
             parser.error(f"Neural-BO options (--{'/--'.join(NEURAL_BO_OPTIONS)}): {err}")
     return built
@@ -452,12 +452,12 @@ def _parse_options(entries, names, parser) -> dict:
     (the fields of :class:`nbo_jax.optimize.AcqOptimizer`; an unknown field, or mixing them with
     a whole ``ALGO.acq_optimizer=...``, exits with status 2). ``ALGO.turbo.ARG=VALUE`` (ALGO a
     ``turbo-`` / ``turbo<m>-`` name) collects arguments of :func:`nbo_jax.trust_region` into
-    ``{"turbo": {...}}`` (:func:`nbo_jax.algorithms.get`), e.g.
+    ``{"turbo": {...}}`` (:func:`nbo_jax.registry.get`), e.g.
     ``turbo-gp-ts.turbo.min_improvement=0.001``; elsewhere, or with an argument it lacks, it
     exits with status 2."""
     import inspect
 
-    from . import algorithms
+    from . import registry
     from .optimize import AcqOptimizer
     from .turbo import trust_region
 
@@ -471,7 +471,7 @@ def _parse_options(entries, names, parser) -> dict:
         if not (sep and dot and key):
             parser.error(f"--option: expected ALGO.KEY=VALUE, got {entry!r}")
         try:
-            algo = algorithms.canonical_name(algo)
+            algo = registry.canonical_name(algo)
         except ValueError as err:
             parser.error(f"--option {entry!r}: {err}")
         if algo not in out:
@@ -503,12 +503,12 @@ def _parse_options(entries, names, parser) -> dict:
 def _algorithm_names(text: str, parser, option: str = "--algorithms") -> list:
     """The canonical names of a comma-separated ``--algorithms`` list (exits 2 on an unknown
     or repeated name)."""
-    from . import algorithms
+    from . import registry
 
     names = []
     for raw in text.split(","):
         try:
-            name = algorithms.canonical_name(raw)
+            name = registry.canonical_name(raw)
         except ValueError as err:
             parser.error(f"{option}: {err}")
         if name in names:
@@ -518,13 +518,13 @@ def _algorithm_names(text: str, parser, option: str = "--algorithms") -> list:
 
 
 def _build_with_options(names, options, parser) -> dict:
-    """``{name: algorithms.get(name, **options[name])}`` (exits 2 naming ``--option``)."""
-    from . import algorithms
+    """``{name: registry.get(name, **options[name])}`` (exits 2 naming ``--option``)."""
+    from . import registry
 
     built = {}
     for name in names:
         try:
-            built[name] = algorithms.get(name, **options[name])
+            built[name] = registry.get(name, **options[name])
         except (ValueError, TypeError) as err:
             parser.error(f"--option for {name}: {err}")
     return built
@@ -532,7 +532,7 @@ def _build_with_options(names, options, parser) -> dict:
 
 def _cmd_compare(args, parser, argv) -> int:
 
-    from . import algorithms, comparison
+    from . import comparison, registry
 
     for option, value, minimum in (("--n-init", args.n_init, 1), ("--seeds", args.seeds, 3),
                                    ("--iterations", args.iterations, 0)):
@@ -544,7 +544,7 @@ def _cmd_compare(args, parser, argv) -> int:
     reference = names[0]
     if args.reference is not None:
         try:
-            reference = algorithms.canonical_name(args.reference)
+            reference = registry.canonical_name(args.reference)
         except ValueError as err:
             parser.error(f"--reference: {err}")
         if reference not in names:

@@ -39,7 +39,7 @@ def main(argv=None) -> int:
 
     problem = nbo.benchmarks.get("ackley", dim=10, noise_std=0.046304)
     kwargs = {} if args.width is None else dict(width=args.width)
-    algo = nbo.trust_region(nbo.algorithms.get(args.inner, **kwargs))
+    algo = nbo.trust_region(nbo.registry.get(args.inner, **kwargs))
     keys = jax.random.split(jax.random.key(0), args.seeds)
     run = jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=10, n_iter=args.iterations)))
     t0 = time.perf_counter()

@@ -333,7 +333,7 @@ def test_factory_errors_name_the_argument(kwargs, error, match):
 
 
 def test_factory_records_config_and_accepts_array_scales():
-    algo = nbo.algorithms.get("dngo", q=2, **SMALL)
+    algo = nbo.registry.get("dngo", q=2, **SMALL)
     assert (algo.name, algo.q, algo.batch_rule) == ("dngo", 2, "native")
     rebuilt = algo.config.build()
     assert (rebuilt.name, rebuilt.q, rebuilt.batch_rule) == ("dngo", 2, "native")

@@ -12,7 +12,8 @@ PACKAGE = pathlib.Path(nbo.__file__).parent
 def test_top_level_exports_the_public_api_explicitly():
     expected = {"run_bo", "run_bo_sharded", "AskTell", "initial_design", "batched", "trust_region", "BOAlgorithm", "Bounds", "Dataset", "History",
                 "Problem", "FiniteDomain", "TaskMetric", "finite_domain", "as_bounds", "make_bounds", "neural_bo", "neural_ucb", "neural_ts", "neural_greedy",
-                "adaptive_basis", "gp_bo", "neural_cbo", "pinn_bo", "random_search", "rf_bo", "algorithms", "acquisition",
+                "adaptive_basis", "gp_bo", "neural_cbo", "pinn_bo", "random_search", "rf_bo", "algorithms", "acquisition", "registry",
+                "Surrogate", "SurrogatePosterior", "bo_algorithm", "surrogates",
                 "benchmarks"}
     assert set(nbo.__all__) == expected
     for name in nbo.__all__:

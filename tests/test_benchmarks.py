@@ -270,8 +270,8 @@ def test_time_to_target_end_to_end(tmp_path, benchmark_script):
 
     ttt = benchmark_script("time_to_target")
     problem = get("levy", dim=2, noise_std="paper")
-    algos = {"random": nbo.algorithms.get("random"),
-             "gp-ei": nbo.algorithms.get("gp-ei", fit_steps=10,
+    algos = {"random": nbo.registry.get("random"),
+             "gp-ei": nbo.registry.get("gp-ei", fit_steps=10,
                                                 acq_optimizer={"raw_samples": 64, "num_restarts": 2, "steps": 5})}
     kw = {"target_method": "gp-ei", "seeds": 2, "n_init": 4, "iterations": 6, "segments": 2, "out": tmp_path,
           "verbose": False}

@@ -114,18 +114,18 @@ def test_bad_inputs_exit_2(args, option, tmp_path, capsys):
 def test_candidates_sets_the_presets_raw_samples(monkeypatch):
     """--candidates N: Neural-BO gets the preset's acquisition optimizer with raw_samples = N; without
     it, no acq_optimizer (the preset's)."""
-    from nbo_jax import algorithms, cli
+    from nbo_jax import cli, registry
     from nbo_jax.algorithms.neural_bo import PRESETS
     from nbo_jax.optimize import as_acq_optimizer
 
     seen = {}
-    real_get = algorithms.get
+    real_get = registry.get
 
     def spy(name, **kwargs):
         seen[name] = kwargs
         return real_get(name, **kwargs)
 
-    monkeypatch.setattr(algorithms, "get", spy)
+    monkeypatch.setattr(registry, "get", spy)
     parser = cli.build_parser()
     for preset in ("default", "paper"):
         args = parser.parse_args(["run", "--algorithm", "neural-bo", "--candidates", "64", "--preset", preset])

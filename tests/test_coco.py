@@ -354,7 +354,7 @@ def test_in_sequence_gives_the_same_runs(tmp_path, x64, monkeypatch):
 
 
 def test_constrained_suite_with_constrained_ei(tmp_path, x64):
-    report = coco.run_campaign({"gp-cei": nbo.algorithms.get("gp-cei")}, tmp_path, suite="bbob-constrained",
+    report = coco.run_campaign({"gp-cei": nbo.registry.get("gp-cei")}, tmp_path, suite="bbob-constrained",
                                functions=[2], dimensions=[2], instances=[1], budget_multiplier=4, progress=False)
     assert report.evaluations["gp-cei"] == 8
     run = coco.read_runs(tmp_path)["gp-cei"][(2, 2)]
@@ -370,7 +370,7 @@ def test_constrained_suite_with_constrained_ei(tmp_path, x64):
 ])
 def test_campaign_refuses_algorithms_that_cannot_run(tmp_path, algorithm, suite, message):
     with pytest.raises(ValueError, match=message):
-        coco.run_campaign({algorithm: nbo.algorithms.get(algorithm)}, tmp_path, suite=suite, functions=[1],
+        coco.run_campaign({algorithm: nbo.registry.get(algorithm)}, tmp_path, suite=suite, functions=[1],
                           dimensions=[2], instances=[1], progress=False)
     assert not (tmp_path / "campaign.json").exists()  # refused before anything was written
 

@@ -127,7 +127,7 @@ def test_run_bo_batch_algorithm():
 def test_neural_ucb_ts_settings_and_errors():
     ucb, ts = nbo.neural_ucb(width=16), nbo.neural_ts(width=16)
     assert (ucb.name, ts.name) == ("neural-ucb", "neural-ts")
-    assert nbo.algorithms.get("NeuralUCB", width=16).name == "neural-ucb"
+    assert nbo.registry.get("NeuralUCB", width=16).name == "neural-ucb"
     problem = nbo.benchmarks.get("branin")
     x0 = nbo.initial_design(jax.random.key(0), problem.bounds, 5)
     state = ucb.init(jax.random.key(1), x0, jax.vmap(problem.objective)(x0), bounds=problem.bounds, capacity=8)
@@ -138,4 +138,4 @@ def test_neural_ucb_ts_settings_and_errors():
     with pytest.raises(ValueError, match="nu"):
         nbo.neural_ts(nu=-1.0)
     with pytest.raises(ValueError, match="fixes"):
-        nbo.algorithms.get("gp-ei", acquisition="ucb")
+        nbo.registry.get("gp-ei", acquisition="ucb")

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import nbo_jax as nbo
-from nbo_jax.algorithms import REGISTRY
+from nbo_jax.registry import REGISTRY
 from nbo_jax.ask_tell import AskTell
 from nbo_jax.types import BATCH_RULES
 
@@ -58,9 +58,9 @@ def test_the_table_covers_every_registry_algorithm():
 
 def _build(name, q=1):
     kwargs = dict(SMALL[name])
-    if q > 1 and nbo.algorithms.get(name, **kwargs).batch_rule == "native":
+    if q > 1 and nbo.registry.get(name, **kwargs).batch_rule == "native":
         kwargs.update(_ACQ_NO_STEPS)  # a native batch rule selects among raw samples
-    return nbo.algorithms.get(name, **kwargs, q=q)
+    return nbo.registry.get(name, **kwargs, q=q)
 
 
 CUT = 6.0

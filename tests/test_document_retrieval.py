@@ -218,7 +218,7 @@ def test_default_synthetic_problem_and_metric():
     np.testing.assert_allclose(p.metric.curve(hist), [[0.0, 1 / 3, 1.0], [0.0, 0.0, 2 / 3]])
     assert p.metric.higher_is_better and p.metric.label == "best hierarchical F1"
     # a short random-search run: evaluated rows are distinct documents, f is 1 - hF1 there
-    hist = jax.vmap(lambda k: nbo.run_bo(k, nbo.algorithms.get("random"), p, 4, 6))(
+    hist = jax.vmap(lambda k: nbo.run_bo(k, nbo.registry.get("random"), p, 4, 6))(
         jax.random.split(jax.random.PRNGKey(0), 2))
     rows = index_of(p, np.asarray(hist.x))
     assert all(len(set(r)) == 10 for r in rows.tolist())

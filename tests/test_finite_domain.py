@@ -78,7 +78,7 @@ def test_optimize_acqf_scores_only_unevaluated_choices():
 def test_run_bo_never_repeats_a_point(problem, name, q):
     """Every point evaluated exactly once when the budget equals the domain's size: the rows of
     the history are a permutation of the choices (independent, fantasy and native batches)."""
-    algo = nbo.algorithms.get(name, q=q)
+    algo = nbo.registry.get(name, q=q)
     n_iter = (N - 4) // q
     n_init = N - n_iter * q
     h = nbo.run_bo(jax.random.key(3), algo, problem, n_init=n_init, n_iter=n_iter)
@@ -90,7 +90,7 @@ def test_run_bo_never_repeats_a_point(problem, name, q):
 
 def test_constrained_algorithm_on_finite_domain(problem):
     cprob = dataclasses.replace(problem, name="bowl_set_c", constraints=lambda x: jnp.array([x[0]]))
-    h = nbo.run_bo(jax.random.key(0), nbo.algorithms.get("gp-cei"), cprob, n_init=4, n_iter=10)
+    h = nbo.run_bo(jax.random.key(0), nbo.registry.get("gp-cei"), cprob, n_init=4, n_iter=10)
     rows = index_of(cprob, np.asarray(h.x))
     assert len(set(rows.tolist())) == 14
     feasible = problem.choices[:, 0] <= 0

@@ -767,7 +767,7 @@ def test_gp_ntk_runs_bo_on_branin(x64):
     conditioned directly), lengthscales fixed at 1, the outputscale learned."""
     problem = nbo.benchmarks.get("branin")
     small = dict(fit_steps=10, acq_optimizer=dict(raw_samples=64, num_restarts=2, steps=5))
-    algo = nbo.algorithms.get("ntk-gp", **small)
+    algo = nbo.registry.get("ntk-gp", **small)
     assert algo.name == "gp-ntk"
     hist = jax.jit(lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=4))(jax.random.key(0))
     x = np.asarray(hist.x)
@@ -807,7 +807,7 @@ def test_gp_ntk_arguments_are_checked_and_named(x64):
         with pytest.raises(err, match=name):
             gp_bo(**kwargs)
     with pytest.raises(ValueError, match="fixes"):
-        nbo.algorithms.get("gp-ntk", kernel="rbf")
+        nbo.registry.get("gp-ntk", kernel="rbf")
     with pytest.raises(ValueError, match="kernel"):
         gpm.kernel_matrix("laplace", _params([1.0]), jnp.zeros((1, 1)), jnp.zeros((1, 1)))
     with pytest.raises(ValueError, match="activation"):

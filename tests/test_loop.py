@@ -106,7 +106,7 @@ def test_unknown_names_and_bad_bounds():
     with pytest.raises(ValueError, match="name"):
         nbo.benchmarks.get("no-such-problem", dim=2)
     with pytest.raises(ValueError, match="algorithm"):
-        nbo.algorithms.get("no-such-algorithm")
+        nbo.registry.get("no-such-algorithm")
     with pytest.raises(ValueError, match="lower must be < upper"):
         nbo.make_bounds([0.0, 1.0], [1.0, 1.0])
     with pytest.raises(ValueError, match="finite"):

@@ -22,7 +22,7 @@ def test_batch_rules_and_q():
     assert (ucb.name, ucb.q, ucb.batch_rule) == ("neural-ucb", 2, "fantasy")
     assert (ts.name, ts.q, ts.batch_rule) == ("neural-ts", 3, "independent")
     assert nbo.neural_ts().batch_rule == "independent" and nbo.neural_ts().q == 1
-    assert nbo.algorithms.get("neural-ts", q=2).batch_rule == "independent"
+    assert nbo.registry.get("neural-ts", q=2).batch_rule == "independent"
 
 
 @pytest.mark.parametrize("factory", [nbo.neural_ucb, nbo.neural_ts])

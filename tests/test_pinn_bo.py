@@ -83,7 +83,7 @@ def test_batch_rule_follows_the_acquisition_and_config_rebuilds():
     assert pinn_bo(q=3).batch_rule == "independent" and pinn_bo(q=3).q == 3
     assert pinn_bo(preset="paper").batch_rule == "fantasy"
     assert pinn_bo(acquisition=nbo.acquisition.lcb(2.0), q=2).batch_rule == "fantasy"
-    algo = nbo.algorithms.get("pinn-bo", nu=jnp.asarray(0.5), lambda1=np.float64(2.0), q=2)
+    algo = nbo.registry.get("pinn-bo", nu=jnp.asarray(0.5), lambda1=np.float64(2.0), q=2)
     assert (algo.name, algo.q) == ("pinn-bo", 2)
     assert algo.config.build().q == 2
 

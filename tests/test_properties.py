@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nbo_jax as nbo
-from nbo_jax.algorithms import REGISTRY
+from nbo_jax.registry import REGISTRY
 from nbo_jax.ask_tell import AskTell
 from nbo_jax.types import Dataset, as_bounds
 

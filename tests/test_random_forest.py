@@ -148,7 +148,7 @@ def test_ask_is_the_argmax_of_expected_improvement_over_the_candidates(x64, comp
 
 def test_a_vmapped_seed_equals_the_seed_run_alone_and_batches_are_distinct(x64):
     problem = nbo.benchmarks.get("branin")
-    algo = nbo.algorithms.get("rf-ei", n_estimators=8, raw_samples=32, q=2)
+    algo = nbo.registry.get("rf-ei", n_estimators=8, raw_samples=32, q=2)
     assert algo.name == "rf-ei" and algo.q == 2 and algo.batch_rule == "fantasy"
     run = lambda k: nbo.run_bo(k, algo, problem, n_init=4, n_iter=4)  # noqa: E731
     keys = jax.random.split(jax.random.key(0), 2)

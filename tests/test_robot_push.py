@@ -135,7 +135,7 @@ def test_objective_under_jit_vmap_equals_minus_reward(batch):
 
 def test_run_bo_records_minus_reward_and_metric(batch):
     problem = rp.robot_push()
-    algo = nbo.algorithms.get("random")
+    algo = nbo.registry.get("random")
     keys = jax.random.split(jax.random.key(0), 2)
     hist = jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=3, n_iter=2)))(keys)
     x, f = np.asarray(hist.x), np.asarray(hist.f)
@@ -157,7 +157,7 @@ def test_ask_tell_example_records_every_batch(batch):
     assert np.all((x >= rp.LOWER) & (x <= rp.UPPER))
     assert len(np.unique(x, axis=0)) == 7  # two new batches of two distinct points
     with pytest.raises(ValueError, match="q = 1 points per batch, but q = 2"):
-        rp.optimize_with_ask_tell(nbo.algorithms.get("random"), n_init=3, n_iter=1, q=2, seed=0)
+        rp.optimize_with_ask_tell(nbo.registry.get("random"), n_init=3, n_iter=1, q=2, seed=0)
 
 
 _USER_CODE = ('import jax, nbo_jax as nbo; p = nbo.benchmarks.get("robot_push"); '

@@ -536,7 +536,7 @@ def test_registry_names_turbo_and_the_cli_compares_it(tmp_path, capsys):
     with ``regions=m``; aliases and case normalized; a constrained one kept constrained, an unknown one named), and the command line
     takes it like any registry name: a comparison of TuRBO(random search) with random search on
     the same seeds writes both methods' histories, with the same initial designs."""
-    from nbo_jax import algorithms
+    from nbo_jax import registry as algorithms
     from nbo_jax.cli import main
 
     assert algorithms.canonical_name("TuRBO-NeuralBO") == "turbo-neural-bo"
@@ -568,7 +568,8 @@ def test_trust_region_arguments_reach_turbo_names(tmp_path, capsys, benchmark_sc
     (the inner factory still gets the rest); the command line's ``ALGO.turbo.ARG=VALUE`` and
     ``reproduce_coco.py --option`` reach it, and the COCO campaign records them; a name
     without ``turbo-``, ``regions`` and an argument ``trust_region`` lacks are refused."""
-    from nbo_jax import algorithms, cli
+    from nbo_jax import cli
+    from nbo_jax import registry as algorithms
 
     algo = algorithms.get("turbo2-gp-ts", fit_steps=3, turbo={"min_improvement": 1e-3, "length_init": 0.4})
     kwargs = algo.config.kwargs

@@ -20,7 +20,7 @@ Points are evaluated in float64 and the values cast to the dtype of ``x``.
 integer scalars, so one compilation of ``run_bo`` serves every (function, instance) pair of
 a dimension::
 
-    algo = nbo.algorithms.get("gp-ei")
+    algo = nbo.registry.get("gp-ei")
 
     @jax.jit
     def campaign(keys, functions, instances):

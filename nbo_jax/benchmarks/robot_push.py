@@ -366,7 +366,7 @@ def optimize_with_ask_tell(algorithm, n_init: int, n_iter: int, q: int,
     Raises:
         ValueError / TypeError: bad counts, an unknown algorithm name, ``algorithm.q != q``.
     """
-    from nbo_jax import algorithms as registry
+    from nbo_jax import registry
     from nbo_jax._checks import check_int
     from nbo_jax.ask_tell import AskTell
 

@@ -69,7 +69,7 @@ except ImportError as err:  # pragma: no cover - the extra is installed in the t
     raise ImportError("nbo_jax.integrations.optuna needs Optuna: pip install 'nbo-jax[optuna]'") from err
 
 from .._checks import check_int
-from ..algorithms import get as _get_algorithm
+from ..registry import get as _get_algorithm
 from ..algorithms import neural_bo
 from ..ask_tell import AskTell, per_algorithm, quiet_failures
 from ..types import BOAlgorithm, Bounds
@@ -90,7 +90,7 @@ def _check_algorithm(algorithm) -> BOAlgorithm:
         algorithm = _get_algorithm(algorithm)
     elif not isinstance(algorithm, BOAlgorithm):
         raise TypeError("algorithm must be an nbo_jax.BOAlgorithm (e.g. nbo_jax.neural_bo()), a registry name "
-                        f"(nbo_jax.algorithms.REGISTRY) or None, got {type(algorithm).__name__}")
+                        f"(nbo_jax.registry.REGISTRY) or None, got {type(algorithm).__name__}")
     if algorithm.q != 1:
         raise ValueError(f"algorithm must ask one point (q = 1), got q = {algorithm.q}: Optuna asks one point per "
                          "trial; parallel trials are handled as pending points")
@@ -222,7 +222,7 @@ class NBOSampler(BaseSampler):
     Args:
         algorithm: a :class:`~nbo_jax.types.BOAlgorithm` with ``q = 1`` (e.g.
             ``nbo_jax.neural_bo(width=128)``, ``nbo_jax.gp_bo()``), or a registry name built
-            with its defaults (:func:`nbo_jax.algorithms.get`, e.g. ``"gp-ei"``); ``None``:
+            with its defaults (:func:`nbo_jax.registry.get`, e.g. ``"gp-ei"``); ``None``:
             ``nbo_jax.neural_bo()``.
         n_startup_trials: the independent sampler proposes every parameter until this many
             trials finished (COMPLETE, PRUNED or FAIL; int >= 0); the algorithm also waits
