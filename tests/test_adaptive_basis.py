@@ -211,16 +211,16 @@ def test_surrogate_is_the_head_on_the_last_hidden_layer(x64, head):
     assert algo.name == {"ols": "adaptive-basis", "bayesian": "dngo"}[head]
     xs = nbo.initial_design(jax.random.key(7), problem.bounds, 3)
     for i in range(3):
-        params_before = state.params
+        params_before = state.model.params
         state = tell(state, xs[i], problem.objective(xs[i]))  # x (d,), y ()
         changed = any(bool(jnp.any(a != b)) for a, b in zip(jax.tree.leaves(params_before),
-                                                           jax.tree.leaves(state.params)))
+                                                           jax.tree.leaves(state.model.params)))
         assert changed == (i % 2 == 1), i  # retrain every 2 new observations
-        assert int(state.since_train) == (i + 1) % 2
+        assert int(state.model.since_train) == (i + 1) % 2
     from nbo_jax.algorithms.adaptive_basis import _BasisMLP
 
     net = _BasisMLP((16, 16), jnp.tanh, jnp.float64)
-    feats = lambda u: jnp.concatenate([net.apply({"params": state.params}, 2 * u - 1)[1],
+    feats = lambda u: jnp.concatenate([net.apply({"params": state.model.params}, 2 * u - 1)[1],
                                        jnp.ones((u.shape[0], 1))], axis=1)
     y_std = state.data.standardized()[0]
     fit = ols_head if head == "ols" else bayesian_head
@@ -277,7 +277,7 @@ def test_batch_ask_tell_shapes_and_failed_evaluation():
     assert int(state.data.count) == 9 and int(state.data.mask.sum()) == 9
     assert int(state.data.observed().sum()) == 8 and np.flatnonzero(state.data.failed).tolist() == [7]
     np.testing.assert_allclose(state.data.y[7], max(y_before.max(), float(np.nanmax(np.asarray(y)))))
-    assert int(state.head.n) == 9 and np.all(np.isfinite(np.asarray(state.head.weights)))
+    assert int(state.model.head.n) == 9 and np.all(np.isfinite(np.asarray(state.model.head.weights)))
     x = jax.jit(algo.ask)(state, jax.random.key(1))
     assert np.all(np.isfinite(x)) and np.all(problem.bounds.contains(x))
 
@@ -298,7 +298,7 @@ def test_failed_evaluation_leaves_state_and_next_ask_finite():
     x_next = jax.jit(algo.ask)(state, jax.random.key(9))
     assert np.all(np.isfinite(x_next)) and bool(problem.bounds.contains(x_next))
     same = tell(state, jnp.asarray([jnp.nan, 1.0]), 3.0)
-    assert int(same.data.count) == 5 and int(same.since_train) == int(state.since_train)
+    assert int(same.data.count) == 5 and int(same.model.since_train) == int(state.model.since_train)
 
 
 @pytest.mark.parametrize("kwargs,error,match", [

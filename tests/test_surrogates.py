@@ -17,7 +17,9 @@ from nbo_jax.base import Surrogate
 from nbo_jax.bo import bo_algorithm
 from nbo_jax.dataset import Dataset
 from nbo_jax.optimize import acq_optimizer
-from nbo_jax.surrogates import GPFit, gp, gp_columns
+from nbo_jax.networks import ACTIVATIONS
+from nbo_jax.surrogates import GPFit, adaptive_basis, gp, gp_columns
+from nbo_jax.training import TrainConfig, make_optimizer
 from nbo_jax.surrogates.vbll import chol_factor
 
 _FIT = GPFit("rbf", gpm.ParamBounds((2.5e-2, 1e3), (1.0, 1.0), (1e-4, 1.0)), "botorch", "lbfgs", 2, 10, 0.05, None,
@@ -35,6 +37,9 @@ TABLE = {
     "gp_columns": lambda: gp_columns(_FIT),
     "ensemble": lambda: _small("ensemble"),
     "vbll": lambda: _small("vbll"),
+    "adaptive_basis": lambda: adaptive_basis(hidden=(8, 8), activation=ACTIVATIONS["tanh"], head="bayesian",
+                                             train=TrainConfig(20, 8, make_optimizer("adam", 1e-2), 0.0),
+                                             retrain_every=1, evidence_iters=5),
 }
 N, D, CAP = 7, 3, 12
 
@@ -54,7 +59,7 @@ def _data(outputs=None, junk=False):
 
 
 def test_the_table_covers_every_surrogate():
-    assert {"gp", "gp_columns", "ensemble", "vbll"} == set(TABLE)
+    assert {"gp", "gp_columns", "ensemble", "vbll", "adaptive_basis"} == set(TABLE)
     assert {"ensemble", "vbll"} == set(SURROGATES)
 
 
@@ -94,7 +99,7 @@ def test_posterior_shapes_masked_rows_and_vmap_over_seeds(name, x64):
                                    rtol=1e-6, atol=1e-9)
 
 
-@pytest.mark.parametrize("name", ["ensemble", "vbll"])
+@pytest.mark.parametrize("name", ["ensemble", "vbll", "adaptive_basis"])
 def test_pathwise_draws_are_one_function(name, x64):
     """A pathwise draw gives each point the same value whatever other points it is called
     with (so an acquisition on it can be climbed); different keys give different draws."""
@@ -130,7 +135,7 @@ def test_a_posterior_that_lacks_what_the_acquisition_reads_is_refused():
         nbo.algorithms.surrogate_bo("transformer")
 
 
-@pytest.mark.parametrize("factory", ["gp", "vbll"])
+@pytest.mark.parametrize("factory", ["gp", "vbll", "dngo"])
 def test_an_acquisition_function_gives_the_run_of_the_same_named_acquisition(factory, x64):
     """``acquisition=`` takes any function of the posterior: the library's own UCB passed as a
     function gives the same run as the name (bit for bit), for the GP and for VBLL."""
@@ -139,11 +144,16 @@ def test_an_acquisition_function_gives_the_run_of_the_same_named_acquisition(fac
     if factory == "gp":
         named = nbo.gp_bo(acquisition="ucb", beta=3.0, fit_steps=5, **small)
         given = nbo.gp_bo(acquisition=nbo.acquisition.lcb(3.0), fit_steps=5, **small)
+    elif factory == "dngo":
+        opts = dict(hidden=(8, 8), epochs=2, evidence_iters=5, acq_optimizer=dict(raw_samples=32, steps=3))
+        named = nbo.adaptive_basis("bayesian", acquisition=nbo.acquisition.lcb(3.0), **opts)
+        given = nbo.adaptive_basis("bayesian", acquisition=lambda post, key: -(post.mean - jnp.sqrt(3.0) * post.std),
+                                   **opts)
     else:
         opts = dict(width=8, steps=5, init_steps=10, **small)
         named = nbo.algorithms.surrogate_bo("vbll", "ucb", beta=3.0, **opts)
         given = nbo.algorithms.surrogate_bo("vbll", nbo.acquisition.lcb(3.0), **opts)
-    assert given.name == factory
+    assert given.name == factory and named.batch_rule == "fantasy"
     runs = [jax.jit(lambda k, a=a: nbo.run_bo(k, a, problem, n_init=4, n_iter=3))(jax.random.key(0)).x
             for a in (named, given)]
     np.testing.assert_array_equal(runs[0], runs[1])

@@ -85,11 +85,8 @@ these choices are on the documentation site's page "Measured choices"
 
 from __future__ import annotations
 
-import functools
-import math
-from typing import Any, Callable, NamedTuple, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
-import flax.linen as nn
 import jax
 import jax.numpy as jnp
 from jax.scipy.special import ndtr
@@ -103,13 +100,23 @@ from .._checks import (
     refuse_renamed,
     resolve_preset,
 )
-from ..acquisition import SurrogatePosterior, expected_improvement
-from ..bo import make_algorithm, records_config
+from ..acquisition import expected_improvement, log_ei
+from ..bo import BOState, bo_algorithm, make_algorithm, records_config
 from ..networks import ACTIVATIONS
-from ..observations import initial_data, told_rows
 from ..optimize import AcqOptimizer, as_acq_optimizer, candidate_set, refine_argmax
-from ..training import train_regression
-from ..types import BOAlgorithm, Bounds, Dataset
+from ..surrogates.adaptive_basis import (  # noqa: F401 - the model's pieces, importable from here as before
+    ALPHA_RANGE,
+    BETA_RANGE,
+    AdaptiveBasisState,
+    LinearHead,
+    _BasisMLP,
+    bayesian_head,
+    head_predict,
+    log_evidence,
+    ols_head,
+)
+from ..surrogates.adaptive_basis import adaptive_basis as basis_surrogate
+from ..types import BOAlgorithm
 from ._common import train_config
 
 Array = jax.Array
@@ -123,199 +130,6 @@ PRESETS = {
                     acq_optimizer=AcqOptimizer(raw_samples=2048, steps=0)),
 }
 
-ALPHA_RANGE = (1e-6, 1e6)
-BETA_RANGE = (1e-3, 1e6)
-_LOG_2PI = math.log(2.0 * math.pi)
-
-
-# --------------------------------------------------------------------------- network
-class _BasisMLP(nn.Module):
-    """``z -> (output (), last hidden layer (l,))``; flax defaults (LeCun-normal weights,
-    zero biases); linear output layer."""
-
-    hidden: tuple
-    activation: Callable[[Array], Array]
-    param_dtype: Any
-
-    @nn.compact
-    def __call__(self, z: Array):
-        h = z
-        for w in self.hidden:
-            h = self.activation(nn.Dense(w, param_dtype=self.param_dtype)(h))
-        out = nn.Dense(1, param_dtype=self.param_dtype)(h)[..., 0]
-        return out, h
-
-
-# --------------------------------------------------------------------------- linear heads
-class LinearHead(NamedTuple):
-    """A Gaussian linear model on the features (standardized output units).
-
-    Predictive mean ``nu^T weights`` and variance
-    ``noise_var + sum_i ((basis^T nu)_i)^2 cov_diag_i``, i.e. ``Cov[w] = basis diag(cov_diag)
-    basis^T``.
-
-    Attributes:
-        weights: ``(p,)`` OLS coefficients ``beta_hat`` or posterior mean ``m_N``.
-        basis: ``(p, p)`` orthonormal eigenvectors ``V`` of ``Phi^T Phi`` (columns).
-        cov_diag: ``(p,)`` ``Cov[w]`` in that basis: ``s^2 / (s_i^2 + ridge)`` (OLS) or
-            ``1 / (alpha + beta s_i^2)`` (Bayesian).
-        noise_var: ``()`` ``s^2`` (OLS) or ``1 / beta`` (Bayesian).
-        alpha, beta: ``()`` the prior / noise precisions (OLS: the equivalent
-            ``ridge / s^2`` and ``1 / s^2``).
-        dof: ``()`` the residual degrees of freedom used for ``s^2`` (OLS) or
-            ``n - gamma`` (Bayesian, PRML eq. 3.95).
-        n: ``()`` number of valid rows.
-    """
-
-    weights: Array
-    basis: Array
-    cov_diag: Array
-    noise_var: Array
-    alpha: Array
-    beta: Array
-    dof: Array
-    n: Array
-
-
-class _Spectral(NamedTuple):
-    V: Array  # (p, p) eigenvectors of Phi^T Phi
-    eig: Array  # (p,) eigenvalues s_i^2 (zeros for the null space)
-    b: Array  # (p,) V^T Phi^T y
-    Z: Array  # (rows, p) Phi V (masked rows zero)
-    y: Array  # (rows,) masked targets
-    mask: Array
-    n: Array
-
-
-def _spectral(Phi: Array, y: Array, mask: Array) -> _Spectral:
-    """Eigendecomposition of ``Phi^T Phi`` over the masked rows (``eigh`` of the ``p x p``
-    Gram matrix: its cost does not grow with the capacity, unlike an SVD of ``Phi``, which
-    is also erratically slow on CPU in this JAX). Eigenvalues are clipped at 0; their
-    absolute error is about ``eps * ||Phi^T Phi||``, so in float32 a ridge much below
-    ``1e-6 * ||Phi^T Phi||`` is below the resolution of the null space."""
-    m = mask.astype(Phi.dtype)
-    Phi = Phi * m[:, None]
-    y = jnp.where(mask, y, 0.0).astype(Phi.dtype)
-    eig, V = jnp.linalg.eigh(Phi.T @ Phi)
-    Z = Phi @ V
-    return _Spectral(V, jnp.maximum(eig, 0.0), Z.T @ y, Z, y, mask, jnp.sum(m))
-
-
-def _rss(sp: _Spectral, w_eig: Array) -> Array:
-    r = jnp.where(sp.mask, sp.y - sp.Z @ w_eig, 0.0)
-    return jnp.sum(r * r)
-
-
-def ols_head(Phi: Array, y: Array, mask: Array, ridge: float = 1e-6, noise_dof: str = "residual") -> LinearHead:
-    """Least-squares head (Brofos, Shu & Jin, eqs. 6-8) with a ridge, over the rows where ``mask``.
-
-    Args:
-        Phi: ``(rows, p)`` features (rows with ``mask`` False are ignored).
-        y: ``(rows,)`` targets. mask: ``(rows,)`` bool.
-        ridge: ``> 0``, added to ``Phi^T Phi``.
-        noise_dof: ``"residual"``: ``s^2 = RSS / max(n - df, 1)`` with
-            ``df = sum_i s_i^2 / (s_i^2 + ridge)`` (= ``p`` for ``ridge -> 0``, ``n > p``);
-            ``"n"``: ``s^2 = RSS / max(n, 1)`` (the maximum-likelihood estimate of Brofos, Shu & Jin,
-            below eq. 7).
-
-    Returns:
-        :class:`LinearHead` with ``sigma^2(x) = s^2 (1 + nu^T (Phi^T Phi + ridge I)^{-1} nu)``.
-    """
-    sp = _spectral(Phi, y, mask)
-    w_eig = sp.b / (sp.eig + ridge)
-    rss = _rss(sp, w_eig)
-    if noise_dof == "n":
-        dof = jnp.maximum(sp.n, 1.0)
-    else:
-        df = jnp.sum(sp.eig / (sp.eig + ridge))
-        dof = jnp.maximum(sp.n - df, 1.0)
-    s2 = rss / dof
-    safe = jnp.maximum(s2, jnp.finfo(Phi.dtype).tiny)
-    return LinearHead(sp.V @ w_eig, sp.V, s2 / (sp.eig + ridge), s2, ridge / safe, 1.0 / safe, dof, sp.n)
-
-
-def _bayes_terms(sp: _Spectral, alpha, beta):
-    denom = alpha + beta * sp.eig
-    w_eig = beta * sp.b / denom
-    return w_eig, denom
-
-
-def _log_evidence_sp(sp: _Spectral, alpha, beta) -> Array:
-    p = sp.eig.shape[0]
-    w_eig, denom = _bayes_terms(sp, alpha, beta)
-    E = 0.5 * beta * _rss(sp, w_eig) + 0.5 * alpha * jnp.sum(w_eig**2)
-    return (0.5 * p * jnp.log(alpha) + 0.5 * sp.n * jnp.log(beta) - E - 0.5 * jnp.sum(jnp.log(denom))
-            - 0.5 * sp.n * _LOG_2PI)
-
-
-def log_evidence(Phi: Array, y: Array, mask: Array, alpha, beta) -> Array:
-    """Log marginal likelihood ``ln p(y | alpha, beta)`` of Bayesian linear regression on
-    the rows where ``mask`` (PRML eq. 3.86); ``Phi (rows, p)``, ``y (rows,)``."""
-    return _log_evidence_sp(_spectral(Phi, y, mask), alpha, beta)
-
-
-def bayesian_head(
-    Phi: Array, y: Array, mask: Array, alpha=None, beta=None, *, iters: int = 100,
-    alpha0: float = 1.0, beta0s: Sequence[float] = (1.0, 10.0, 100.0, 1000.0),
-) -> LinearHead:
-    """Bayesian linear regression head (DNGO; PRML eqs. 3.53-3.54, 3.58-3.59).
-
-    Args:
-        Phi: ``(rows, p)`` features; y: ``(rows,)``; mask: ``(rows,)`` bool.
-        alpha, beta: fixed prior / noise precisions; when either is ``None`` both are
-            chosen by maximizing the log evidence with ``iters`` MacKay fixed-point updates
-            (PRML eqs. 3.92, 3.95: ``alpha = gamma / m_N^T m_N``,
-            ``1/beta = RSS / (n - gamma)``, ``gamma = sum_i beta s_i^2/(alpha + beta s_i^2)``),
-            clipped to ``ALPHA_RANGE`` and ``BETA_RANGE``, from the starts
-            ``(alpha0, b0)`` for each ``b0`` in ``beta0s`` (in parallel); the end point of
-            largest log evidence wins. (The evidence has a second, degenerate maximum at
-            ``alpha -> inf``, ``beta ~ 1``, "everything is noise", which a single start
-            can fall into.)
-
-    Returns:
-        :class:`LinearHead`: ``weights = m_N``, ``Cov[w] = S_N``, ``noise_var = 1/beta``.
-    """
-    sp = _spectral(Phi, y, mask)
-    dtype = Phi.dtype
-    tiny = jnp.finfo(dtype).tiny
-    if alpha is None or beta is None:
-        la_lo, la_hi = math.log(ALPHA_RANGE[0]), math.log(ALPHA_RANGE[1])
-        lb_lo, lb_hi = math.log(BETA_RANGE[0]), math.log(BETA_RANGE[1])
-
-        def update(_, ab):
-            a, b = ab
-            w_eig, denom = _bayes_terms(sp, a, b)
-            gamma = jnp.sum(b * sp.eig / denom)
-            a_new = gamma / jnp.maximum(jnp.sum(w_eig**2), tiny)
-            b_new = jnp.maximum(sp.n - gamma, tiny) / jnp.maximum(_rss(sp, w_eig), tiny)
-            a_new = jnp.exp(jnp.clip(jnp.log(jnp.maximum(a_new, tiny)), la_lo, la_hi))
-            b_new = jnp.exp(jnp.clip(jnp.log(jnp.maximum(b_new, tiny)), lb_lo, lb_hi))
-            return a_new, b_new
-
-        def run(a0, b0):
-            a, b = jax.lax.fori_loop(0, iters, update, (a0, b0))
-            return a, b, _log_evidence_sp(sp, a, b)
-
-        starts_a = jnp.full((len(beta0s),), alpha0, dtype)
-        starts_b = jnp.asarray(beta0s, dtype)
-        a_all, b_all, ev = jax.vmap(run)(starts_a, starts_b)
-        best = jnp.argmax(jnp.where(jnp.isnan(ev), -jnp.inf, ev))
-        alpha, beta = a_all[best], b_all[best]
-    alpha = jnp.asarray(alpha, dtype)
-    beta = jnp.asarray(beta, dtype)
-    w_eig, denom = _bayes_terms(sp, alpha, beta)
-    gamma = jnp.sum(beta * sp.eig / denom)
-    return LinearHead(sp.V @ w_eig, sp.V, 1.0 / denom, 1.0 / beta, alpha, beta, sp.n - gamma, sp.n)
-
-
-def head_predict(head: LinearHead, nu: Array) -> tuple[Array, Array]:
-    """Predictive ``(mean (N,), variance (N,))`` of a :class:`LinearHead` at features
-    ``nu (N, p)``."""
-    proj = nu @ head.basis
-    return nu @ head.weights, head.noise_var + jnp.sum(proj * proj * head.cov_diag, axis=-1)
-
-
-# --------------------------------------------------------------------------- selection
 Z_SCORE_LEVEL = 0.5
 """The diversity threshold of :func:`select_batch`: ``2 Phi(-z) < 0.5``, i.e. ``z > 0.674``."""
 
@@ -362,27 +176,6 @@ def select_batch(ei: Array, mean: Array, std: Array, q: int, ei_tol: float = 0.0
 
 
 # --------------------------------------------------------------------------- algorithm
-class AdaptiveBasisState(NamedTuple):
-    """State of adaptive-basis BO / DNGO (a pytree; fixed shapes).
-
-    Attributes:
-        data: :class:`~nbo_jax.dataset.Dataset` (unit-cube inputs).
-        params0: initial network weights; params: current weights.
-        head: :class:`LinearHead` fitted on the current features.
-        since_train: ``()`` int32, observations added since the network was last trained.
-        bounds: the box (:class:`~nbo_jax.domains.Bounds`, ``(d,)`` arrays).
-        key: PRNG key for training shuffles.
-    """
-
-    data: Dataset
-    params0: Any
-    params: Any
-    head: LinearHead
-    since_train: Array
-    bounds: Bounds
-    key: Array
-
-
 @records_config
 def adaptive_basis(
     head: str = "ols",
@@ -403,6 +196,7 @@ def adaptive_basis(
     ei_tol: float = 0.0,
     standardize: bool = True,
     preset: str = "default",
+    acquisition: Optional[Callable] = None,
     **kwargs,
 ) -> BOAlgorithm:
     """Adaptive-basis BO (Brofos, Shu & Jin, eqs. 6-8) or DNGO (Snoek et al. 2015) as a
@@ -447,6 +241,12 @@ def adaptive_basis(
             fallback (a float or a scalar array).
         standardize: fit on standardized targets (mean 0, std 1 over the trained rows).
         preset: ``"default"`` or ``"paper"``; fills the arguments left ``None`` (module doc).
+        acquisition: ``acq(SurrogatePosterior, key) -> (N,)`` to maximize instead of EI with
+            the largest-sigma fallback (:mod:`nbo_jax.acquisition`; the posterior is
+            predictive, standardized units, and has a pathwise draw, so
+            :func:`nbo_jax.acquisition.thompson_sampling` runs too); batches then follow
+            :func:`nbo_jax.bo.bo_algorithm` (the constant liar, or independent draws for
+            Thompson sampling) and ``ei_tol`` is unused. ``None``: the papers' EI.
 
     Returns:
         :class:`~nbo_jax.types.BOAlgorithm` (``q = q``, ``batch_rule = "native"``):
@@ -484,73 +284,34 @@ def adaptive_basis(
     dof_mode = check_choice("noise_dof", chosen["noise_dof"], ("residual", "n"))
     n_ev = check_int("evidence_iters", evidence_iters, 0)
     q = check_int("q", q, 1)
-    aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"],
-                            no_gradient="with q > 1 the batch rule selects among the raw samples" if q > 1 else None)
+    if acquisition is not None and not callable(acquisition):
+        raise TypeError(f"acquisition must be callable (posterior, key) -> (N,), got {type(acquisition).__name__}")
+    native_batch = q > 1 and acquisition is None
+    aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"], mean_rank=acquisition is not None,
+                            no_gradient="with q > 1 the batch rule selects among the raw samples" if native_batch
+                            else None)
     if aopt.raw_samples < q:
         raise ValueError(f"acq_optimizer.raw_samples ({aopt.raw_samples}) must be >= q ({q})")
     ei_tol = check_scale("ei_tol", ei_tol, allow_zero=True)
     warm = check_bool("warm_start", chosen["warm_start"])
     standardize = check_bool("standardize", standardize)
     act = ACTIVATIONS[activation]
+    name = "adaptive-basis" if head == "ols" else "dngo"
+    surrogate = basis_surrogate(hidden=hidden, activation=act, head=head, train=train_cfg, retrain_every=K,
+                                ridge=rdg, noise_dof=dof_mode, evidence_iters=n_ev, warm_start=warm)
+    transform = "standardize" if standardize else "none"
+    if acquisition is not None:
+        return bo_algorithm(surrogate, acquisition, acq_optimizer=aopt, name=name, q=q, refit_every=1,
+                            outcome_transform=transform)
+    base = bo_algorithm(surrogate, log_ei(), acq_optimizer=aopt, name=name, refit_every=1,
+                        outcome_transform=transform)
+    posterior = base.surrogate  # the surrogate's posterior with the incumbent (standardized units)
 
-    @functools.lru_cache(maxsize=None)
-    def module(dtype):
-        return _BasisMLP(hidden, act, dtype)
-
-    def net_of(state):
-        return module(state.data.u.dtype)
-
-    def features(params, mod, z: Array) -> Array:
-        _, h = mod.apply({"params": params}, z)
-        return jnp.concatenate([h, jnp.ones(h.shape[:-1] + (1,), h.dtype)], axis=-1)
-
-    def fit_head(Phi, y, mask) -> LinearHead:
-        if head == "ols":
-            return ols_head(Phi, y, mask, rdg, dof_mode)
-        return bayesian_head(Phi, y, mask, iters=n_ev)
-
-    def targets_of(data: Dataset) -> Array:
-        return data.standardized()[0] if standardize else data.y
-
-    def absorb(state: AdaptiveBasisState, data: Dataset, n_new, force: bool) -> AdaptiveBasisState:
-        """``state`` holding ``data`` (``n_new`` rows more than ``state.data``): retrain the
-        network when due (always when ``force``), refit the head on the trained rows."""
-        mod = net_of(state)
-        since = state.since_train + n_new
-        retrain = jnp.asarray(True) if force else since >= K
-        key, k_train = jax.random.split(state.key)
-        targets = targets_of(data)
-        z = 2.0 * data.u - 1.0
-        start = state.params if warm else state.params0
-        apply_out = lambda p, zz: mod.apply({"params": p}, zz)[0]  # noqa: E731
-        params = train_regression(apply_out, start, start, z, targets, data.mask, k_train, train_cfg,
-                                  epochs=jnp.where(retrain, train_cfg.epochs, 0))
-        params = jax.tree.map(lambda a, b: jnp.where(retrain, a, b), params, state.params)
-        lin = fit_head(features(params, mod, z), targets, data.mask)
-        return state._replace(data=data, params=params, head=lin,
-                              since_train=jnp.where(retrain, 0, since).astype(jnp.int32), key=key)
-
-    def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> AdaptiveBasisState:
-        data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=False)
-        mod = module(data.u.dtype)
-        k_net, k_state = jax.random.split(key)
-        params0 = mod.init(k_net, jnp.zeros(data.u.shape[1:], data.u.dtype))["params"]
-        # head=None until absorb fits it on the initial design
-        state = AdaptiveBasisState(data, params0, params0, None, jnp.zeros((), jnp.int32), box, k_state)
-        return absorb(state, data, data.count, force=True)
-
-    def surrogate_posterior(state: AdaptiveBasisState, u_c: Array) -> SurrogatePosterior:
-        nu = features(state.params, net_of(state), 2.0 * u_c - 1.0)
-        mean, var = head_predict(state.head, nu)
-        targets = targets_of(state.data)
-        incumbent = state.data.incumbent(targets)
-        return SurrogatePosterior(u_c, mean, jnp.sqrt(jnp.maximum(var, 0.0)), incumbent)
-
-    def ask(state: AdaptiveBasisState, key: Array) -> Array:
+    def ask(state: BOState, key: Array) -> Array:
         k_raw, k_start = jax.random.split(key)
         u_c = candidate_set(k_raw, state.data, aopt.n_uniform, aopt.n_local, local_std=aopt.local_std,
                             n_best=aopt.n_best, sampler=aopt.raw_sampler)
-        post = surrogate_posterior(state, u_c)
+        post = posterior(state, u_c)
         ei = expected_improvement(post.mean, post.std, post.incumbent)
         if state.data.finite:  # score the unevaluated choices; no gradient steps
             idx = select_batch(ei, post.mean, post.std, q, ei_tol, excluded=~state.data.eligible())
@@ -562,19 +323,13 @@ def adaptive_basis(
         use_ei = jnp.any(jnp.where(jnp.isnan(ei), -jnp.inf, ei) > ei_tol)
 
         def utility(u: Array) -> Array:
-            p = surrogate_posterior(state, u)
+            p = posterior(state, u)
             return jnp.where(use_ei, expected_improvement(p.mean, p.std, p.incumbent), p.std)
 
         u = refine_argmax(k_start, jnp.where(use_ei, ei, post.std), u_c, utility, aopt, state.data)
         return state.bounds.from_unit(u)
 
-    def tell(state: AdaptiveBasisState, x: Array, y: Array, c=None) -> AdaptiveBasisState:
-        u, y = told_rows(state.bounds, x, y, c, constrained=False)
-        data = state.data.add_batch(u, y)
-        return absorb(state, data, data.count - state.data.count, force=False)
-
-    name = "adaptive-basis" if head == "ols" else "dngo"
-    return make_algorithm(init, ask, tell, name=name, surrogate=surrogate_posterior, q=q, batch_rule="native")
+    return make_algorithm(base.init, ask, base.tell, name=name, surrogate=posterior, q=q, batch_rule="native")
 
 
 __all__ = [

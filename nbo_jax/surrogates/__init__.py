@@ -5,8 +5,10 @@
 :func:`nbo_jax.bo.bo_algorithm` makes any of them, with any acquisition function whose needs
 its posterior meets, into a BO algorithm."""
 
+from .adaptive_basis import AdaptiveBasisState, adaptive_basis
 from .ensemble import EnsembleState, ensemble
 from .gp import GPFit, GPSurrogateState, gp, gp_columns
 from .vbll import VBLLState, vbll
 
-__all__ = ["EnsembleState", "GPFit", "GPSurrogateState", "VBLLState", "ensemble", "gp", "gp_columns", "vbll"]
+__all__ = ["AdaptiveBasisState", "EnsembleState", "GPFit", "GPSurrogateState", "VBLLState", "adaptive_basis",
+           "ensemble", "gp", "gp_columns", "vbll"]
