@@ -3,7 +3,7 @@
 Public API (everything else lives in the subpackages: ``nbo_jax.posterior``,
 ``nbo_jax.gp_model``, ``nbo_jax.features``, ``nbo_jax.ntk``, ``nbo_jax.networks``,
 ``nbo_jax.training``, ``nbo_jax.pde``, ``nbo_jax.pinn``, ``nbo_jax.optimize``,
-``nbo_jax.analysis``, ``nbo_jax.comparison``, ``nbo_jax.sharding``, ``nbo_jax.turbo``; the optional
+``nbo_jax.analysis``, ``nbo_jax.comparison``, ``nbo_jax.sharding``, ``nbo_jax.transforms``; the optional
 ``nbo_jax.integrations`` (Ray, Ray Tune, Optuna) is never imported here)::
 
     import jax, nbo_jax as nbo
@@ -20,7 +20,6 @@ from . import (  # noqa: F401 - the subpackages, importable as attributes
     acquisition,
     algorithms,
     analysis,
-    batch,
     benchmarks,
     comparison,
     features,
@@ -35,7 +34,7 @@ from . import (  # noqa: F401 - the subpackages, importable as attributes
     sharding,
     surrogates,
     training,
-    turbo,
+    transforms,
 )
 from .algorithms import (
     adaptive_basis,
@@ -52,10 +51,10 @@ from .algorithms import (
 from .ask_tell import AskTell
 from .base import Surrogate, SurrogatePosterior
 from .bo import bo_algorithm
-from .batch import batched
+from .transforms.batch import batched
 from .loop import initial_design, run_bo
 from .sharding import run_bo_sharded
-from .turbo import trust_region
+from .transforms.trust_region import trust_region
 from .types import (
     BOAlgorithm,
     Bounds,

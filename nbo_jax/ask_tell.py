@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._checks import check_bool, check_int
-from .batch import fantasize
+from .transforms.batch import fantasize
 from .loop import _check_algorithm, _check_key
 from .types import (
     BOAlgorithm,
@@ -370,7 +370,7 @@ class AskTell:
         """The next point to evaluate: ``(d,)``, or ``(q, d)`` for an algorithm with
         ``q > 1``; in the bounds' dtype, inside the bounds. The points become *pending*
         until told; the next ``ask`` treats pending points as observed with a fantasized
-        value (:func:`nbo_jax.batch.fantasize`), so asynchronous workers are not sent to the
+        value (:func:`nbo_jax.transforms.batch.fantasize`), so asynchronous workers are not sent to the
         same place.
 
         Raises:

@@ -94,7 +94,7 @@ class BOAlgorithm(NamedTuple):
       ``"independent"`` (independent draws, e.g. Thompson samples), ``"fantasy"`` (each
       chosen or pending point is told to a copy of the state with a constant-liar value
       before the next is chosen; Ginsbourger et al. 2010) or ``"native"`` (the algorithm's
-      own batch rule). See :mod:`nbo_jax.batch`.
+      own batch rule). See :mod:`nbo_jax.transforms.batch`.
     - ``config``: the :class:`FactoryCall` that built it (``None`` for hand-made ones).
     """
 

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 
 from ._checks import AUTO_ROWS_PER_REFIT, check_choice, check_int, check_refit_every
 from .base import BATCH_RULES, BOAlgorithm, FactoryCall, Surrogate, SurrogatePosterior
-from .batch import batched
+from .transforms.batch import batched
 from .dataset import Dataset
 from .domains import Bounds
 from .observations import constrained_transform, feasibility_ranked, initial_data, observed_feasible, told_rows
@@ -57,7 +57,7 @@ def records_config(factory: Callable) -> Callable:
 def make_algorithm(init, ask, tell, *, name: str, surrogate=None, info=None, q: int = 1,
                    batch_rule: str = "fantasy", constrained: bool = False) -> BOAlgorithm:
     """Assemble a :class:`BOAlgorithm` from the single-point ``ask`` and batch the asks by
-    ``batch_rule`` when ``q > 1`` (:func:`nbo_jax.batch.batched`); ``"native"`` algorithms
+    ``batch_rule`` when ``q > 1`` (:func:`nbo_jax.transforms.batch.batched`); ``"native"`` algorithms
     pass their own batched ``ask`` and ``q``.
 
     Raises:
@@ -174,7 +174,7 @@ def bo_algorithm(
             (:func:`nbo_jax.optimize.as_acq_optimizer`). With ``local_rank="mean"`` the local
             raw samples centre on the smallest posterior means at the observations.
         name: the algorithm's name.
-        q: points per ask (int >= 1), batched by ``batch_rule`` (:func:`nbo_jax.batch.batched`).
+        q: points per ask (int >= 1), batched by ``batch_rule`` (:func:`nbo_jax.transforms.batch.batched`).
         refit_every: the surrogate's refit schedule (:func:`refit_due`): ``update`` is told
             ``refit=True`` at every ``refit_every``-th tell, or on the ``"auto"`` schedule; 1:
             at every tell.

@@ -459,7 +459,7 @@ def _parse_options(entries, names, parser) -> dict:
 
     from . import registry
     from .optimize import AcqOptimizer
-    from .turbo import trust_region
+    from .transforms.trust_region import trust_region
 
     region_args = [a for a in inspect.signature(trust_region).parameters if a not in ("algorithm", "regions")]
 

@@ -42,7 +42,7 @@ class Dataset(NamedTuple):
             the acquisition optimizer never proposes again; ``None`` for a box.
         region: ``(2, d)`` lower and upper corners, in unit-cube coordinates, of a box inside
             ``[0, 1]^d`` that the acquisition optimizer (:mod:`nbo_jax.optimize`) proposes
-            points from (a trust region, :func:`nbo_jax.turbo.trust_region`): its raw
+            points from (a trust region, :func:`nbo_jax.transforms.trust_region.trust_region`): its raw
             samples, climbs and random points stay in it, and on a finite domain it picks a
             choice inside it (:meth:`eligible`); ``None`` (the default): the whole cube. A
             field of the state only while an algorithm asks; observations are never

@@ -20,7 +20,7 @@ top-k starts. On a **finite domain** (``data.choices`` set, :class:`~nbo_jax.dom
 climb (BoTorch's ``optimize_acqf_discrete`` with ``unique=True``).
 
 **Inside a box.** Everything above runs in ``[0, 1]^d`` or, when ``data.region`` is set (a
-``(2, d)`` box of the unit cube, e.g. a trust region, :func:`nbo_jax.turbo.trust_region`),
+``(2, d)`` box of the unit cube, e.g. a trust region, :func:`nbo_jax.transforms.trust_region.trust_region`),
 inside that box: the spread raw samples fill it, the local ones are clipped to it, the climb
 is constrained to it, :func:`random_point` draws in it, and a finite domain picks among the
 choices inside it (:meth:`~nbo_jax.dataset.Dataset.eligible`: the whole domain's unevaluated

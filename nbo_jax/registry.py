@@ -12,7 +12,7 @@ import importlib
 import re
 from typing import Callable, Optional
 
-from .turbo import trust_region
+from .transforms.trust_region import trust_region
 
 # name -> (module, factory, fixed keyword arguments)
 _SPECS: dict[str, tuple[str, str, dict]] = {

@@ -11,7 +11,7 @@ Under ``vmap`` the trust region's batched restart predicate makes ``lax.cond`` a
 inner ``init`` runs on every step; its ``eigh`` and the inner ``tell``'s were independent in the
 compiled loop body (the optimized HLO: no path between them), two batched LAPACK calls on which
 the CPU backend can deadlock. An ``optimization_barrier`` did not help; making every leaf of the
-selected inner state depend on all of them (``nbo_jax.turbo._after_all_of``) orders the calls,
+selected inner state depend on all of them (``nbo_jax.transforms.trust_region._after_all_of``) orders the calls,
 and the run finishes (471 s beside another benchmark). ``--timeout`` makes a hang exit with
 status 3.
 """

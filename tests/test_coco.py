@@ -298,7 +298,7 @@ def test_campaign_resumes_an_algorithm_wrapped_in_a_trust_region(tmp_path):
     assert first.ran == [("t", 2, (1,))]
     again = coco.run_campaign({"t": nbo.trust_region(nbo.random_search())}, tmp_path, functions=[1], **kw)
     assert again.ran == [] and again.skipped == [("t", 2, (1,))]
-    with pytest.raises(ValueError, match=r"holds 't' built as FactoryCall\('nbo_jax.turbo:trust_region', "
+    with pytest.raises(ValueError, match=r"holds 't' built as FactoryCall\('nbo_jax.transforms.trust_region:trust_region', "
                                          r"\{'algorithm': FactoryCall\('nbo_jax.algorithms.random_search"):
         coco.run_campaign({"t": nbo.trust_region(nbo.random_search(q=2))}, tmp_path, functions=[1], **kw)
 

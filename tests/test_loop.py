@@ -215,7 +215,7 @@ def test_independent_draws_of_a_batch_are_distinct_when_they_share_a_maximizer()
     caller holds is unchanged (nothing is told)."""
     from typing import NamedTuple
 
-    from nbo_jax.batch import batched
+    from nbo_jax.transforms.batch import batched
     from nbo_jax.dataset import Dataset
     from nbo_jax.optimize import acq_optimizer, optimize_acqf
 

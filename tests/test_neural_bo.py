@@ -242,7 +242,7 @@ def test_default_nu_inside_a_trust_region(compiled):
     default's pathwise sample at ``MID_NU_FROM_DIM`` inputs takes the preset's 0.5, not
     ``MID_DIM_NU``: its asks equal ``nu=0.5``'s bit for bit and differ from ``MID_DIM_NU``'s."""
     from nbo_jax.algorithms.neural_bo import MID_DIM_NU, MID_NU_FROM_DIM
-    from nbo_jax.turbo import region_box
+    from nbo_jax.transforms.trust_region import region_box
 
     d = MID_NU_FROM_DIM
     algos = {name: compiled(nbo.neural_bo(**SMALL, **kw))

@@ -20,7 +20,7 @@ from nbo_jax.algorithms.neural_greedy import (
     smb_loss,
     zero_last_layer,
 )
-from nbo_jax.batch import batched
+from nbo_jax.transforms.batch import batched
 from nbo_jax.features import gradient_features, predict
 
 # One small algorithm shared by several tests (jitted once: compilation dominates test time).

@@ -1,5 +1,5 @@
-"""TuRBO-1 as a transformation of any algorithm (nbo_jax.trust_region, module nbo_jax.turbo;
-Eriksson et al. 2019), TuRBO-m (regions=m, module nbo_jax.turbo_m) and the acquisition optimizer inside a region (Dataset.region;
+"""TuRBO-1 as a transformation of any algorithm (nbo_jax.trust_region, module nbo_jax.transforms.trust_region;
+Eriksson et al. 2019), TuRBO-m (regions=m, module nbo_jax.transforms.trust_regions) and the acquisition optimizer inside a region (Dataset.region;
 nbo_jax.optimize)."""
 
 import dataclasses
@@ -14,8 +14,8 @@ import pytest
 import nbo_jax as nbo
 from nbo_jax.ask_tell import AskTell
 from nbo_jax.optimize import acq_optimizer, candidate_set, optimize_acqf, random_point
-from nbo_jax.turbo import current_region, inner_lengthscales, region_box
-from nbo_jax.turbo_m import objective_units, owners, regions_now
+from nbo_jax.transforms.trust_region import current_region, inner_lengthscales, region_box
+from nbo_jax.transforms.trust_regions import objective_units, owners, regions_now
 from nbo_jax.types import Dataset
 
 BOX = ([-2.0, 0.0], [2.0, 5.0])
@@ -39,7 +39,7 @@ def _unit(x):
 def test_default_failure_tolerance_is_the_papers_with_d_doubled():
     """tau_fail = ceil(max(4, 2 d) / q): the paper's ceil(max(4 / q, d / q)) at d <= 2, twice
     it from d = 4 on (docs, "TuRBO's failure tolerance"); a given failure_tolerance is kept."""
-    from nbo_jax.turbo import failure_limit
+    from nbo_jax.transforms.trust_region import failure_limit
 
     assert [failure_limit(d, 1, None) for d in (1, 2, 3, 4, 5, 10, 50)] == [4, 4, 6, 8, 10, 20, 100]
     assert [failure_limit(10, q, None) for q in (2, 3, 4, 40)] == [10, 7, 5, 1]
@@ -298,7 +298,7 @@ def test_posterior_mean_incumbent_centres_and_counts_by_the_model(x64, case):
     # both the counters moved as next_length says for "a batch point's mean is below every
     # earlier one's", read from the algorithm's own surrogate; on a noisy objective that
     # differs from the observed rule (else the test could not fail)
-    from nbo_jax.turbo import batch_improves, current_centre, failure_limit, next_length
+    from nbo_jax.transforms.trust_region import batch_improves, current_centre, failure_limit, next_length
 
     problem = nbo.benchmarks.get("branin", noise_std=20.0)
     by_mean = case == "gp-default"

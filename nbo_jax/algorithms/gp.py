@@ -249,7 +249,7 @@ def gp_bo(
         q: points per ``ask`` (BoTorch's ``q``). ``q > 1``: GP-TS takes ``q`` independent
             joint draws (Kandasamy et al. 2018); EI, UCB, cEI and LCB-C choose the points one
             after the other, each told to a copy of the state with a constant-liar value
-            (Ginsbourger et al. 2010; :mod:`nbo_jax.batch`).
+            (Ginsbourger et al. 2010; :mod:`nbo_jax.transforms.batch`).
 
     Returns:
         ``BOAlgorithm(init, ask, tell, name="gp-ei" | "gp-ucb" | "gp-ts", surrogate)``;

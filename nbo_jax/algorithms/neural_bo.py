@@ -46,12 +46,12 @@ problems other than the test problems (Ackley, Levy, Michalewicz); the measureme
 documentation site's page "Measured choices" (``docs/measurements.md``). Every choice is an
 argument.
 
-**Batches** (``q > 1``, :mod:`nbo_jax.batch`): Thompson sampling (both ``thompson`` modes)
+**Batches** (``q > 1``, :mod:`nbo_jax.transforms.batch`): Thompson sampling (both ``thompson`` modes)
 asks ``q`` independent draws (Kandasamy et al. 2018); a user ``acquisition=`` is taken as a
 deterministic utility (UCB, EI, ...) and batched by the constant liar (Ginsbourger et al.
 2010). A stochastic ``acquisition`` (e.g. :func:`nbo_jax.acquisition.thompson`) is Thompson
 sampling too: build it with ``q=1`` and batch it with
-``nbo_jax.batch.batched(algo._replace(batch_rule="independent"), q)``, as
+``nbo_jax.transforms.batch.batched(algo._replace(batch_rule="independent"), q)``, as
 :func:`nbo_jax.algorithms.neural_ucb.neural_ts` does.
 """
 
@@ -121,7 +121,7 @@ def default_nu(d: int, in_region: bool = False) -> float:
     when ``nu`` is not given: ``HIGH_DIM_NU`` (0.1) from ``CLIMB_BELOW_DIM`` (20) on,
     ``MID_DIM_NU`` (0.25) from ``MID_NU_FROM_DIM`` (10) when asked over the whole box, else
     the preset's ``nu`` (0.5): below ``d = 10``, and below ``d = 20`` when asked inside a trust
-    region (``in_region``: ``Dataset.region`` set, :func:`nbo_jax.turbo.trust_region`), which
+    region (``in_region``: ``Dataset.region`` set, :func:`nbo_jax.transforms.trust_region.trust_region`), which
     already keeps the asks near the incumbent. Chosen on selection problems (Styblinski-Tang,
     Rastrigin, Griewank, Rosenbrock) and COCO, not on the reported test problems
     (``docs/measurements.md``)."""

@@ -46,7 +46,7 @@ trains on it and every posterior conditions on it, and the row never counts as a
 
 **Batches** (``q > 1``): the rule is a deterministic arg-max given the state, so the ``q``
 points are chosen one after the other, each told to a copy of the state with a constant-liar
-value (Ginsbourger, Le Riche & Carraro 2010; :mod:`nbo_jax.batch`).
+value (Ginsbourger, Le Riche & Carraro 2010; :mod:`nbo_jax.transforms.batch`).
 
 **Paper preset** (``preset="paper"``; thesis Section 4.3.1): width ``m = T`` (the run's
 capacity, rounded up to even), depth ``L = 2``, no biases, one pass of plain SGD on each

@@ -58,7 +58,7 @@ page "Measured choices" (``docs/measurements.md``).
 
 **Batches** (``q > 1``): the greedy point is deterministic given the state and ``ask``'s
 key, so ``q`` points come from the constant liar (``batch_rule="fantasy"``; Ginsbourger et
-al. 2010, :mod:`nbo_jax.batch`): each chosen point is told to a copy of the state with the
+al. 2010, :mod:`nbo_jax.transforms.batch`): each chosen point is told to a copy of the state with the
 mean observed value before the next network is fitted. During the exploration phase the
 fantasized points count as evaluations, so a batch holds ``T_e`` random points in all.
 """

@@ -20,7 +20,7 @@ not fitted) unless ``scales="fit"`` is passed, and the papers' inputs (``input_e
 differentiable and is climbed by :func:`nbo_jax.optimize.optimize_acqf`. ``nu`` multiplies
 ``sigma`` directly (the papers' ``gamma`` / ``nu``), i.e. the bound is ``lcb(nu ** 2)`` in GP-UCB's ``beta``.
 
-Batches (``q > 1``, :mod:`nbo_jax.batch`): NeuralUCB's bound is deterministic given the
+Batches (``q > 1``, :mod:`nbo_jax.transforms.batch`): NeuralUCB's bound is deterministic given the
 state, so its ``q`` points come from the constant liar (``batch_rule="fantasy"``); NeuralTS
 asks ``q`` independent Thompson draws (``batch_rule="independent"``; Kandasamy et al. 2018).
 All other arguments are those of :func:`nbo_jax.algorithms.neural_bo.neural_bo`.
@@ -32,7 +32,7 @@ from typing import Optional
 
 from .._checks import BATCH_SIZE_RENAMED, check_scale, refuse_renamed, resolve_preset
 from ..acquisition import lcb, thompson
-from ..batch import batched
+from ..transforms.batch import batched
 from ..bo import records_config
 from ..optimize import as_acq_optimizer
 from ..types import BOAlgorithm

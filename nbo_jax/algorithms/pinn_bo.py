@@ -238,7 +238,7 @@ def pinn_bo(
             al. 2018); with the greedy step or an acquisition function given as
             ``acquisition`` each point is chosen after telling the previous ones with a
             constant-liar value (``batch_rule = "fantasy"``; Ginsbourger, Le Riche & Carraro
-            2010), see :mod:`nbo_jax.batch`.
+            2010), see :mod:`nbo_jax.transforms.batch`.
         preset: ``"default"`` or ``"paper"``; fills every argument left ``None``.
 
     Returns:

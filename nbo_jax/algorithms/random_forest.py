@@ -202,7 +202,7 @@ def rf_bo(
         standardize: fit on targets standardized over the valid rows (mean 0, std 1); a
             forest's ranking of points does not depend on it, the posterior's units do.
         q: points per ask (``ask`` returns ``(q, d)`` when ``q > 1``); batches are the
-            constant liar (``batch_rule = "fantasy"``, :mod:`nbo_jax.batch`): each chosen
+            constant liar (``batch_rule = "fantasy"``, :mod:`nbo_jax.transforms.batch`): each chosen
             point is told to a copy of the state at the mean observed value and the forest
             refitted before the next is chosen (``q`` fits per ask).
 

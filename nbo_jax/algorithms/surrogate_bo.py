@@ -79,7 +79,7 @@ def surrogate_bo(
             climbed (the draws are pathwise).
         outcome_transform: what the surrogate fits (:data:`nbo_jax.outcome.OUTCOME_TRANSFORMS`).
         q: points per ask; Thompson sampling asks ``q`` independent draws, the others the
-            constant liar (:mod:`nbo_jax.batch`).
+            constant liar (:mod:`nbo_jax.transforms.batch`).
         **options: the surrogate's options, over the defaults of :data:`SURROGATES`:
             ``"ensemble"``: ``members`` (int >= 2), ``width``, ``depth`` (weight layers, >= 2),
             ``activation``, ``optimizer`` (``"adam"``/``"sgd"``), ``learning_rate``,

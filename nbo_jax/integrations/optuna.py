@@ -29,7 +29,7 @@ memory, RDB, journal) and with many processes or study handles sharing one study
 - FAIL and PRUNED trials are failed evaluations (``y = NaN``): the model learns the point is
   bad;
 - RUNNING trials (other than the one being sampled) are pending points, fantasized by the
-  algorithm's batch rule (:func:`nbo_jax.batch.fantasize`), so parallel workers are not sent
+  algorithm's batch rule (:func:`nbo_jax.transforms.batch.fantasize`), so parallel workers are not sent
   to the same place. Each relative sample is also written to the trial's system attributes,
   so other processes see a running trial's point before its parameters are suggested (as
   Optuna's ``GPSampler`` does).

@@ -6,7 +6,7 @@ Workers finish in any order, so the study hands out one point at a time (``sugge
 takes results one at a time (``tell``). The first ``n_init`` points are a uniform initial
 design (:func:`nbo_jax.initial_design`); after that an :class:`~nbo_jax.AskTell` is built
 from the results told so far, with the points still being evaluated as pending points
-(fantasized, :func:`nbo_jax.batch.fantasize`), so busy workers are not sent to the same
+(fantasized, :func:`nbo_jax.transforms.batch.fantasize`), so busy workers are not sent to the same
 place: asynchronous BO in the sense of Kandasamy et al. 2018 and Snoek et al. 2012 (sec. 3.3).
 A failed evaluation (an exception, a crash, a timeout, a NaN value) is told as a failure:
 recorded with its reason, kept in the history, and the model learns that the point is bad.

@@ -28,8 +28,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from ._checks import check_int
-from .types import BATCH_RULES, BOAlgorithm, Dataset
+from .._checks import check_int
+from ..types import BATCH_RULES, BOAlgorithm, Dataset
 
 Array = jax.Array
 

@@ -40,27 +40,45 @@ answers inside ``Dataset.region``::
 
 from __future__ import annotations
 
-import math
 from typing import Any, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
 
-from ._checks import check_bool, check_int, check_positive
-from .batch import batched
-from .observations import initial_data, told_rows
-from .optimize import sobol_samples
-from .types import (
+from .._checks import check_bool, check_int, check_positive
+from ..observations import initial_data, told_rows
+from ..optimize import sobol_samples
+from ..types import (
     BATCH_RULES,
     BOAlgorithm,
     Bounds,
     Dataset,
     FactoryCall,
-    total_violation,
+)
+from .batch import batched
+from .trust_regions import trust_regions
+from .regions import (  # noqa: F401 - the shared pieces, importable from here too
+    _after_all_of,
+    _run_rows,
+    _with_data,
+    ask_in_region,
+    batch_improves,
+    batch_improves_in_mean,
+    best_row,
+    counts_by_mean,
+    design_size,
+    failure_limit,
+    inner_lengthscales,
+    next_length,
+    posterior_incumbent,
+    region_box,
+    unevaluated_choices,
 )
 
 Array = jax.Array
 INCUMBENTS = ("auto", "observed", "posterior_mean")
+
+
 SUCCESS_RULES = INCUMBENTS  # the same three rules, for what a batch must beat
 
 
@@ -108,117 +126,6 @@ class TrustRegionState(NamedTuple):
     lengthscales: Optional[Array] = None
 
 
-def inner_lengthscales(algorithm: BOAlgorithm, inner) -> Optional[Array]:
-    """``(d,)`` the lengthscales (unit-cube units) the inner algorithm's surrogate posterior
-    reports (:attr:`nbo_jax.base.SurrogatePosterior.lengthscales`: a GP's ARD lengthscales; a
-    constrained GP's objective's, as BoTorch's SCBO tutorial), or ``None`` (a model without
-    lengthscales, or no surrogate). Asked of the posterior at one observed point; known at
-    trace time."""
-    if algorithm.surrogate is None:
-        return None
-    return algorithm.surrogate(inner, inner.data.u[:1]).lengthscales
-
-
-def counts_by_mean(algorithm: BOAlgorithm, inner) -> bool:
-    """Whether ``success="auto"`` counts a batch's success by the posterior mean around an inner
-    state: one whose surrogate reports lengthscales (a GP's, :func:`inner_lengthscales`) or
-    Neural-BO's (:class:`~nbo_jax.algorithms.neural_bo.NeuralBOState`, NeuralUCB's and
-    NeuralTS's too), whose ``surrogate`` is the model the algorithm asks with and costs one
-    prediction per row. Not around NeuralGreedy, whose ``surrogate`` refits an ensemble at
-    every call (four times the step's time around it), nor around the surrogates where it was
-    not measured. Read at trace time."""
-    from .algorithms.neural_bo import NeuralBOState
-
-    return isinstance(inner, NeuralBOState) or inner_lengthscales(algorithm, inner) is not None
-
-
-def region_box(centre: Array, length: Array, lengthscales: Optional[Array] = None) -> Array:
-    """The trust region ``(2, d)`` (lower, upper corners in the unit cube): a box centred at
-    ``centre (d,)`` with side ``length * w_i``, ``w = lengthscales / geomean(lengthscales)``
-    (so ``prod(w) = 1`` and the volume is ``length^d`` before clipping; Eriksson et al. 2019,
-    Section 2; ``w = 1`` when ``lengthscales`` is ``None``), clipped to ``[0, 1]^d``."""
-    if lengthscales is None:
-        half = 0.5 * length * jnp.ones_like(centre)
-    else:
-        log_ls = jnp.log(lengthscales.astype(centre.dtype))
-        half = 0.5 * length * jnp.exp(log_ls - jnp.mean(log_ls))
-    return jnp.stack([jnp.clip(centre - half, 0.0, 1.0), jnp.clip(centre + half, 0.0, 1.0)])
-
-
-def best_row(y: Array, ok: Array) -> tuple[Array, Array, Array, Array]:
-    """SCBO's best of the rows ``ok (n,)`` of dataset rows ``y``, ``(n,)`` or ``(n, K + 1)``
-    (column 0 the objective, then the constraints; Eriksson & Poloczek 2021, Section 3): the
-    smallest objective among the feasible rows, or, when none is feasible, the smallest total
-    violation (:func:`nbo_jax.types.total_violation`; 0 for an objective alone). Returns
-    ``(index, value, feasible, violation)``: the row, its objective value, ``feasible`` ()
-    bool, True when some ``ok`` row is feasible (for an objective alone: when some row is
-    ``ok``), and the row's total violation (``inf`` when no row is ``ok``)."""
-    f = y if y.ndim == 1 else y[:, 0]
-    viol = jnp.zeros_like(f) if y.ndim == 1 else total_violation(y[:, 1:])
-    viol = jnp.where(ok, viol, jnp.inf)
-    feasible = ok & (viol <= 0.0)
-    any_feasible = jnp.any(feasible)
-    i = jnp.where(any_feasible, jnp.argmin(jnp.where(feasible, f, jnp.inf)), jnp.argmin(viol))
-    return i, f[i], any_feasible, viol[i]
-
-
-def design_size(d: int, q: int, restart_points: Optional[int]) -> int:
-    """Points of a restart design: ``restart_points`` (``None``: ``2 d``) rounded up to a
-    multiple of ``q`` (Python ints)."""
-    n = 2 * d if restart_points is None else restart_points
-    return -(-n // q) * q
-
-
-def failure_limit(d: int, q: int, failure_tolerance: Optional[int]) -> int:
-    """``tau_fail``: ``failure_tolerance``, or ``ceil(max(4, 2 d) / q)`` when ``None``: the
-    paper's ``ceil(max(4 / q, d / q))`` (Eriksson et al. 2019; BoTorch's TuRBO-1 tutorial) with
-    ``d`` doubled, so twice it from ``d = 4`` on and the same at ``d <= 2``. Chosen on the
-    selection problems at d = 10 and on COCO at d = 2-10 (``docs/measurements.md``, "TuRBO's
-    failure tolerance")."""
-    if failure_tolerance is not None:
-        return failure_tolerance
-    return int(math.ceil(max(4.0, 2.0 * d) / q))
-
-
-def batch_improves(y_run: Array, run: Array, rows: Array, ok: Array, min_improvement: float) -> Array:
-    """``()`` bool: whether a batch succeeds against its run (Eriksson et al. 2019, Section 2;
-    BoTorch's ``update_state``; with constraints SCBO's order, Eriksson & Poloczek 2021,
-    Section 3). ``y_run`` the dataset's rows ``(cap,)`` or ``(cap, K + 1)``, ``run (cap,)`` the
-    rows of the run; ``rows`` the batch's rows (same trailing shape), ``ok`` ``(n,)`` those
-    that count. A batch succeeds when its best point (:func:`best_row`) is feasible and the
-    run had no feasible point or it improves the run's best ``f*`` by more than
-    ``min_improvement |f*|``, or when nothing is feasible yet and it lowers the smallest
-    total violation."""
-    _, best, feasible0, viol0 = best_row(y_run, run)
-    _, y_new, feasible1, viol1 = best_row(rows, ok)
-    return jnp.where(feasible1, ~feasible0 | (y_new < best - min_improvement * jnp.abs(best)),
-                     ~feasible0 & (viol1 < viol0))
-
-
-def next_length(length: Array, successes: Array, failures: Array, improved: Array, success_tolerance: int,
-                failure_tolerance: int, length_max: float) -> tuple[Array, Array, Array]:
-    """TuRBO's side update after a batch (Eriksson et al. 2019, Section 2): the counters of
-    consecutive successes / failures, ``tau_succ`` successes in a row double the side (at most
-    ``length_max``), ``tau_fail`` failures in a row halve it, and the counter that acted
-    starts again. Returns ``(length, successes, failures)`` (same shapes; counters int32)."""
-    successes = jnp.where(improved, successes + 1, 0)
-    failures = jnp.where(improved, 0, failures + 1)
-    grow = successes >= success_tolerance
-    shrink = failures >= failure_tolerance
-    length = jnp.where(grow, jnp.minimum(2.0 * length, length_max),
-                       jnp.where(shrink, length / 2.0, length)).astype(length.dtype)
-    return (length, jnp.where(grow, 0, successes).astype(jnp.int32),
-            jnp.where(shrink, 0, failures).astype(jnp.int32))
-
-
-def _run_rows(data: Dataset, start: Array) -> Array:
-    """``(cap,)`` bool: the finite observations of the current run (rows from ``start``)."""
-    observed = data.observed()
-    if observed.ndim == 2:
-        observed = jnp.all(observed, axis=1)
-    return observed & (jnp.arange(data.capacity) >= start)
-
-
 def current_centre(state: TrustRegionState) -> Array:
     """``(d,)`` the centre of ``state``'s trust region (unit cube): the best finite
     observation of the current run (rows of ``state.data`` from ``state.start``; SCBO's
@@ -234,22 +141,6 @@ def current_centre(state: TrustRegionState) -> Array:
     return jnp.where(run[i], data.u[i], jnp.full_like(data.u[i], 0.5))
 
 
-def posterior_incumbent(mean: Array, run: Array) -> Array:
-    """``()`` int32: the row of ``run (cap,)`` (bool) with the smallest posterior mean
-    ``mean (cap,)`` (row 0 when ``run`` holds none)."""
-    return jnp.argmin(jnp.where(run, mean, jnp.inf)).astype(jnp.int32)
-
-
-def batch_improves_in_mean(mean: Array, run: Array, idx: Array, ok: Array) -> Array:
-    """``()`` bool: whether a batch succeeds by the posterior mean ``mean (cap,)`` of the
-    model told it: some counted point (``idx (n,)`` its rows, ``ok (n,)`` those that count)
-    has a smaller mean than every earlier point of the run (``run (cap,)``), or the run had
-    none. The noisy counterpart of :func:`batch_improves` (``incumbent="posterior_mean"``)."""
-    best = jnp.min(jnp.where(run, mean, jnp.inf))
-    new = jnp.min(jnp.where(ok, mean[jnp.minimum(idx, mean.shape[0] - 1)], jnp.inf))
-    return jnp.any(ok) & (new < best)
-
-
 def current_region(state: TrustRegionState, *, ard: bool = True) -> Array:
     """``(2, d)`` the trust region the next model-based ask of ``state`` uses (lower, upper
     corners, unit cube): :func:`region_box` around :func:`current_centre`, of side
@@ -262,55 +153,6 @@ def _centre_and_region(state: TrustRegionState, ard: bool) -> tuple[Array, Array
     """``(current_centre(state), current_region(state, ard=ard))``, the centre found once."""
     centre = current_centre(state)
     return centre, region_box(centre, state.length, state.lengthscales if ard else None)
-
-
-def _after_all_of(tree):
-    """``tree`` with every inexact leaf made to depend on every other (``+ 0 * s``, ``s`` a
-    finite sum over all leaves), so that nothing computed from it starts before all of it is
-    computed. Under ``vmap`` the restart's ``lax.cond`` is a select that computes the inner
-    ``init`` on every step; without this the inner ``tell`` below ran its LAPACK calls (Neural-BO's
-    ``eigh``) independently of the init's, and jaxlib's CPU backend deadlocked on the two
-    batched calls (``scripts/turbo_vmap_hang_repro.py``)."""
-    leaves = [a for a in jax.tree.leaves(tree) if hasattr(a, "dtype") and jnp.issubdtype(a.dtype, jnp.inexact)]
-    if not leaves:
-        return tree
-    s = sum(jnp.sum(jnp.where(jnp.isfinite(a), a, 0.0)).astype(jnp.float32) for a in leaves)
-    zero = 0.0 * jnp.where(jnp.isfinite(s), s, 0.0)
-    return jax.tree.map(lambda a: a + zero.astype(a.dtype) if hasattr(a, "dtype") and jnp.issubdtype(
-        a.dtype, jnp.inexact) else a, tree)
-
-
-def _with_data(state, data: Dataset):
-    """``state`` with its ``data`` field replaced (states are NamedTuples with ``data``)."""
-    return state._replace(data=data)
-
-
-def ask_in_region(inner_alg: BOAlgorithm, inner, key: Array, centre: Array, box: Array, data: Dataset,
-                  bounds: Bounds, perturb_dims: Optional[int]) -> Array:
-    """The inner algorithm's ask ``(q, d)`` (box coordinates, ``data``'s dtype) with
-    ``Dataset.region = box (2, d)`` around ``centre (d,)`` (unit cube): above
-    ``perturb_dims`` inputs its spread raw samples vary the centre's coordinates with
-    probability ``perturb_dims / d``; on a finite domain every run's evaluated points
-    (``data.evaluated``) are excluded; in a box the answer is clipped to the region."""
-    inner_data = inner.data._replace(region=box)
-    d = box.shape[1]
-    if perturb_dims is not None and d > perturb_dims:
-        inner_data = inner_data._replace(region_centre=centre, region_perturb=jnp.asarray(perturb_dims / d, box.dtype))
-    if inner_data.finite:  # every run's evaluated points (the region: Dataset.eligible)
-        inner_data = inner_data._replace(evaluated=data.evaluated)
-    x = jnp.reshape(inner_alg.ask(_with_data(inner, inner_data), key), (inner_alg.q, -1)).astype(data.u.dtype)
-    if inner_data.finite:
-        return x
-    # the region's corners in the box: from_unit is monotone, so a point the inner
-    # algorithm took inside the region (through from_unit) is left exactly as it is
-    return jnp.clip(x, bounds.from_unit(box[0]), bounds.from_unit(box[1]))
-
-
-def unevaluated_choices(key: Array, data: Dataset, q: int) -> Array:
-    """``q`` distinct unevaluated choices ``(q, d)`` (unit cube) of a finite domain, drawn
-    uniformly (a restart design's points there)."""
-    logits = jnp.where(data.evaluated, -jnp.inf, 0.0) + jax.random.gumbel(key, data.evaluated.shape, data.u.dtype)
-    return data.choices[jax.lax.top_k(logits, q)[1]]
 
 
 def trust_region(
@@ -393,7 +235,7 @@ def trust_region(
             and ``q > 1`` the inner asks by :func:`nbo_jax.batch.batched` (its batch rule;
             "native" algorithms take ``q`` in their own factory).
         regions: ``m``, the number of trust regions. 1: TuRBO-1 (this module). ``m > 1``:
-            TuRBO-m (:mod:`nbo_jax.turbo_m`; Eriksson et al. 2019, Section 2): ``m``
+            TuRBO-m (:mod:`nbo_jax.transforms.trust_regions`; Eriksson et al. 2019, Section 2): ``m``
             regions with their own inner states, designs, sides and restarts; every ask
             the inner algorithm of each region proposes inside its box and the smallest
             Thompson draws of the regions' surrogates (objective units) win. Each ask costs
@@ -436,7 +278,7 @@ def trust_region(
     Returns:
         A :class:`~nbo_jax.types.BOAlgorithm` named ``"turbo-<inner name>"`` (TuRBO-m:
         ``"turbo<m>-<inner name>"``, its state a
-        :class:`~nbo_jax.turbo_m.TrustRegionsState`, its ``info`` the figures of the
+        :class:`~nbo_jax.transforms.trust_regions.TrustRegionsState`, its ``info`` the figures of the
         region holding the best observation, ``tr_restarts`` summed over the regions, and
         ``tr_regions_in_design``) with
         ``batch_rule="native"``, the inner ``q`` and ``constrained``; its state is a
@@ -540,8 +382,6 @@ def trust_region(
         return failure_limit(d, q, failure_tolerance)
 
     if regions > 1:
-        from .turbo_m import trust_regions
-
         return trust_regions(inner_alg, config, regions=regions, length_init=length_init, length_min=length_min,
                              length_max=length_max, success_tolerance=success_tolerance, tau_fail=tau_fail,
                              n_design=n_design, min_improvement=min_improvement, ard=ard, perturb_dims=perturb_dims)

@@ -2,7 +2,7 @@
 
 Eriksson, Pearce, Gardner, Turner & Poloczek 2019, "Scalable global optimization via local
 Bayesian optimization" (NeurIPS), Section 2, TuRBO-m. Built by :func:`nbo_jax.trust_region`
-with ``regions = m > 1``; every region follows TuRBO-1's rules (:mod:`nbo_jax.turbo`)::
+with ``regions = m > 1``; every region follows TuRBO-1's rules (:mod:`nbo_jax.transforms.trust_region`)::
 
     regions  : m regions, region j with its own side L_j, counters, restarts and inner
                state, the inner state built from region j's run only (the points it
@@ -29,11 +29,12 @@ from typing import Any, NamedTuple, Optional
 import jax
 import jax.numpy as jnp
 
-from .domains import FiniteDomain
-from .observations import initial_data, told_rows
-from .optimize import sobol_samples
-from .outcome import AFFINE_OUTCOME_TRANSFORMS
-from .turbo import (
+from ..domains import FiniteDomain
+from ..observations import initial_data, told_rows
+from ..optimize import sobol_samples
+from ..outcome import AFFINE_OUTCOME_TRANSFORMS
+from ..types import BOAlgorithm, Bounds, Dataset, FactoryCall
+from .regions import (
     _after_all_of,
     _run_rows,
     _with_data,
@@ -45,7 +46,6 @@ from .turbo import (
     inner_lengthscales,
     unevaluated_choices,
 )
-from .types import BOAlgorithm, Bounds, Dataset, FactoryCall
 
 Array = jax.Array
 
@@ -70,7 +70,7 @@ class TrustRegionsState(NamedTuple):
         design: ``(m, n_design, d)`` the regions' current designs (unit cube).
         key: PRNG key for the designs and the inner re-initializations.
         lengthscales: ``(m, d)`` each region's inner surrogate lengthscales after its last init
-            or tell (:func:`nbo_jax.turbo.inner_lengthscales`), which shape its box with
+            or tell (:func:`nbo_jax.transforms.regions.inner_lengthscales`), which shape its box with
             ``ard``; ``None`` without ``ard`` or when the surrogate has none.
     """
 
@@ -99,8 +99,8 @@ def region_rows(data: Dataset, owner: Array, start: Array, j, *, observed: bool)
 
 def regions_now(state: TrustRegionsState, *, ard: bool = True) -> tuple[Array, Array]:
     """``(centres (m, d), boxes (m, 2, d))``: each region's centre (the best finite
-    observation of its run, :func:`nbo_jax.turbo.best_row`; the cube's centre while it has
-    none) and its box (:func:`nbo_jax.turbo.region_box`, shaped by the inner GP's
+    observation of its run, :func:`nbo_jax.transforms.regions.best_row`; the cube's centre while it has
+    none) and its box (:func:`nbo_jax.transforms.regions.region_box`, shaped by the inner GP's
     lengthscales when ``ard``)."""
     data = state.data
     m = state.length.shape[0]
