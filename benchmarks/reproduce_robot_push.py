@@ -17,7 +17,7 @@ Usage::
 Writes the histories and tables of :func:`nbo_jax.comparison.compare` under ``--out``, and
 ``robot_push_best_reward.png`` (median best reward with the 25-75% band); prints the time
 per simulation and the median [q25, q75] best reward per method. With
-``--ask-tell-batches B`` it also runs :func:`nbo_jax.benchmarks.robot_push.optimize_with_ask_tell`
+``--ask-tell-batches B`` it also runs :func:`optimize_with_ask_tell` (below)
 (the reference method through ``nbo.AskTell``, ``B`` batches of ``--ask-tell-q`` points).
 """
 
@@ -34,6 +34,48 @@ from nbo_jax.benchmarks import robot_push as rp
 
 METHODS = ["neural-bo", "gp-ei", "random"]
 THESIS = {"n_init": 15, "iterations": 6000 - 15, "seeds": 10}
+
+
+
+def optimize_with_ask_tell(algorithm, n_init: int, n_iter: int, q: int,
+                           seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Maximize the reward with :class:`nbo_jax.AskTell`, simulating each batch of ``q``
+    asked points with :func:`nbo_jax.benchmarks.robot_push.evaluate_batch` (the pattern for any simulator outside JAX;
+    replace ``evaluate_batch`` by a call to your own cluster to run a batch in parallel).
+
+    ``n_init`` points are drawn uniformly in the box (``numpy.random.default_rng(seed)``),
+    then ``n_iter`` batches of ``q`` points are asked and told (``y = -reward``).
+
+    Args:
+        algorithm: a registry name (built with ``q``, e.g. ``"gp-ei"``) or a
+            :class:`~nbo_jax.types.BOAlgorithm` whose ``q`` equals ``q``.
+        n_init: initial points (>= 1); n_iter: batches (>= 0); q: points per batch (>= 1);
+        seed: seeds the initial design and the algorithm's key.
+
+    Returns:
+        ``(x, reward)``: ``(n_init + n_iter q, 14)`` float64 points in evaluation order and
+        their ``(n_init + n_iter q,)`` float64 rewards.
+
+    Raises:
+        ValueError / TypeError: bad counts, an unknown algorithm name, ``algorithm.q != q``.
+    """
+    import jax
+
+    import nbo_jax as nbo
+    from nbo_jax._checks import check_int
+
+    n_init, n_iter, q = check_int("n_init", n_init, 1), check_int("n_iter", n_iter, 0), check_int("q", q, 1)
+    seed = check_int("seed", seed, 0)
+    algo = nbo.registry.get(algorithm, q=q) if isinstance(algorithm, str) else algorithm
+    if getattr(algo, "q", q) != q:
+        raise ValueError(f"algorithm {algo.name!r} asks q = {algo.q} points per batch, but q = {q}")
+    x0 = np.random.default_rng(seed).uniform(rp.LOWER, rp.UPPER, size=(n_init, rp.DIM))
+    opt = nbo.AskTell(algo, (rp.LOWER, rp.UPPER), capacity=n_init + n_iter * q, key=jax.random.key(seed),
+                  x0=x0, y0=-rp.evaluate_batch(x0))
+    for _ in range(n_iter):
+        X = np.asarray(opt.ask()).reshape(q, rp.DIM)
+        opt.tell(X, -rp.evaluate_batch(X))
+    return opt.x, -opt.y
 
 
 def time_simulations(n: int) -> tuple[float, float]:
@@ -102,7 +144,7 @@ def main():
 
     if args.ask_tell_batches > 0:
         t0 = time.perf_counter()
-        _, reward = rp.optimize_with_ask_tell(args.methods[0], n_init=args.n_init, n_iter=args.ask_tell_batches,
+        _, reward = optimize_with_ask_tell(args.methods[0], n_init=args.n_init, n_iter=args.ask_tell_batches,
                                               q=args.ask_tell_q, seed=0)
         print(f"\nask/tell ({args.methods[0]}, {args.ask_tell_batches} batches of {args.ask_tell_q}): best reward "
               f"{reward.max():.3f} after {len(reward)} evaluations, {time.perf_counter() - t0:.1f} s")

@@ -85,7 +85,12 @@ def benchmark_script():
     import pathlib
 
     def load(name: str):
-        path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+        import sys
+
+        folder = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
+        if str(folder) not in sys.path:  # the scripts import their shared driver (_study.py)
+            sys.path.append(str(folder))
+        path = folder / f"{name}.py"
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)

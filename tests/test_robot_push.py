@@ -149,15 +149,16 @@ def test_run_bo_records_minus_reward_and_metric(batch):
                                   np.maximum.accumulate(-f, axis=1))
 
 
-def test_ask_tell_example_records_every_batch(batch):
-    x, reward = rp.optimize_with_ask_tell("random", n_init=3, n_iter=2, q=2, seed=0)
+def test_ask_tell_example_records_every_batch(batch, benchmark_script):
+    optimize_with_ask_tell = benchmark_script("reproduce_robot_push").optimize_with_ask_tell
+    x, reward = optimize_with_ask_tell("random", n_init=3, n_iter=2, q=2, seed=0)
     assert x.shape == (7, 14) and reward.shape == (7,)
     np.testing.assert_array_equal(x[:3], np.random.default_rng(0).uniform(rp.LOWER, rp.UPPER, size=(3, 14)))
     np.testing.assert_array_equal(reward, [rp.push_reward(row) for row in x])
     assert np.all((x >= rp.LOWER) & (x <= rp.UPPER))
     assert len(np.unique(x, axis=0)) == 7  # two new batches of two distinct points
     with pytest.raises(ValueError, match="q = 1 points per batch, but q = 2"):
-        rp.optimize_with_ask_tell(nbo.registry.get("random"), n_init=3, n_iter=1, q=2, seed=0)
+        optimize_with_ask_tell(nbo.registry.get("random"), n_init=3, n_iter=1, q=2, seed=0)
 
 
 _USER_CODE = ('import jax, nbo_jax as nbo; p = nbo.benchmarks.get("robot_push"); '

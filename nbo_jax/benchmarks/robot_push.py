@@ -91,7 +91,6 @@ __all__ = [
     "STARTS",
     "UPPER",
     "evaluate_batch",
-    "optimize_with_ask_tell",
     "push_reward",
     "robot_push",
     "simulate_push",
@@ -342,43 +341,3 @@ def robot_push(*, noise_std: float = 0.0) -> Problem:
         TypeError: ``noise_std`` not a number.
     """
     return _robot_push(check_positive("noise_std", noise_std, allow_zero=True))
-
-
-def optimize_with_ask_tell(algorithm, n_init: int, n_iter: int, q: int,
-                           seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Maximize the reward with :class:`nbo_jax.AskTell`, simulating each batch of ``q``
-    asked points with :func:`evaluate_batch` (the pattern for any simulator outside JAX;
-    replace ``evaluate_batch`` by a call to your own cluster to run a batch in parallel).
-
-    ``n_init`` points are drawn uniformly in the box (``numpy.random.default_rng(seed)``),
-    then ``n_iter`` batches of ``q`` points are asked and told (``y = -reward``).
-
-    Args:
-        algorithm: a registry name (built with ``q``, e.g. ``"gp-ei"``) or a
-            :class:`~nbo_jax.types.BOAlgorithm` whose ``q`` equals ``q``.
-        n_init: initial points (>= 1); n_iter: batches (>= 0); q: points per batch (>= 1);
-        seed: seeds the initial design and the algorithm's key.
-
-    Returns:
-        ``(x, reward)``: ``(n_init + n_iter q, 14)`` float64 points in evaluation order and
-        their ``(n_init + n_iter q,)`` float64 rewards.
-
-    Raises:
-        ValueError / TypeError: bad counts, an unknown algorithm name, ``algorithm.q != q``.
-    """
-    from nbo_jax import registry
-    from nbo_jax._checks import check_int
-    from nbo_jax.ask_tell import AskTell
-
-    n_init, n_iter, q = check_int("n_init", n_init, 1), check_int("n_iter", n_iter, 0), check_int("q", q, 1)
-    seed = check_int("seed", seed, 0)
-    algo = registry.get(algorithm, q=q) if isinstance(algorithm, str) else algorithm
-    if getattr(algo, "q", q) != q:
-        raise ValueError(f"algorithm {algo.name!r} asks q = {algo.q} points per batch, but q = {q}")
-    x0 = np.random.default_rng(seed).uniform(LOWER, UPPER, size=(n_init, DIM))
-    opt = AskTell(algo, (LOWER, UPPER), capacity=n_init + n_iter * q, key=jax.random.key(seed),
-                  x0=x0, y0=-evaluate_batch(x0))
-    for _ in range(n_iter):
-        X = np.asarray(opt.ask()).reshape(q, DIM)
-        opt.tell(X, -evaluate_batch(X))
-    return opt.x, -opt.y
