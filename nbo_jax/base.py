@@ -157,9 +157,11 @@ class Surrogate(NamedTuple):
     """A model of the observations as pure functions (optax's ``GradientTransformation``
     shape: a state and the functions over it), all jit/vmap compatible.
 
-    - ``init(key, data) -> state``: the model fitted to ``data`` (a
+    - ``init(key, data, rows) -> state``: the model fitted to ``data`` (a
       :class:`~nbo_jax.dataset.Dataset` of unit-cube inputs whose ``y`` holds the targets
-      the model fits, e.g. standardized values; only rows in ``data.mask`` are observations).
+      the model fits, e.g. standardized values; only rows in ``data.mask`` are observations);
+      ``rows (n0,)`` the initial rows' indices ``0..n0-1`` (a static length, for models that
+      absorb rows one by one; others ignore it).
     - ``update(state, data, rows, refit) -> state``: the model after the rows ``rows (n,)``
       (int indices into ``data``) were written to ``data``. ``refit`` says whether to refit
       the hyperparameters (or retrain) now: a Python bool, or a ``()`` bool array from the
@@ -180,7 +182,7 @@ class Surrogate(NamedTuple):
     - ``name``: what the model is, e.g. ``"gp"``.
     """
 
-    init: Callable[[Array, Any], Any]
+    init: Callable[[Array, Any, Array], Any]
     update: Callable[[Any, Any, Array, Any], Any]
     posterior: Callable[[Any, Array], SurrogatePosterior]
     sample: Optional[Callable[[Any, Array], Callable[[Array], Array]]] = None

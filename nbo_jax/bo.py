@@ -153,7 +153,7 @@ def bo_algorithm(
     ``optimize_acqf``). Every algorithm preset whose acquisition is a function of its
     surrogate's posterior is this function with its own arguments::
 
-        init : data <- the initial rows;  model <- surrogate.init(key, T(data))
+        init : data <- the initial rows;  model <- surrogate.init(key, T(data), rows)
         ask  : post(u) = surrogate.posterior(model, u) with the incumbent (and a posterior
                draw when the acquisition reads one);
                u* = optimize_acqf(u -> acquisition(post(u), key), raw samples around the best rows)
@@ -230,7 +230,7 @@ def bo_algorithm(
 
     def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> BOState:
         data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=constrained)
-        model = surrogate.init(key, targets(data))
+        model = surrogate.init(key, targets(data), jnp.arange(x0.shape[0]))
         return BOState(data, box, model, jnp.zeros((), jnp.int32), jnp.asarray(x0.shape[0], jnp.int32))
 
     def posterior_fn(state: BOState, key: Optional[Array] = None) -> Callable[[Array], SurrogatePosterior]:

@@ -69,7 +69,7 @@ def test_posterior_shapes_masked_rows_and_vmap_over_seeds(name, x64):
     assert isinstance(surrogate, Surrogate)
     outputs = 3 if surrogate.multi_output else None
     data = _data(outputs)
-    init = jax.jit(surrogate.init)
+    init = jax.jit(lambda key, data: surrogate.init(key, data, jnp.arange(N)))
     state = init(jax.random.key(1), data)
     u = jax.random.uniform(jax.random.key(2), (5, D))
     post = jax.jit(surrogate.posterior)(state, u)
@@ -92,7 +92,7 @@ def test_posterior_shapes_masked_rows_and_vmap_over_seeds(name, x64):
     assert float(jnp.mean(jax.jit(surrogate.posterior)(new, u[:2]).mean)) < float(jnp.mean(post.mean[:2]))
     # vmap over seeds: each seed's model is the one fitted alone
     keys = jax.random.split(jax.random.key(4), 2)
-    many = jax.jit(jax.vmap(surrogate.init, in_axes=(0, None)))(keys, data)
+    many = jax.jit(jax.vmap(init, in_axes=(0, None)))(keys, data)
     for i in range(2):
         one = init(keys[i], data)
         np.testing.assert_allclose(jax.tree.leaves(jax.tree.map(lambda a: a[i], many))[0], jax.tree.leaves(one)[0],
@@ -105,7 +105,7 @@ def test_pathwise_draws_are_one_function(name, x64):
     with (so an acquisition on it can be climbed); different keys give different draws."""
     surrogate = TABLE[name]()
     assert surrogate.pathwise and surrogate.sample is not None
-    state = surrogate.init(jax.random.key(1), _data())
+    state = surrogate.init(jax.random.key(1), _data(), jnp.arange(N))
     u = jax.random.uniform(jax.random.key(2), (6, D))
     draw = surrogate.sample(state, jax.random.key(5))
     np.testing.assert_allclose(draw(u[:2]), draw(u)[:2], rtol=1e-12)
@@ -120,7 +120,7 @@ def test_the_gp_draw_is_joint_and_refused_for_a_climb():
 
 
 def test_a_posterior_that_lacks_what_the_acquisition_reads_is_refused():
-    plain = Surrogate(lambda k, d: None, lambda s, d, r, f: s, lambda s, u: None, name="mine")
+    plain = Surrogate(lambda k, d, r: None, lambda s, d, r, f: s, lambda s, u: None, name="mine")
     with pytest.raises(ValueError, match="'mine' surrogate's posterior has none"):
         bo_algorithm(plain, nbo.acquisition.thompson_sampling(), acq_optimizer=acq_optimizer(), name="x")
     with pytest.raises(ValueError, match="models no constraints"):
@@ -164,10 +164,10 @@ def test_vbll_posterior_is_the_last_layer_gaussian(x64):
     ``phi^T (w_bar + L eps)``: against numpy from the trained parameters; with no training
     steps the last layer is its prior, ``S = s_p^2 I``."""
     surrogate = _small("vbll", prior_scale=0.5, init_steps=0)
-    state = surrogate.init(jax.random.key(1), _data())
+    state = surrogate.init(jax.random.key(1), _data(), jnp.arange(N))
     L = np.asarray(chol_factor(state.params.w_chol))
     np.testing.assert_allclose(L @ L.T, 0.25 * np.eye(8), atol=1e-12)
-    trained = _small("vbll").init(jax.random.key(1), _data())
+    trained = _small("vbll").init(jax.random.key(1), _data(), jnp.arange(N))
     u = jax.random.uniform(jax.random.key(2), (4, D))
 
     from nbo_jax.networks import embed_inputs
@@ -187,7 +187,7 @@ def test_vbll_posterior_is_the_last_layer_gaussian(x64):
 
 def test_ensemble_posterior_is_the_members_mean_and_spread(x64):
     surrogate = _small("ensemble")
-    state = surrogate.init(jax.random.key(1), _data())
+    state = surrogate.init(jax.random.key(1), _data(), jnp.arange(N))
     u = jax.random.uniform(jax.random.key(2), (4, D))
     from nbo_jax.features import predict
     from nbo_jax.networks import embedded, mlp

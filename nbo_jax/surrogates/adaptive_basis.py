@@ -287,7 +287,7 @@ def adaptive_basis(*, hidden: tuple, activation: Callable[[Array], Array], head:
         return state._replace(params=params, head=lin, since_train=jnp.where(retrain, 0, since).astype(jnp.int32),
                               key=key)
 
-    def init(key: Array, data: Dataset) -> AdaptiveBasisState:
+    def init(key: Array, data: Dataset, rows: Array) -> AdaptiveBasisState:
         mod = module(data.u.dtype)
         k_net, k_state = jax.random.split(key)
         params0 = mod.init(k_net, jnp.zeros(data.u.shape[1:], data.u.dtype))["params"]

@@ -73,7 +73,7 @@ def ensemble(network: Callable[[int, Any], Network], *, members: int, train: Tra
         one = lambda p, a, k: train_regression(apply, p, a, data.u, data.y, data.mask, k, train)  # noqa: E731
         return jax.vmap(one)(start, anchor, jax.random.split(key, members))
 
-    def init(key: Array, data: Dataset) -> EnsembleState:
+    def init(key: Array, data: Dataset, rows: Array) -> EnsembleState:
         k_init, k_fit, key = jax.random.split(key, 3)
         anchor = jax.vmap(net_for(data.u).init)(jax.random.split(k_init, members))
         return EnsembleState(fit(anchor, anchor, data, k_fit), anchor, key)

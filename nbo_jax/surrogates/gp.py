@@ -135,7 +135,7 @@ def gp(fit: GPFit) -> Surrogate:
                     lambda: gpm.append_rows(kind, state.posterior, data.u, y, data.mask, rows, jit))
         return GPSurrogateState(post.params, post, gpm.posterior_lml(post, y), key)
 
-    def init(key: Array, data: Dataset) -> GPSurrogateState:
+    def init(key: Array, data: Dataset, rows: Array) -> GPSurrogateState:
         d, dtype = data.u.shape[1], data.u.dtype
         params = fit.initial(d, dtype)
         # placeholder posterior of the right shapes (no data), replaced by the fit
@@ -182,7 +182,7 @@ def gp_columns(fit: GPFit, *, std_floor: bool = True) -> Surrogate:
         post = when(refit, refitted, appended)
         return GPSurrogateState(post.params, post, jax.vmap(gpm.posterior_lml)(post, T.T), key)
 
-    def init(key: Array, data: Dataset) -> GPSurrogateState:
+    def init(key: Array, data: Dataset, rows: Array) -> GPSurrogateState:
         (cap, J), d, dtype = data.y.shape, data.u.shape[1], data.u.dtype
         params = jax.tree.map(lambda a: jnp.broadcast_to(a, (J,) + a.shape), fit.initial(d, dtype))
         # placeholder posterior of the right shapes (replaced by the fit; no factorization)

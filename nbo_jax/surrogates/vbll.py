@@ -128,7 +128,7 @@ def vbll(*, width: int, depth: int, activation: Callable, prior_scale: float, le
         (params, _), _ = jax.lax.scan(step, (params, adam.init(params)), None, length=n_steps)
         return params
 
-    def init(key: Array, data: Dataset) -> VBLLState:
+    def init(key: Array, data: Dataset, rows: Array) -> VBLLState:
         k_net, key = jax.random.split(key)
         dtype = data.u.dtype
         z = embed_inputs(jnp.zeros(data.u.shape[1:], dtype), auto_embedding(data.u.shape[1], embedding))
