@@ -40,11 +40,11 @@ def test_state_posterior_matches_direct_computation(x64, compiled):
         post = algo.surrogate(state, u)
         if feature_params == "initial":
             net = nbo.networks.mlp(2, SMALL["width"], 2, use_bias=True)
-            G = nbo.features.gradient_features(net.apply, state.params0, 2 * state.data.u - 1)
-            Gc = nbo.features.gradient_features(net.apply, state.params0, 2 * u - 1)
+            G = nbo.features.gradient_features(net.apply, state.model.params0, 2 * state.data.u - 1)
+            Gc = nbo.features.gradient_features(net.apply, state.model.params0, 2 * u - 1)
             direct = P.direct_variance(G, state.data.mask, Gc, 0.01, float(SMALL["width"]))
             np.testing.assert_allclose(post.std ** 2, direct, rtol=1e-8)
-            np.testing.assert_allclose(post.mean, nbo.features.predict(net.apply, state.params, 2 * u - 1), rtol=1e-12)
+            np.testing.assert_allclose(post.mean, nbo.features.predict(net.apply, state.model.params, 2 * u - 1), rtol=1e-12)
         assert np.all(np.asarray(post.std) > 0) and post.mean.shape == (20,)
         assert int(state.data.count) == 8
 
@@ -57,8 +57,8 @@ def test_training_fits_the_data(x64, compiled):
     net = nbo.networks.mlp(2, 64, 2, use_bias=True)
     z = 2 * state.data.u - 1
     y = state.data.standardized()[0]
-    before = jnp.mean((nbo.features.predict(net.apply, state.params0, z) - y) ** 2)
-    after = jnp.mean((nbo.features.predict(net.apply, state.params, z) - y) ** 2)
+    before = jnp.mean((nbo.features.predict(net.apply, state.model.params0, z) - y) ** 2)
+    after = jnp.mean((nbo.features.predict(net.apply, state.model.params, z) - y) ** 2)
     assert float(after) < 0.2 * float(before), (float(before), float(after))
 
 
@@ -83,7 +83,7 @@ def test_paper_preset_settings(compiled):
         problem, state = _state(algo)
         x = algo.ask(state, jax.random.key(0))
         assert np.all(x >= problem.bounds.lower) and np.all(x <= problem.bounds.upper)
-        assert type(state.posterior).__name__.lower().startswith(mode)
+        assert type(state.model.posterior).__name__.lower().startswith(mode)
 
 
 def test_nu_with_acquisition_is_refused():
@@ -96,24 +96,24 @@ def test_pathwise_sample_of_the_algorithm_matches_its_posterior(x64, compiled):
     network h(x; theta_t) and its variance (nu s)^2 sigma^2(x) of the surrogate (fitted scales)."""
     algo = compiled(nbo.neural_bo(**SMALL, nu=0.7, input_embedding="linear"))
     problem, state = _state(algo)
-    assert type(state.posterior).__name__ == "DualState"  # scales="fit" runs in dual form
+    assert type(state.model.posterior).__name__ == "DualState"  # scales="fit" runs in dual form
     u = jax.random.uniform(jax.random.key(4), (5, 2))
     post = algo.surrogate(state, u)
     net = nbo.networks.mlp(2, SMALL["width"], 2, use_bias=True)
     m = float(SMALL["width"])
-    delta = jax.vmap(lambda k: P.sample_weights(state.posterior, k, state.post_lam, m))(
+    delta = jax.vmap(lambda k: P.sample_weights(state.model.posterior, k, state.model.post_lam, m))(
         jax.random.split(jax.random.key(5), 40_000))
-    jvp = jax.vmap(lambda d: nbo.features.jacobian_vector_product(net.apply, state.params0, 2 * u - 1, d))(delta)
-    draws = post.mean + 0.7 * state.post_scale * jvp / np.sqrt(m)
+    jvp = jax.vmap(lambda d: nbo.features.jacobian_vector_product(net.apply, state.model.params0, 2 * u - 1, d))(delta)
+    draws = post.mean + 0.7 * state.model.post_scale * jvp / np.sqrt(m)
     np.testing.assert_allclose(draws.mean(axis=0), post.mean, atol=0.03 * float(jnp.max(0.7 * post.std)))
     np.testing.assert_allclose(draws.std(axis=0), 0.7 * post.std, rtol=0.03)
     # the fitted scales are the exact grid maximizer of the linearized network's likelihood
-    r = state.data.standardized()[0] - nbo.features.predict(net.apply, state.params0, 2 * state.data.u - 1)
-    lam, s2, _ = P.fit_scales(state.posterior.G, state.data.mask, r, m)
-    np.testing.assert_allclose([state.post_lam, state.post_scale ** 2], [lam, s2], rtol=1e-10)
+    r = state.data.standardized()[0] - nbo.features.predict(net.apply, state.model.params0, 2 * state.data.u - 1)
+    lam, s2, _ = P.fit_scales(state.model.posterior.G, state.data.mask, r, m)
+    np.testing.assert_allclose([state.model.post_lam, state.model.post_scale ** 2], [lam, s2], rtol=1e-10)
     # and the posterior is the exact one at the fitted lam: s^2 lam g^T U^{-1} g / m
-    Gc = nbo.features.gradient_features(net.apply, state.params0, 2 * u - 1)
-    direct = P.direct_variance(state.posterior.G, state.data.mask, Gc, lam, m)
+    Gc = nbo.features.gradient_features(net.apply, state.model.params0, 2 * u - 1)
+    direct = P.direct_variance(state.model.posterior.G, state.data.mask, Gc, lam, m)
     np.testing.assert_allclose(post.std ** 2, s2 * direct, rtol=1e-8)
 
 
@@ -125,21 +125,21 @@ def test_lam_refit_schedule_keeps_lam_and_refits_s2_between_refits(x64, compiled
     problem, state = _state(algo)
     net = nbo.networks.mlp(2, SMALL["width"], 2, use_bias=True)
     m = float(SMALL["width"])
-    lam0 = float(state.post_lam)
+    lam0 = float(state.model.post_lam)
     for i in range(3):
         x = algo.ask(state, jax.random.key(10 + i))
         state = algo.tell(state, x, problem.objective(x))
-        G, mask = state.posterior.G, state.data.mask
-        r = state.data.standardized()[0] - nbo.features.predict(net.apply, state.params0, 2 * state.data.u - 1)
+        G, mask = state.model.posterior.G, state.data.mask
+        r = state.data.standardized()[0] - nbo.features.predict(net.apply, state.model.params0, 2 * state.data.u - 1)
         lam, s2, _ = P.fit_scales(G, mask, r, m)
         if i < 2:
-            assert float(state.post_lam) == lam0
+            assert float(state.model.post_lam) == lam0
             lam_kept, s2_kept, _ = P.fit_scales(G, mask, r, m, lam_range=(lam0, lam0), n_grid=1)
-            np.testing.assert_allclose(state.post_scale ** 2, s2_kept, rtol=1e-10)
-            np.testing.assert_allclose(state.posterior.L, P.rebuild(state.posterior, G, mask, lam0, m).L,
+            np.testing.assert_allclose(state.model.post_scale ** 2, s2_kept, rtol=1e-10)
+            np.testing.assert_allclose(state.model.posterior.L, P.rebuild(state.model.posterior, G, mask, lam0, m).L,
                                        rtol=0, atol=1e-10)
         else:
-            np.testing.assert_allclose([state.post_lam, state.post_scale ** 2], [lam, s2], rtol=1e-10)
+            np.testing.assert_allclose([state.model.post_lam, state.model.post_scale ** 2], [lam, s2], rtol=1e-10)
     assert (int(state.tells), int(state.rows_told)) == (3, 9)
 
 
@@ -155,15 +155,15 @@ def test_circle_embedding_feeds_the_network_points_of_one_norm(x64, compiled):
     algo = compiled(nbo.neural_bo(**SMALL, posterior="dual", scales="fixed", input_embedding="circle"))
     problem, state = _state(algo)
     net = nbo.networks.mlp(4, SMALL["width"], 2, use_bias=True)  # branin: d = 2 -> 4 inputs
-    assert jax.tree.structure(net.init(jax.random.key(0))) == jax.tree.structure(state.params0)
+    assert jax.tree.structure(net.init(jax.random.key(0))) == jax.tree.structure(state.model.params0)
     uc = jax.random.uniform(jax.random.key(5), (20, 2))
     post = algo.surrogate(state, uc)
     emb = lambda v: nbo.networks.embed_inputs(v, "circle")  # noqa: E731
-    G = nbo.features.gradient_features(net.apply, state.params0, emb(state.data.u))
-    Gc = nbo.features.gradient_features(net.apply, state.params0, emb(uc))
+    G = nbo.features.gradient_features(net.apply, state.model.params0, emb(state.data.u))
+    Gc = nbo.features.gradient_features(net.apply, state.model.params0, emb(uc))
     np.testing.assert_allclose(post.std ** 2, P.direct_variance(G, state.data.mask, Gc, 0.01, float(SMALL["width"])),
                                rtol=1e-8)
-    np.testing.assert_allclose(post.mean, nbo.features.predict(net.apply, state.params, emb(uc)), rtol=1e-12)
+    np.testing.assert_allclose(post.mean, nbo.features.predict(net.apply, state.model.params, emb(uc)), rtol=1e-12)
     with pytest.raises(ValueError, match="input_embedding must be one of"):
         nbo.neural_bo(input_embedding="sphere")
 
@@ -176,7 +176,7 @@ def test_default_input_embedding_is_the_circle_only_below_circle_below_dim(compi
 
     def first_layer_inputs(algo, d):  # the state's structure only: traced, not run
         state = jax.eval_shape(lambda: _state(algo, n=8, problem=nbo.benchmarks.get("styblinski_tang", dim=d))[1])
-        return {leaf.shape[0] for leaf in jax.tree.leaves(state.params0) if leaf.ndim == 2} & {d, 2 * d}
+        return {leaf.shape[0] for leaf in jax.tree.leaves(state.model.params0) if leaf.ndim == 2} & {d, 2 * d}
 
     for d, default in ((5, "circle"), (CIRCLE_BELOW_DIM - 1, "circle"), (CIRCLE_BELOW_DIM, "linear")):
         width = {"circle": 2 * d, "linear": d}

@@ -57,10 +57,9 @@ sampling too: build it with ``q=1`` and batch it with
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional
+from typing import Optional
 
 import jax
-import jax.numpy as jnp
 
 from .. import posterior as post_lib
 from .._checks import (
@@ -74,16 +73,13 @@ from .._checks import (
     refuse_renamed,
     resolve_preset,
 )
-from ..acquisition import AcquisitionFn, SurrogatePosterior
+from ..acquisition import AcquisitionFn
 from ..acquisition import thompson as independent_thompson
-from ..bo import make_algorithm, records_config, refit_due
-from ..features import gradient_features, jacobian_vector_product, predict
-from ..networks import CIRCLE_BELOW_DIM, INPUT_EMBEDDINGS, embedded  # noqa: F401 - CIRCLE_BELOW_DIM: as before
-from ..observations import initial_data, told_rows
+from ..bo import BOState, bo_algorithm, make_algorithm, records_config
+from ..networks import CIRCLE_BELOW_DIM, INPUT_EMBEDDINGS  # noqa: F401 - CIRCLE_BELOW_DIM: as before
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
-from ..outcome import targets as outcome_targets
-from ..training import train_regression
-from ..types import BOAlgorithm, Bounds, Dataset
+from ..surrogates.neural_linear import NeuralLinearState, neural_linear
+from ..types import BOAlgorithm
 from ._common import network_builder, train_config
 
 Array = jax.Array
@@ -130,135 +126,8 @@ def default_nu(d: int, in_region: bool = False) -> float:
     return MID_DIM_NU if d >= MID_NU_FROM_DIM and not in_region else PRESETS["default"]["nu"]
 
 
-class NeuralBOState(NamedTuple):
-    """Neural-BO state (a pytree; fixed shapes).
-
-    Attributes:
-        data: :class:`~nbo_jax.dataset.Dataset` (unit-cube inputs ``(cap, d)``, ``y (cap,)``).
-        bounds: :class:`~nbo_jax.domains.Bounds`, the box (``(d,)`` arrays).
-        params0: initial weights ``theta_0``; params: current weights ``theta_t``.
-        posterior: ``FullState | DiagonalState | DualState`` (:mod:`nbo_jax.posterior`).
-        key: PRNG key used for training shuffles.
-        post_lam: ``()`` the ``lam`` of the posterior (``lam``, or fitted with ``scales="fit"``).
-        post_scale: ``()`` multiplier of ``sigma`` (1, or the fitted ``s`` with ``scales="fit"``).
-        tells, rows_told: ``()`` int32, the tell calls and the rows received (initial design
-            included): the schedule of the ``lam`` refits (``refit_every``); they depend on
-            no data, so under ``vmap`` the schedule stays a branch.
-    """
-
-    data: Dataset
-    bounds: Bounds
-    params0: Any
-    params: Any
-    posterior: Any
-    key: Array
-    post_lam: Array
-    post_scale: Array
-    tells: Array
-    rows_told: Array
-
-
-def _initial_state(net, data: Dataset, box: Bounds, key: Array, mode: str, lam, n0: int) -> NeuralBOState:
-    """The state before the ``n0`` initial rows are absorbed: ``theta_0`` drawn, an empty
-    ``mode`` posterior (:func:`nbo_jax.posterior.init`) with ``lam`` and unit output scale."""
-    dtype = data.u.dtype
-    k_net, k_state = jax.random.split(key)
-    params0 = net.init(k_net)
-    return NeuralBOState(
-        data=data,
-        bounds=box,
-        params0=params0,
-        params=params0,
-        posterior=post_lib.init(mode, net.num_params, data.capacity, lam, dtype),
-        key=k_state,
-        post_lam=jnp.asarray(lam, dtype),
-        post_scale=jnp.ones((), dtype),
-        tells=jnp.zeros((), jnp.int32),
-        rows_told=jnp.asarray(n0, jnp.int32),
-    )
-
-
-def _new_rows(data: Dataset, start: Array, n: int) -> tuple[Array, Array, Array, Array]:
-    """The ``n`` rows added at ``start``: ``(rows, written, u_new, mask_new)``, ``written``
-    False for a row past ``data.count`` or the capacity (a point not recorded)."""
-    rows = start + jnp.arange(n)
-    written = (rows < data.count) & (rows < data.capacity)
-    u_new = jnp.take(data.u, rows, axis=0, mode="clip")
-    mask_new = written & jnp.take(data.mask, rows, mode="clip")
-    return rows, written, u_new, mask_new
-
-
-def _train(state: NeuralBOState, apply, targets: Array, cfg, warm: bool) -> NeuralBOState:
-    """TrainNN on every row of ``state.data``, from ``theta_t`` (``warm``) or ``theta_0``,
-    regularized toward ``theta_0``; the state's key is split for the shuffles."""
-    key, k_train = jax.random.split(state.key)
-    start_params = state.params if warm else state.params0
-    params = train_regression(apply, start_params, state.params0, state.data.u, targets,
-                              state.data.mask, k_train, cfg)
-    return state._replace(params=params, key=key)
-
-
-def _append_rows(state: NeuralBOState, G_new: Array, rows: Array, mask_new: Array, m: float) -> NeuralBOState:
-    """Fixed scales: the features ``G_new (n, p)`` of the new ``rows`` added to the posterior
-    one by one (rank-one updates; a row outside ``mask_new`` leaves it unchanged)."""
-
-    def add_row(post, j):
-        return post_lib.update(post, G_new[j], rows[j], mask_new[j], state.post_lam, m), None
-
-    post, _ = jax.lax.scan(add_row, state.posterior, jnp.arange(G_new.shape[0]))
-    return state._replace(posterior=post)
-
-
-def _refit_scales(state: NeuralBOState, apply, targets: Array, G_new: Array, rows: Array, written: Array,
-                  m: float) -> NeuralBOState:
-    """Fitted scales: the new rows' features written into the dual posterior, ``(lam, s^2)``
-    refitted by type-II maximum likelihood of the linearized network around ``theta_0``
-    (prior mean ``h(x; theta_0)``, :func:`nbo_jax.posterior.fit_scales`) and the factor
-    rebuilt for the new ``lam``. The new rows are only written (no rank-one Cholesky
-    appends), and one Gram matrix serves the fit and the factor."""
-    data = state.data
-    G = state.posterior.G.at[jnp.where(written, rows, data.capacity)].set(
-        G_new.astype(state.posterior.G.dtype), mode="drop")
-    K0 = post_lib.feature_gram(G, data.mask, m)
-    r = targets - predict(apply, state.params0, data.u)
-    lam_t, s2, _ = post_lib.fit_scales(G, data.mask, r, m, gram=K0)
-    post = post_lib.rebuild(state.posterior, G, data.mask, lam_t, m, gram=K0)
-    return state._replace(posterior=post, post_lam=lam_t, post_scale=jnp.sqrt(s2))
-
-
-def _extend_scales(state: NeuralBOState, apply, targets: Array, G_new: Array, rows: Array, mask_new: Array,
-                   m: float) -> NeuralBOState:
-    """Fitted scales between refits of ``lam``: the new rows appended to the dual factor with
-    the kept ``lam`` (rank-one, :func:`_append_rows`) and ``s^2`` refitted for that ``lam``
-    (:func:`nbo_jax.posterior.fit_output_scale`); ``O(cap^2 + cap p)`` per row instead of
-    the ``O(cap^2 p + cap^3)`` of :func:`_refit_scales`."""
-    state = _append_rows(state, G_new, rows, mask_new, m)
-    r = targets - predict(apply, state.params0, state.data.u)
-    s2 = post_lib.fit_output_scale(state.posterior, state.data.mask, r)
-    return state._replace(post_scale=jnp.sqrt(s2).astype(state.post_scale.dtype))
-
-
-def _posterior_at(state: NeuralBOState, apply, weights, targets: Array, u_c: Array, m: float,
-                  chunk_size) -> SurrogatePosterior:
-    """The linearized network's posterior at ``u_c (N, d)``: mean ``h(x; theta_t)``, std
-    ``s sigma(x)`` from the features at ``weights``, incumbent the best observed ``targets``."""
-    G_c = gradient_features(apply, weights, u_c, chunk_size=chunk_size)
-    var = post_lib.variance(state.posterior, G_c, state.post_lam, m)
-    mean = predict(apply, state.params, u_c)
-    incumbent = state.data.incumbent(targets)
-    return SurrogatePosterior(u_c, mean, state.post_scale * jnp.sqrt(var), incumbent)
-
-
-def _pathwise_sample(state: NeuralBOState, apply, weights, key: Array, m: float, nu):
-    """``u (N, d) -> f~(u) (N,)``: one joint Thompson sample of the linearized network,
-    ``h(x; theta_t) + nu s g(x)^T delta / sqrt(m)`` with ``g`` at ``weights``."""
-    delta = post_lib.sample_weights(state.posterior, key, state.post_lam, m)
-    scale = nu * state.post_scale / jnp.sqrt(m)
-
-    def f(u_c):
-        return predict(apply, state.params, u_c) + scale * jacobian_vector_product(apply, weights, u_c, delta)
-
-    return f
+NeuralBOState = NeuralLinearState
+"""Neural-BO's surrogate state (the model inside :class:`~nbo_jax.bo.BOState`'s ``model``)."""
 
 
 def _check_acquisition(acquisition, nu) -> None:
@@ -430,79 +299,26 @@ def neural_bo(
     nu_value = chosen["nu"] if nu is None else nu
     acq = acquisition if acquisition is not None else independent_thompson(nu_value)
 
-    def net_for(u: Array):
-        """The embedded network for unit-cube data ``u (cap, d)`` (``d`` static)."""
-        d = u.shape[1]
-        embedding = input_embedding
-        if embedding == "auto":
-            embedding = "circle" if d < CIRCLE_BELOW_DIM else "linear"
-        return embedded(network, d, u.dtype, embedding)
+    surrogate = neural_linear(network, width=width, lam=lam, train=train_cfg, warm_start=warm,
+                              feature_params=feature_params, fit_scales=fit, mode=posterior, embedding=input_embedding,
+                              chunk_size=chunk_size)
+    base = bo_algorithm(surrogate, acq, acq_optimizer=aopt, name="neural-bo", q=1 if pathwise else q,
+                        refit_every=refit_every, outcome_transform=transform,
+                        batch_rule="independent" if acquisition is None else "fantasy")
+    if not pathwise:
+        return base
 
-    def net_of(state: NeuralBOState):
-        return net_for(state.data.u)
-
-    def feature_weights(state: NeuralBOState):
-        return state.params0 if feature_params == "initial" else state.params
-
-    def targets_of(data: Dataset) -> Array:
-        return outcome_targets(data, transform)
-
-    def absorb(state: NeuralBOState, start: Array, n: int, initial: bool = False) -> NeuralBOState:
-        """Train and update the posterior after ``n`` rows were added to ``state.data`` at
-        ``start`` (rows past ``data.count`` or the capacity, i.e. points not recorded, leave
-        it unchanged). Fitted scales: ``lam`` refitted when ``initial`` or due
-        (``refit_every``), else kept and only ``s^2`` refitted."""
-        net = net_of(state)
-        rows, written, u_new, mask_new = _new_rows(state.data, start, n)
-        targets = targets_of(state.data)
-        state = _train(state, net.apply, targets, train_cfg, warm)
-        G_new = gradient_features(net.apply, feature_weights(state), u_new)
-        if not fit:
-            return _append_rows(state, G_new, rows, mask_new, m)
-        refit = lambda: _refit_scales(state, net.apply, targets, G_new, rows, written, m)
-        if refit_every == 1 or initial:
-            return refit()
-        return jax.lax.cond(refit_due(refit_every, state.tells, state.rows_told), refit,
-                            lambda: _extend_scales(state, net.apply, targets, G_new, rows, mask_new, m))
-
-    def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> NeuralBOState:
-        data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=False)
-        net = net_for(data.u)
-        if posterior == "auto":
-            mode = "dual" if fit else post_lib.choose_mode(net.num_params, capacity)
-        else:
-            mode = posterior
-        n0 = jnp.shape(x0)[0]
-        return absorb(_initial_state(net, data, box, key, mode, lam, n0), jnp.zeros((), jnp.int32), n0, initial=True)
-
-    def surrogate_posterior(state: NeuralBOState, u_c: Array) -> SurrogatePosterior:
-        return _posterior_at(state, net_of(state).apply, feature_weights(state), targets_of(state.data), u_c, m,
-                             chunk_size)
-
-    def ask(state: NeuralBOState, key: Array) -> Array:
+    def ask(state: BOState, key: Array) -> Array:
+        """The pathwise Thompson sample's minimum (its exploration scale by dimension and
+        region, :func:`default_nu`)."""
         k_c, k_a = jax.random.split(key)
         d = state.data.u.shape[1]  # static: the data's width
-        if pathwise:
-            in_region = state.data.region is not None  # static: asked inside a trust region
-            sample = _pathwise_sample(state, net_of(state).apply, feature_weights(state), k_a, m,
-                                      default_nu(d, in_region) if nu_by_dim else nu_value)
-            utility = lambda u_c: -sample(u_c)
-        else:
-            utility = lambda u_c: acq(surrogate_posterior(state, u_c), k_a)
+        in_region = state.data.region is not None  # static: asked inside a trust region
+        sample = surrogate.sample(state.model, k_a, default_nu(d, in_region) if nu_by_dim else nu_value)
         opts = aopt._replace(steps=0) if climb_by_dim and d >= CLIMB_BELOW_DIM else aopt
-        return state.bounds.from_unit(optimize_acqf(utility, k_c, state.data, opts))
+        return state.bounds.from_unit(optimize_acqf(lambda u_c: -sample(u_c), k_c, state.data, opts))
 
-    def tell(state: NeuralBOState, x: Array, y: Array, c=None) -> NeuralBOState:
-        u, y = told_rows(state.bounds, x, y, c, constrained=False)
-        start = state.data.count
-        state = state._replace(data=state.data.add_batch(u, y), tells=state.tells + 1,
-                               rows_told=state.rows_told + u.shape[0])
-        return absorb(state, start, u.shape[0])
+    return make_algorithm(base.init, ask, base.tell, name="neural-bo", surrogate=base.surrogate, info=base.info, q=q,
+                          batch_rule="independent")
 
-    def info(state: NeuralBOState) -> dict:
-        """The fitted scales (``scales="fit"``)."""
-        return {"post_lam": state.post_lam, "post_scale": state.post_scale}
 
-    return make_algorithm(init, ask, tell, name="neural-bo", surrogate=surrogate_posterior,
-                          info=info if fit else None, q=q,
-                          batch_rule="independent" if acquisition is None else "fantasy")

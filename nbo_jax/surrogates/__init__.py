@@ -8,7 +8,8 @@ its posterior meets, into a BO algorithm."""
 from .adaptive_basis import AdaptiveBasisState, adaptive_basis
 from .ensemble import EnsembleState, ensemble
 from .gp import GPFit, GPSurrogateState, gp, gp_columns
+from .neural_linear import NeuralLinearState, neural_linear
 from .vbll import VBLLState, vbll
 
-__all__ = ["AdaptiveBasisState", "EnsembleState", "GPFit", "GPSurrogateState", "VBLLState", "adaptive_basis",
-           "ensemble", "gp", "gp_columns", "vbll"]
+__all__ = ["AdaptiveBasisState", "EnsembleState", "GPFit", "GPSurrogateState", "NeuralLinearState", "VBLLState",
+           "adaptive_basis", "ensemble", "gp", "gp_columns", "neural_linear", "vbll"]

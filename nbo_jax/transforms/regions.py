@@ -15,6 +15,7 @@ import jax.numpy as jnp
 from ..base import BOAlgorithm
 from ..dataset import Dataset
 from ..domains import Bounds
+from ..surrogates.neural_linear import NeuralLinearState
 from ..types import total_violation
 
 Array = jax.Array
@@ -34,14 +35,13 @@ def inner_lengthscales(algorithm: BOAlgorithm, inner) -> Optional[Array]:
 def counts_by_mean(algorithm: BOAlgorithm, inner) -> bool:
     """Whether ``success="auto"`` counts a batch's success by the posterior mean around an inner
     state: one whose surrogate reports lengthscales (a GP's, :func:`inner_lengthscales`) or
-    Neural-BO's (:class:`~nbo_jax.algorithms.neural_bo.NeuralBOState`, NeuralUCB's and
-    NeuralTS's too), whose ``surrogate`` is the model the algorithm asks with and costs one
+    the linearized network's (:class:`~nbo_jax.surrogates.neural_linear.NeuralLinearState`:
+    Neural-BO's, NeuralUCB's and NeuralTS's), whose ``surrogate`` is the model the algorithm asks with and costs one
     prediction per row. Not around NeuralGreedy, whose ``surrogate`` refits an ensemble at
     every call (four times the step's time around it), nor around the surrogates where it was
     not measured. Read at trace time."""
-    from ..algorithms.neural_bo import NeuralBOState  # the one type test left, until Neural-BO is a surrogate
-
-    return isinstance(inner, NeuralBOState) or inner_lengthscales(algorithm, inner) is not None
+    return (isinstance(getattr(inner, "model", None), NeuralLinearState)
+            or inner_lengthscales(algorithm, inner) is not None)
 
 
 def region_box(centre: Array, length: Array, lengthscales: Optional[Array] = None) -> Array:

@@ -1,0 +1,163 @@
+"""The linearized network with NTK gradient features (Neural-BO, Phan-Trong et al. 2023,
+Algorithms 1-2; NeuralUCB, Zhou et al. 2020; NeuralTS, Zhang et al. 2021) as a
+:class:`~nbo_jax.base.Surrogate`::
+
+    theta_t = TrainNN(data, from theta_{t-1} (warm start) or theta_0; pull toward theta_0)
+    g(x)    = grad_theta h(x; theta_0)   (or at theta_t: feature_params="current")
+    U_t     = lam I + sum_i g(x_i) g(x_i)^T / m                (nbo_jax.posterior)
+    mean(x) = h(x; theta_t),   std(x) = s sqrt(lam g(x)^T U_t^{-1} g(x) / m)
+    f~(x)   = h(x; theta_t) + nu s g(x)^T delta / sqrt(m),  delta ~ N(0, lam U_t^{-1})
+
+With fitted scales (``fit_scales``) the linearized network is Bayesian linear regression on
+``g``, a GP with the empirical NTK, and ``(lam, s^2)`` maximize its marginal likelihood of
+``y - h(x; theta_0)`` (:func:`nbo_jax.posterior.fit_scales`): both when ``update`` is told to
+refit, ``s^2`` alone otherwise (the new rows appended with the kept ``lam``). Fixed scales:
+``lam`` as given and ``s = 1``, the rows appended one by one (rank-one updates). The draw is
+pathwise: one function of ``x``, a Jacobian-vector product per point. The preset
+(:func:`nbo_jax.algorithms.neural_bo.neural_bo`) holds the settings and their measurements.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+
+from .. import posterior as post_lib
+from ..base import Surrogate, SurrogatePosterior
+from ..dataset import Dataset
+from ..features import gradient_features, jacobian_vector_product, predict
+from ..networks import Network, auto_embedding, embedded
+from ..training import TrainConfig, train_regression
+from .gp import when
+
+Array = jax.Array
+
+
+class NeuralLinearState(NamedTuple):
+    """The linearized network's state (a pytree; fixed shapes).
+
+    Attributes:
+        params0: initial weights ``theta_0``; params: current weights ``theta_t``.
+        posterior: ``FullState | DiagonalState | DualState`` (:mod:`nbo_jax.posterior`).
+        key: PRNG key used for training shuffles.
+        post_lam: ``()`` the ``lam`` of the posterior (``lam``, or fitted with fitted scales).
+        post_scale: ``()`` multiplier ``s`` of ``sigma`` (1, or fitted).
+    """
+
+    params0: Any
+    params: Any
+    posterior: Any
+    key: Array
+    post_lam: Array
+    post_scale: Array
+
+
+def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, train: TrainConfig, warm_start: bool,
+                  feature_params: str, fit_scales: bool, mode: str = "auto", embedding: str = "auto",
+                  chunk_size: Optional[int] = None) -> Surrogate:
+    """The linearized network (module doc) of ``network(d, dtype)`` (hidden width ``m =
+    width``) seeing unit-cube points through ``embedding`` (:func:`nbo_jax.networks.embed_inputs`;
+    ``"auto"``: :func:`nbo_jax.networks.auto_embedding`), trained by ``train``, features at
+    ``theta_0`` (``feature_params="initial"``) or ``theta_t`` (``"current"``), scales fitted
+    (``fit_scales``) or fixed at ``lam`` and 1, the posterior in ``mode`` (``"full"``,
+    ``"diagonal"``, ``"dual"`` or ``"auto"``: :func:`nbo_jax.posterior.choose_mode`, ``"dual"``
+    with fitted scales), candidate features in chunks of ``chunk_size``. Arguments are
+    checked by the preset (:func:`nbo_jax.algorithms.neural_bo.neural_bo`).
+
+    Returns:
+        :class:`~nbo_jax.base.Surrogate` with a :class:`NeuralLinearState`: posterior mean
+        ``h(x; theta_t)`` and std ``s sigma(x)`` at ``u (N, d)``; ``sample(state, key, nu=1.0)``
+        the pathwise draw with exploration scale ``nu``; ``info`` (fitted scales):
+        ``post_lam`` and ``post_scale``.
+    """
+    m = float(width)
+
+    def net_for(u: Array) -> Network:
+        d = u.shape[-1]
+        return embedded(network, d, u.dtype, auto_embedding(d, embedding))
+
+    def weights(state: NeuralLinearState):
+        return state.params0 if feature_params == "initial" else state.params
+
+    def append_rows(state, G_new, rows, mask_new):
+        """The features ``G_new (n, p)`` of the new ``rows`` added one by one (a row outside
+        ``mask_new`` leaves the posterior unchanged)."""
+
+        def add_row(post, j):
+            return post_lib.update(post, G_new[j], rows[j], mask_new[j], state.post_lam, m), None
+
+        post, _ = jax.lax.scan(add_row, state.posterior, jnp.arange(G_new.shape[0]))
+        return state._replace(posterior=post)
+
+    def refit_scales(state, data, apply, G_new, rows, written):
+        """The new rows' features written into the dual posterior, ``(lam, s^2)`` refitted and
+        the factor rebuilt for the new ``lam`` (one Gram matrix serves both)."""
+        G = state.posterior.G.at[jnp.where(written, rows, data.capacity)].set(
+            G_new.astype(state.posterior.G.dtype), mode="drop")
+        K0 = post_lib.feature_gram(G, data.mask, m)
+        r = data.y - predict(apply, state.params0, data.u)
+        lam_t, s2, _ = post_lib.fit_scales(G, data.mask, r, m, gram=K0)
+        post = post_lib.rebuild(state.posterior, G, data.mask, lam_t, m, gram=K0)
+        return state._replace(posterior=post, post_lam=lam_t, post_scale=jnp.sqrt(s2))
+
+    def extend_scales(state, data, apply, G_new, rows, mask_new):
+        """Between refits of ``lam``: the new rows appended with the kept ``lam`` and ``s^2``
+        refitted for it (:func:`nbo_jax.posterior.fit_output_scale`)."""
+        state = append_rows(state, G_new, rows, mask_new)
+        r = data.y - predict(apply, state.params0, data.u)
+        s2 = post_lib.fit_output_scale(state.posterior, data.mask, r)
+        return state._replace(post_scale=jnp.sqrt(s2).astype(state.post_scale.dtype))
+
+    def update(state: NeuralLinearState, data: Dataset, rows: Array, refit) -> NeuralLinearState:
+        net = net_for(data.u)
+        written = (rows < data.count) & (rows < data.capacity)
+        u_new = jnp.take(data.u, rows, axis=0, mode="clip")
+        mask_new = written & jnp.take(data.mask, rows, mode="clip")
+        key, k_train = jax.random.split(state.key)
+        start = state.params if warm_start else state.params0
+        params = train_regression(net.apply, start, state.params0, data.u, data.y, data.mask, k_train, train)
+        state = state._replace(params=params, key=key)
+        G_new = gradient_features(net.apply, weights(state), u_new)
+        if not fit_scales:
+            return append_rows(state, G_new, rows, mask_new)
+        return when(refit, lambda: refit_scales(state, data, net.apply, G_new, rows, written),
+                    lambda: extend_scales(state, data, net.apply, G_new, rows, mask_new))
+
+    def init(key: Array, data: Dataset, rows: Array) -> NeuralLinearState:
+        net = net_for(data.u)
+        chosen = mode
+        if mode == "auto":
+            chosen = "dual" if fit_scales else post_lib.choose_mode(net.num_params, data.capacity)
+        dtype = data.u.dtype
+        k_net, k_state = jax.random.split(key)
+        params0 = net.init(k_net)
+        state = NeuralLinearState(params0, params0, post_lib.init(chosen, net.num_params, data.capacity, lam, dtype),
+                                  k_state, jnp.asarray(lam, dtype), jnp.ones((), dtype))
+        return update(state, data, rows, True)
+
+    def posterior(state: NeuralLinearState, u: Array) -> SurrogatePosterior:
+        apply = net_for(u).apply
+        G_c = gradient_features(apply, weights(state), u, chunk_size=chunk_size)
+        var = post_lib.variance(state.posterior, G_c, state.post_lam, m)
+        return SurrogatePosterior(u, predict(apply, state.params, u), state.post_scale * jnp.sqrt(var), None)
+
+    def sample(state: NeuralLinearState, key: Array, nu=1.0) -> Callable[[Array], Array]:
+        delta = post_lib.sample_weights(state.posterior, key, state.post_lam, m)
+        scale = nu * state.post_scale / jnp.sqrt(m)
+
+        def f(u: Array) -> Array:
+            apply = net_for(u).apply
+            return predict(apply, state.params, u) + scale * jacobian_vector_product(apply, weights(state), u, delta)
+
+        return f
+
+    def info(state: NeuralLinearState) -> dict:
+        return {"post_lam": state.post_lam, "post_scale": state.post_scale}
+
+    return Surrogate(init, update, posterior, sample, pathwise=True, info=info if fit_scales else None,
+                     name="neural-linear")
+
+
+__all__ = ["NeuralLinearState", "neural_linear"]
