@@ -123,7 +123,9 @@ def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_
                         if t > n_init:
                             state = tell(state, hist.x[t - 1], hist.y[t - 1], c[t - 1])
                         if t in wanted:
-                            yield f"{acq} {pname}-{problem.dim} seed {seed} t={t}", module, a, state
+                            # NeuralUCB asks through the one BO step (nbo_jax.bo)
+                            where = "nbo_jax.bo" if acq == "neural-ucb" else module
+                            yield f"{acq} {pname}-{problem.dim} seed {seed} t={t}", where, a, state
 
 
 def gaps(dim=6, n_init=30, n_iter=30, seeds=3, prefixes=2, asks=1, n_sobol=4096, n_starts=32, verbose=True,
