@@ -27,6 +27,8 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from ._checks import check_bool, check_choice, check_int
+
 Array = jax.Array
 Params = Any
 
@@ -416,3 +418,31 @@ def factor_diag(factors) -> Array:
     """``<g(z_i), g(z_i)>`` for batched factors, ``(n,)`` (the diagonal of
     :func:`factor_kernel` without forming it)."""
     return sum(jnp.sum(d * d, axis=1) * jnp.sum(h * h, axis=1) for h, d in factors)
+
+
+def network_builder(width, depth, activation, *, build: Callable = mlp, min_width: int = 1, min_depth: int = 2,
+                    use_bias=None, **options) -> Callable[[int, Any], Network]:
+    """A factory's network, checked once and built once per input dimension and dtype.
+
+    Checks ``width`` (an int ``>= min_width``), ``depth`` (an int ``>= min_depth``),
+    ``activation`` (a name in :data:`nbo_jax.networks.ACTIVATIONS`) and, when given,
+    ``use_bias`` (a bool), then returns the cached ``network(d, dtype)``: ``build(d, width,
+    depth, activation=activation, dtype=dtype, **options)`` (with ``use_bias=`` when given);
+    ``build`` is :func:`nbo_jax.networks.mlp` or, e.g. with ``gamma=``,
+    :func:`nbo_jax.networks.ntk_mlp`.
+
+    Raises:
+        TypeError: ``width``/``depth`` not an int, ``use_bias`` not a bool.
+        ValueError: ``width``/``depth`` too small, unknown ``activation`` (the messages name
+        the argument)."""
+    width = check_int("width", width, min_width)
+    depth = check_int("depth", depth, min_depth)
+    activation = check_choice("activation", activation, ACTIVATIONS)
+    if use_bias is not None:
+        options["use_bias"] = check_bool("use_bias", use_bias)
+
+    @functools.cache
+    def network(d: int, dtype) -> Network:
+        return build(d, width, depth, activation=activation, dtype=dtype, **options)
+
+    return network

@@ -18,7 +18,12 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from ._checks import check_choice, check_int, check_scale
+
 Array = jax.Array
+
+OPTIMIZERS = ("sgd", "adam")
+"""The optimizers a network is trained with (:func:`make_optimizer`)."""
 
 
 class TrainConfig(NamedTuple):
@@ -116,3 +121,19 @@ def train_regression(
     else:
         carry = jax.lax.fori_loop(0, epochs, lambda e, c: run_epoch(c, jax.random.fold_in(key, e)), carry)
     return carry[0]
+
+
+def train_config(optimizer, learning_rate, epochs, minibatch_size, reg, *, min_epochs: int = 1) -> TrainConfig:
+    """The network's training settings (:func:`nbo_jax.training.train_regression`), checked:
+    ``optimizer`` (``"sgd"`` or ``"adam"``) at ``learning_rate`` (a float ``> 0``), ``epochs``
+    (an int ``>= min_epochs``) of mini-batches of ``minibatch_size`` (an int ``>= 1``) and the
+    pull ``reg`` toward the initial weights (as given: it may be a traced scalar).
+
+    Raises:
+        TypeError / ValueError: a bad argument (the message names it)."""
+    optimizer = check_choice("optimizer", optimizer, OPTIMIZERS)
+    learning_rate = check_scale("learning_rate", learning_rate, allow_zero=False, allow_array=False)
+    epochs = check_int("epochs", epochs, min_epochs)
+    minibatch_size = check_int("minibatch_size", minibatch_size, 1)
+    return TrainConfig(epochs=epochs, batch_size=minibatch_size, optimizer=make_optimizer(optimizer, learning_rate),
+                       reg=reg)

@@ -117,7 +117,7 @@ from ..surrogates.adaptive_basis import (  # noqa: F401 - the model's pieces, im
 )
 from ..surrogates.adaptive_basis import adaptive_basis as basis_surrogate
 from ..types import BOAlgorithm
-from ._common import train_config
+from ..training import train_config
 
 Array = jax.Array
 

@@ -80,7 +80,8 @@ from ..networks import CIRCLE_BELOW_DIM, INPUT_EMBEDDINGS  # noqa: F401 - CIRCLE
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..surrogates.neural_linear import NeuralLinearState, neural_linear
 from ..types import BOAlgorithm
-from ._common import network_builder, train_config
+from ..networks import network_builder
+from ..training import train_config
 
 Array = jax.Array
 

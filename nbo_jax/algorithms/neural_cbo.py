@@ -99,7 +99,7 @@ from ..observations import (
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..training import train_regression
 from ..types import BOAlgorithm, Bounds, Dataset
-from ._common import OPTIMIZERS, train_config
+from ..training import OPTIMIZERS, train_config
 
 Array = jax.Array
 

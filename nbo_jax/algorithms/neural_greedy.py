@@ -89,7 +89,7 @@ from ..observations import initial_data, told_rows
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf, random_point
 from ..training import TrainConfig, make_optimizer, train_regression
 from ..types import BOAlgorithm, Bounds, Dataset
-from ._common import network_builder
+from ..networks import network_builder
 
 Array = jax.Array
 Params = Any

@@ -75,7 +75,7 @@ from ..observations import initial_data, told_rows
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..posterior import solve_lower
 from ..types import BOAlgorithm, Bounds, Dataset
-from ._common import network_builder
+from ..networks import network_builder
 
 Array = jax.Array
 

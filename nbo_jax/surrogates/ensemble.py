@@ -27,8 +27,9 @@ import jax.numpy as jnp
 from ..base import Surrogate, SurrogatePosterior
 from ..dataset import Dataset
 from ..features import predict
-from ..networks import Network, auto_embedding, embedded
-from ..training import TrainConfig, train_regression
+from .._checks import check_bool, check_choice, check_int, check_scale
+from ..networks import INPUT_EMBEDDINGS, Network, auto_embedding, embedded, mlp, network_builder
+from ..training import TrainConfig, train_config, train_regression
 
 Array = jax.Array
 
@@ -97,4 +98,30 @@ def ensemble(network: Callable[[int, Any], Network], *, members: int, train: Tra
     return Surrogate(init, update, posterior, sample, pathwise=True, name="ensemble")
 
 
-__all__ = ["EnsembleState", "ensemble"]
+DEFAULTS = dict(members=5, width=64, depth=3, activation="relu", optimizer="adam", learning_rate=1e-3, epochs=50,
+                minibatch_size=50, lam=0.01, warm_start=True, input_embedding="auto")
+"""The options of :func:`from_options`: five members of Neural-BO's network and training (Adam
+1e-3, 50 epochs of mini-batches of 50, ``lam = 0.01`` toward each member's initialization),
+inputs seen through ``"auto"`` (:func:`nbo_jax.networks.auto_embedding`)."""
+
+
+def from_options(members, width, depth, activation, optimizer, learning_rate, epochs, minibatch_size, lam, warm_start,
+                 input_embedding) -> Surrogate:
+    """:func:`ensemble` from checked options (:data:`DEFAULTS`; the preset
+    :func:`nbo_jax.algorithms.surrogate_bo.surrogate_bo` lays a user's over them): ``members``
+    (int >= 2) networks :func:`nbo_jax.networks.mlp` with biases of ``width`` and ``depth``
+    (weight layers, >= 2) and ``activation``, trained by ``optimizer`` (``"adam"``/``"sgd"``)
+    at ``learning_rate`` for ``epochs`` of ``minibatch_size``, pulled toward their
+    initializations by ``lam * width``, from their current weights (``warm_start``).
+
+    Raises:
+        TypeError / ValueError: an option of the wrong type or out of range (names it)."""
+    network = network_builder(width, depth, activation, build=mlp, use_bias=True)
+    reg = check_scale("lam", lam, allow_array=False) * float(width)
+    return ensemble(network, members=check_int("members", members, 2),
+                    train=train_config(optimizer, learning_rate, epochs, minibatch_size, reg),
+                    embedding=check_choice("input_embedding", input_embedding, INPUT_EMBEDDINGS + ("auto",)),
+                    warm_start=check_bool("warm_start", warm_start))
+
+
+__all__ = ["DEFAULTS", "EnsembleState", "ensemble", "from_options"]

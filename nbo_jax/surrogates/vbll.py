@@ -31,7 +31,8 @@ import optax
 
 from ..base import Surrogate, SurrogatePosterior
 from ..dataset import Dataset
-from ..networks import auto_embedding, embed_inputs
+from .._checks import check_choice, check_int, check_scale
+from ..networks import ACTIVATIONS, INPUT_EMBEDDINGS, auto_embedding, embed_inputs
 
 Array = jax.Array
 
@@ -157,4 +158,29 @@ def vbll(*, width: int, depth: int, activation: Callable, prior_scale: float, le
     return Surrogate(init, update, posterior, sample, pathwise=True, info=info, name="vbll")
 
 
-__all__ = ["VBLLParams", "VBLLState", "chol_factor", "vbll"]
+DEFAULTS = dict(width=64, depth=3, activation="tanh", prior_scale=1.0, learning_rate=1e-2, steps=100, init_steps=500,
+                noise_floor=1e-4, input_embedding="auto")
+"""The options of :func:`from_options` (not tuned: Adam at 1e-2, 500 steps at ``init`` and 100
+per update, two hidden tanh layers of 64 features, a unit prior on the last layer)."""
+
+
+def from_options(width, depth, activation, prior_scale, learning_rate, steps, init_steps, noise_floor,
+                 input_embedding) -> Surrogate:
+    """:func:`vbll` from checked options (:data:`DEFAULTS`; the preset
+    :func:`nbo_jax.algorithms.surrogate_bo.surrogate_bo` lays a user's over them): ``width``
+    features, ``depth`` weight layers (the last layer included, >= 2), ``activation`` (a name
+    of :data:`nbo_jax.networks.ACTIVATIONS`), ``prior_scale``, ``learning_rate``, ``steps``,
+    ``init_steps``, ``noise_floor``, ``input_embedding``.
+
+    Raises:
+        TypeError / ValueError: an option of the wrong type or out of range (names it)."""
+    return vbll(width=check_int("width", width, 1), depth=check_int("depth", depth, 2),
+                activation=ACTIVATIONS[check_choice("activation", activation, tuple(ACTIVATIONS))],
+                prior_scale=check_scale("prior_scale", prior_scale, allow_zero=False, allow_array=False),
+                learning_rate=check_scale("learning_rate", learning_rate, allow_zero=False, allow_array=False),
+                steps=check_int("steps", steps, 0), init_steps=check_int("init_steps", init_steps, 0),
+                noise_floor=check_scale("noise_floor", noise_floor, allow_zero=False, allow_array=False),
+                embedding=check_choice("input_embedding", input_embedding, INPUT_EMBEDDINGS + ("auto",)))
+
+
+__all__ = ["DEFAULTS", "VBLLParams", "VBLLState", "chol_factor", "from_options", "vbll"]
