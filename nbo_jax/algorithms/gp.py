@@ -132,7 +132,7 @@ def _check_pair(name: str, value) -> tuple:
 @records_config
 def gp_bo(
     kernel: Optional[str] = None,
-    acquisition: str = "ei",
+    acquisition: str | Callable = "ei",
     *,
     preset: str = "default",
     ntk_depth: Optional[int] = None,
@@ -181,7 +181,11 @@ def gp_bo(
             feasibility; PoF alone while nothing feasible is observed) or ``"lcb-c"``
             (ConfigOpt, Xu et al. 2023; UCB-C, Nguyen et al. 2023: minimize ``mu - sqrt(beta)
             sigma`` over the points whose constraint bounds ``mu_k - sqrt(beta_c) sigma_k``
-            are all ``<= 0``, else the smallest total violation); see the module doc.
+            are all ``<= 0``, else the smallest total violation); see the module doc. Or a
+            function ``acq(SurrogatePosterior, key) -> (N,)`` of the GP's posterior
+            (:mod:`nbo_jax.acquisition`): one that reads the constraints' posterior
+            (``requires``) makes the algorithm constrained, one that reads the joint draw
+            (:func:`nbo_jax.acquisition.thompson_sampling`) scores the raw samples only.
         preset: ``"default"`` (BoTorch's model, fit and optimizer) or ``"paper"``; fills every
             option left ``None`` (module doc).
         beta: confidence parameter ``>= 0`` of ``"ucb"`` and ``"lcb-c"`` (a float or a scalar
@@ -252,17 +256,22 @@ def gp_bo(
             (Ginsbourger et al. 2010; :mod:`nbo_jax.transforms.batch`).
 
     Returns:
-        ``BOAlgorithm(init, ask, tell, name="gp-ei" | "gp-ucb" | "gp-ts", surrogate)``;
-        ``init(key, x0 (n0, d), y0 (n0,), c0=None, *, bounds, capacity) -> GPState``,
-        ``ask(state, key) -> (d,)`` (``(q, d)`` when ``q > 1``), ``tell(state, x (d,) | (n, d),
-        y () | (n,), c=None) -> GPState``, ``surrogate(state, u (N, d)) -> SurrogatePosterior``
-        (latent mean/std, standardized units, incumbent = best standardized finite
-        observation). ``c0``/``c`` are accepted and ignored.
+        ``BOAlgorithm(init, ask, tell, name="gp-ei" | "gp-ucb" | "gp-ts", surrogate)`` (``"gp"``
+        for an acquisition function), built by :func:`nbo_jax.bo.bo_algorithm` over
+        :func:`nbo_jax.surrogates.gp.gp`: ``init(key, x0 (n0, d), y0 (n0,), c0=None, *, bounds,
+        capacity) -> BOState`` (the GP's hyperparameters, factor and fit in ``state.model``, a
+        :class:`~nbo_jax.surrogates.gp.GPSurrogateState`), ``ask(state, key) -> (d,)`` (``(q,
+        d)`` when ``q > 1``), ``tell(state, x (d,) | (n, d), y () | (n,), c=None) -> BOState``,
+        ``surrogate(state, u (N, d)) -> SurrogatePosterior`` (latent mean/std, standardized
+        units, incumbent = best standardized finite observation, the ARD lengthscales).
+        ``c0``/``c`` are accepted and ignored.
 
         For ``"cei"`` / ``"lcb-c"``: ``BOAlgorithm(..., name="gp-cei" | "gp-lcb-c",
         constrained=True)`` with the same signatures, ``c0 (n0, K)`` and ``c (K,) | (n, K)``
         required (``c <= 0`` feasible; a NaN/inf value is a failed evaluation, imputed as the
-        :class:`~nbo_jax.dataset.Dataset` does), the state a :class:`GPConstrainedState`, and
+        :class:`~nbo_jax.dataset.Dataset` does), one GP per column
+        (:func:`nbo_jax.surrogates.gp.gp_columns`, ``state.model`` stacked over the ``K + 1``
+        functions), and
         ``surrogate(state, u (N, d)) -> SurrogatePosterior`` with
         ``constraint_mean``/``constraint_std`` ``(N, K)`` (RMS-scaled units, 0 = threshold)
         and ``incumbent`` = best observed feasible standardized objective value (``+inf``

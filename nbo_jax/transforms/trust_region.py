@@ -7,7 +7,7 @@ Poloczek 2021, "Scalable constrained Bayesian optimization", AISTATS, Section 3)
 the best feasible observation, or, while none is feasible, the smallest total violation
 ``sum_k [c_k]^+``; its own constrained acquisition picks the points.
 
-:func:`trust_region` is a transformation of algorithms, as :func:`nbo_jax.batch.batched` is:
+:func:`trust_region` is a transformation of algorithms, as :func:`nbo_jax.transforms.batch.batched` is:
 it takes a :class:`~nbo_jax.types.BOAlgorithm` and returns one, wrapping the inner state; the
 inner algorithm asks through :mod:`nbo_jax.optimize`, which keeps its raw samples, climbs and
 answers inside ``Dataset.region``::
@@ -232,7 +232,7 @@ def trust_region(
             TuRBO-1 tutorial, so that in many dimensions they stay near the incumbent. At
             ``d <= perturb_dims`` every coordinate varies (unchanged). ``None``: never.
         q: points per ask; ``None``: the inner algorithm's ``q``. With an inner ``q = 1``
-            and ``q > 1`` the inner asks by :func:`nbo_jax.batch.batched` (its batch rule;
+            and ``q > 1`` the inner asks by :func:`nbo_jax.transforms.batch.batched` (its batch rule;
             "native" algorithms take ``q`` in their own factory).
         regions: ``m``, the number of trust regions. 1: TuRBO-1 (this module). ``m > 1``:
             TuRBO-m (:mod:`nbo_jax.transforms.trust_regions`; Eriksson et al. 2019, Section 2): ``m``
