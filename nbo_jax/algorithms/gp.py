@@ -54,7 +54,7 @@ baselines" (``docs/gp.md``).
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import jax
 import numpy as np
