@@ -96,6 +96,9 @@ class BOAlgorithm(NamedTuple):
       before the next is chosen; Ginsbourger et al. 2010) or ``"native"`` (the algorithm's
       own batch rule). See :mod:`nbo_jax.transforms.batch`.
     - ``config``: the :class:`FactoryCall` that built it (``None`` for hand-made ones).
+    - ``model``: the :class:`Surrogate` it asks with, for an algorithm built by
+      :func:`nbo_jax.bo.bo_algorithm` (``None`` otherwise): transformations ask it what they
+      need (e.g. :attr:`Surrogate.counts_by_mean`) instead of testing a state's type.
     """
 
     init: Callable[..., Any]
@@ -108,6 +111,7 @@ class BOAlgorithm(NamedTuple):
     info: Optional[Callable[[Any], dict]] = None
     batch_rule: str = "fantasy"
     config: Optional[FactoryCall] = None
+    model: Optional["Surrogate"] = None
 
 
 class SurrogatePosterior(NamedTuple):
@@ -180,6 +184,10 @@ class Surrogate(NamedTuple):
       and ``K = J - 1`` constraints) and fills ``constraint_mean`` / ``constraint_std``.
     - ``info`` (optional): ``state -> dict[str, scalar]``, per-step diagnostics.
     - ``name``: what the model is, e.g. ``"gp"``.
+    - ``counts_by_mean``: a trust region around it may count a batch's success by its
+      posterior mean (``success="auto"``, :func:`nbo_jax.trust_region`): its posterior costs
+      one prediction per point and the rule was measured with it (the GP with lengthscales,
+      the linearized network).
     """
 
     init: Callable[[Array, Any, Array], Any]
@@ -190,6 +198,7 @@ class Surrogate(NamedTuple):
     multi_output: bool = False
     info: Optional[Callable[[Any], dict]] = None
     name: str = "surrogate"
+    counts_by_mean: bool = False
 
 
 __all__ = ["AcquisitionFn", "BATCH_RULES", "BOAlgorithm", "FactoryCall", "Surrogate", "SurrogatePosterior"]

@@ -55,18 +55,19 @@ def records_config(factory: Callable) -> Callable:
 
 
 def make_algorithm(init, ask, tell, *, name: str, surrogate=None, info=None, q: int = 1,
-                   batch_rule: str = "fantasy", constrained: bool = False) -> BOAlgorithm:
+                   batch_rule: str = "fantasy", constrained: bool = False, model=None) -> BOAlgorithm:
     """Assemble a :class:`BOAlgorithm` from the single-point ``ask`` and batch the asks by
     ``batch_rule`` when ``q > 1`` (:func:`nbo_jax.transforms.batch.batched`); ``"native"`` algorithms
-    pass their own batched ``ask`` and ``q``.
+    pass their own batched ``ask`` and ``q``. ``model``: the :class:`~nbo_jax.base.Surrogate`
+    the algorithm asks with, if any.
 
     Raises:
         TypeError / ValueError: ``q`` not an int ``>= 1``; unknown ``batch_rule``."""
     q = check_int("q", q, 1)
     check_choice("batch_rule", batch_rule, BATCH_RULES)
     if batch_rule == "native":
-        return BOAlgorithm(init, ask, tell, name, surrogate, q, constrained, info, batch_rule)
-    algorithm = BOAlgorithm(init, ask, tell, name, surrogate, 1, constrained, info, batch_rule)
+        return BOAlgorithm(init, ask, tell, name, surrogate, q, constrained, info, batch_rule, model=model)
+    algorithm = BOAlgorithm(init, ask, tell, name, surrogate, 1, constrained, info, batch_rule, model=model)
     return batched(algorithm, q)
 
 
@@ -273,7 +274,7 @@ def bo_algorithm(
             return surrogate.info(state.model)
 
     return make_algorithm(init, ask, tell, name=name, surrogate=posterior, info=info, q=q, batch_rule=batch_rule,
-                          constrained=constrained)
+                          constrained=constrained, model=surrogate)
 
 
 __all__ = ["AUTO_ROWS_PER_REFIT", "BOState", "bo_algorithm", "check_pairing", "make_algorithm", "records_config",

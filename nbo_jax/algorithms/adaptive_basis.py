@@ -329,7 +329,8 @@ def adaptive_basis(
         u = refine_argmax(k_start, jnp.where(use_ei, ei, post.std), u_c, utility, aopt, state.data)
         return state.bounds.from_unit(u)
 
-    return make_algorithm(base.init, ask, base.tell, name=name, surrogate=posterior, q=q, batch_rule="native")
+    return make_algorithm(base.init, ask, base.tell, name=name, surrogate=posterior, q=q, batch_rule="native",
+                          model=surrogate)
 
 
 __all__ = [

@@ -151,7 +151,7 @@ def gp(fit: GPFit) -> Surrogate:
     def sample(state: GPSurrogateState, key: Array):
         return lambda u: gpm.sample_joint(kind, state.posterior, u, key)
 
-    return Surrogate(init, update, posterior, sample, pathwise=False, name="gp")
+    return Surrogate(init, update, posterior, sample, pathwise=False, name="gp", counts_by_mean=has_lengthscales)
 
 
 def gp_columns(fit: GPFit, *, std_floor: bool = True) -> Surrogate:

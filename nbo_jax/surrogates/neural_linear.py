@@ -157,7 +157,7 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
         return {"post_lam": state.post_lam, "post_scale": state.post_scale}
 
     return Surrogate(init, update, posterior, sample, pathwise=True, info=info if fit_scales else None,
-                     name="neural-linear")
+                     name="neural-linear", counts_by_mean=True)
 
 
 __all__ = ["NeuralLinearState", "neural_linear"]

@@ -15,7 +15,6 @@ import jax.numpy as jnp
 from ..base import BOAlgorithm
 from ..dataset import Dataset
 from ..domains import Bounds
-from ..surrogates.neural_linear import NeuralLinearState
 from ..types import total_violation
 
 Array = jax.Array
@@ -33,14 +32,14 @@ def inner_lengthscales(algorithm: BOAlgorithm, inner) -> Optional[Array]:
 
 
 def counts_by_mean(algorithm: BOAlgorithm, inner) -> bool:
-    """Whether ``success="auto"`` counts a batch's success by the posterior mean around an inner
-    state: one whose surrogate reports lengthscales (a GP's, :func:`inner_lengthscales`) or
-    the linearized network's (:class:`~nbo_jax.surrogates.neural_linear.NeuralLinearState`:
-    Neural-BO's, NeuralUCB's and NeuralTS's), whose ``surrogate`` is the model the algorithm asks with and costs one
-    prediction per row. Not around NeuralGreedy, whose ``surrogate`` refits an ensemble at
-    every call (four times the step's time around it), nor around the surrogates where it was
-    not measured. Read at trace time."""
-    return (isinstance(getattr(inner, "model", None), NeuralLinearState)
+    """Whether ``success="auto"`` counts a batch's success by the posterior mean around the
+    inner algorithm: its surrogate says so (:attr:`nbo_jax.base.Surrogate.counts_by_mean`: the
+    GP with lengthscales and the linearized network of Neural-BO, NeuralUCB and NeuralTS,
+    whose posteriors cost one prediction per row and where the rule was measured), or it
+    reports lengthscales (:func:`inner_lengthscales`). Not around NeuralGreedy, whose
+    ``surrogate`` refits an ensemble at every call (four times the step's time around it),
+    nor around the surrogates where it was not measured. Read at trace time."""
+    return ((algorithm.model is not None and algorithm.model.counts_by_mean)
             or inner_lengthscales(algorithm, inner) is not None)
 
 
