@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from ._checks import AUTO_ROWS_PER_REFIT, check_choice, check_int, check_refit_every
+from .acquisition import CONSTRAINTS
 from .base import BATCH_RULES, BOAlgorithm, FactoryCall, Surrogate, SurrogatePosterior
 from .transforms.batch import batched
 from .dataset import Dataset
@@ -104,6 +105,12 @@ def requires(acquisition: Callable) -> tuple[str, ...]:
     return tuple(getattr(acquisition, "requires", ()))
 
 
+def reads_constraints(acquisition: Callable) -> bool:
+    """Whether ``acquisition`` reads the constraints' posterior (its :func:`requires` names
+    :data:`nbo_jax.acquisition.CONSTRAINTS`)."""
+    return bool(set(requires(acquisition)) & set(CONSTRAINTS))
+
+
 def check_pairing(surrogate: Surrogate, acquisition: Callable, acq_optimizer: AcqOptimizer,
                   constrained: bool) -> None:
     """Refuse an acquisition that reads what the surrogate's posterior lacks.
@@ -130,7 +137,7 @@ def check_pairing(surrogate: Surrogate, acquisition: Callable, acq_optimizer: Ac
         if not surrogate.pathwise and acq_optimizer.steps > 0:
             raise ValueError(f"acq_optimizer.steps must be 0: the {surrogate.name!r} surrogate's posterior draw "
                              f"is joint over the raw samples, not one function to climb")
-    if ("constraint_mean" in needs or "constraint_std" in needs) and not constrained:
+    if reads_constraints(acquisition) and not constrained:
         raise ValueError("acquisition: it reads the constraints' posterior; this algorithm models no constraints")
     if constrained and not surrogate.multi_output:
         raise ValueError(f"the {surrogate.name!r} surrogate models one output; modelling constraints needs a "
@@ -219,11 +226,12 @@ def bo_algorithm(
         return data._replace(y=jnp.where(data.mask, (data.y - shift) / scale, 0.0))
 
     def incumbent(data: Dataset, fitted: Dataset) -> Array:
+        """The best observed target of ``fitted`` (``targets(data)``); with constraints the best
+        observed feasible objective target (a feasible row is in the mask, where ``fitted``
+        holds its scaled value)."""
         if not constrained:
             return data.incumbent(fitted.y)
-        shift, scale = scaling(data)
-        t0 = (data.y[:, 0] - shift[0]) / scale[0]
-        return jnp.min(jnp.where(observed_feasible(data), t0, jnp.inf))
+        return jnp.min(jnp.where(observed_feasible(data), fitted.y[:, 0], jnp.inf))
 
     def refit_now(state: BOState):
         """``True`` (a Python bool) when every tell refits, else the schedule's ``()`` bool."""
@@ -277,5 +285,5 @@ def bo_algorithm(
                           constrained=constrained, model=surrogate)
 
 
-__all__ = ["AUTO_ROWS_PER_REFIT", "BOState", "bo_algorithm", "check_pairing", "make_algorithm", "records_config",
-           "refit_due", "requires"]
+__all__ = ["AUTO_ROWS_PER_REFIT", "BOState", "bo_algorithm", "check_pairing", "make_algorithm", "reads_constraints",
+           "records_config", "refit_due", "requires"]

@@ -74,7 +74,7 @@ from .._checks import (
     resolve_preset,
 )
 from ..acquisition import lcb, lcb_feasible, log_cei, log_ei, thompson_sampling
-from ..bo import bo_algorithm, records_config, requires
+from ..bo import bo_algorithm, reads_constraints, records_config, requires
 from ..optimize import AcqOptimizer, as_acq_optimizer
 from ..outcome import AFFINE_OUTCOME_TRANSFORMS
 from ..surrogates.gp import GPFit, gp_columns
@@ -333,7 +333,7 @@ def gp_bo(
         needs = requires(acquisition)
         no_gradient = ("the acquisition reads the GP's joint posterior draw over the raw samples, not a function "
                        "to climb") if "sample" in needs else None
-        constrained = "constraint_mean" in needs or "constraint_std" in needs
+        constrained = reads_constraints(acquisition)
         default_aopt = chosen["acq_optimizer"]["ts" if no_gradient else ("cei" if constrained else "ei")]
     else:
         no_gradient = {"ts": "acquisition='ts': a joint posterior draw over the raw samples is not a function "
