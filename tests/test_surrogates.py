@@ -19,8 +19,8 @@ from nbo_jax.base import Surrogate
 from nbo_jax.bo import bo_algorithm
 from nbo_jax.dataset import Dataset
 from nbo_jax.optimize import acq_optimizer
-from nbo_jax.networks import ACTIVATIONS
-from nbo_jax.surrogates import GPFit, adaptive_basis, gp, gp_columns
+from nbo_jax.networks import ACTIVATIONS, network_builder
+from nbo_jax.surrogates import GPFit, adaptive_basis, gp, gp_columns, neural_linear
 from nbo_jax.training import TrainConfig, make_optimizer
 from nbo_jax.surrogates.vbll import chol_factor
 
@@ -43,6 +43,9 @@ TABLE = {
     "adaptive_basis": lambda: adaptive_basis(hidden=(8, 8), activation=ACTIVATIONS["tanh"], head="bayesian",
                                              train=TrainConfig(20, 8, make_optimizer("adam", 1e-2), 0.0),
                                              retrain_every=1, evidence_iters=5),
+    "neural_linear": lambda: neural_linear(network_builder(16, 2, "relu", use_bias=True), width=16, lam=0.01,
+                                           train=TrainConfig(20, 8, make_optimizer("adam", 1e-2), 0.16),
+                                           warm_start=True, feature_params="initial", fit_scales=True),
 }
 N, D, CAP = 7, 3, 12
 
@@ -62,7 +65,9 @@ def _data(outputs=None, junk=False):
 
 
 def test_the_table_covers_every_surrogate():
-    assert {"gp", "gp_columns", "ensemble", "vbll", "adaptive_basis"} == set(TABLE)
+    # every surrogate factory the package exports has a row (the states and GPFit are not factories)
+    factories = {name for name in nbo.surrogates.__all__ if name[0].islower()}
+    assert factories == set(TABLE), factories ^ set(TABLE)
     assert {"ensemble", "vbll"} == set(surrogate_names())
 
 
@@ -98,11 +103,12 @@ def test_posterior_shapes_masked_rows_and_vmap_over_seeds(name, x64):
     many = jax.jit(jax.vmap(init, in_axes=(0, None)))(keys, data)
     for i in range(2):
         one = init(keys[i], data)
-        np.testing.assert_allclose(jax.tree.leaves(jax.tree.map(lambda a: a[i], many))[0], jax.tree.leaves(one)[0],
-                                   rtol=1e-6, atol=1e-9)
+        for a, b in zip(jax.tree.leaves(jax.tree.map(lambda a: a[i], many)), jax.tree.leaves(one)):
+            if jnp.issubdtype(b.dtype, jnp.inexact):  # every fitted number, not only the first leaf
+                np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9)
 
 
-@pytest.mark.parametrize("name", ["ensemble", "vbll", "adaptive_basis"])
+@pytest.mark.parametrize("name", ["ensemble", "vbll", "adaptive_basis", "neural_linear"])
 def test_pathwise_draws_are_one_function(name, x64):
     """A pathwise draw gives each point the same value whatever other points it is called
     with (so an acquisition on it can be climbed); different keys give different draws."""
