@@ -115,15 +115,23 @@ def pinn_features(apply: Callable[[Params, Array], Array], params: Params, opera
         ``grad_theta N[h](z_j)`` (``k`` rows per point for a ``k``-vector residual), in
         ``ravel_pytree`` order of ``params``.
     """
-    theta, unravel = ravel_pytree(params)
     phi = gradient_features(apply, params, to_network_input(x, lower, upper))
+    return phi, residual_features(apply, params, operator, lower, upper, z)
+
+
+def residual_features(apply: Callable[[Params, Array], Array], params: Params, operator: Callable,
+                      lower: Array, upper: Array, z: Array) -> Array:
+    """``Omega (N_r k, p)``: rows ``grad_theta N[h](z_j)`` at the residual points ``z (N_r, d)``
+    (box coordinates; ``k`` rows per point for a ``k``-vector residual), in ``ravel_pytree``
+    order of ``params`` (Lemma 5.3.4; the PDE half of :func:`pinn_features`)."""
+    theta, unravel = ravel_pytree(params)
 
     def n_op(flat, zi):
         fn = box_surrogate(apply, unravel(flat), lower, upper)
         return jnp.reshape(pde.residual(operator, 0.0)(fn)(zi), (-1,))
 
     omega = jax.vmap(jax.jacrev(n_op), in_axes=(None, 0))(theta, z)
-    return phi, omega.reshape(-1, theta.shape[0])
+    return omega.reshape(-1, theta.shape[0])
 
 
 def ntk_pinn_kernel(phi: Array, omega: Array) -> tuple[Array, Array, Array]:
@@ -223,6 +231,7 @@ __all__ = [
     "residual_values",
     "pinn_loss",
     "pinn_features",
+    "residual_features",
     "ntk_pinn_kernel",
     "residual_factor",
     "information_terms",

@@ -138,7 +138,7 @@ def test_incremental_ntk_pinn_state_matches_direct_formulas(compiled):
     state = tell(state, xs[3], ys[3])  # one point (d,), then a batch (2, d)
     state = tell(state, xs[4:6], ys[4:6])
     assert int(state.data.count) == 6
-    inf = state.info
+    inf = state.model.info
     net = nbo.networks.ntk_mlp(2, TINY["width"], 3, gamma=1.0, activation="tanh")
     phi, omega = pinn.pinn_features(net.apply, inf.params0, problem.operator, lo, hi, xs, inf.z)
     k_uu, k_ur, k_rr = pinn.ntk_pinn_kernel(phi, omega)
@@ -175,7 +175,7 @@ def test_ask_is_the_optimizer_on_the_acquisition(compiled):
                      **{**TINY, "acq_optimizer": dict(raw_samples=64, num_restarts=4, steps=20)})
     x = jax.jit(greedy.ask)(state, key)
     net = nbo.networks.ntk_mlp(2, TINY["width"], 3, gamma=1.0, activation="tanh")
-    h = lambda u: jax.vmap(lambda ui: net.apply(state.params, 2.0 * ui - 1.0))(u)  # noqa: E731
+    h = lambda u: jax.vmap(lambda ui: net.apply(state.model.params, 2.0 * ui - 1.0))(u)  # noqa: E731
     best_raw = float(jnp.min(h(u_c)))
     assert float(h(problem.bounds.to_unit(x)[None])[0]) < best_raw - 1e-6
 
@@ -194,7 +194,7 @@ def test_nan_observation_is_masked_and_leaves_state_finite():
     assert bool(bad.data.mask[3]) and bool(bad.data.failed[3]) and int(bad.data.count) == 4
     np.testing.assert_allclose(bad.data.y[3], jnp.max(state.data.y[:3]))
     assert int(bad.data.observed().sum()) == 3
-    leaves = jax.tree.leaves((bad.params, bad.losses, bad.info, bad.data, bad.bounds, bad.residual_x))
+    leaves = jax.tree.leaves((bad.model, bad.data, bad.bounds))
     assert all(bool(jnp.all(jnp.isfinite(a))) for a in leaves if jnp.issubdtype(a.dtype, jnp.floating))
     # the failed row carries no information about f, and is never the incumbent
     np.testing.assert_allclose(float(algo.info(bad)["interaction_information"]), float(before), rtol=1e-5)
@@ -205,7 +205,7 @@ def test_nan_observation_is_masked_and_leaves_state_finite():
     # a point with a NaN coordinate is not recorded at all
     same = tell(bad, jnp.array([jnp.nan, 2.0]), 1.0)
     assert int(same.data.count) == 4
-    np.testing.assert_array_equal(same.info.k_uu, bad.info.k_uu)
+    np.testing.assert_array_equal(same.model.info.k_uu, bad.model.info.k_uu)
 
 
 def test_retraining_schedule_and_resampled_residual_points():
@@ -217,16 +217,16 @@ def test_retraining_schedule_and_resampled_residual_points():
     state = jax.jit(algo.init, static_argnames="capacity")(jax.random.key(1), xs[:2], ys[:2],
                                                            bounds=problem.bounds, capacity=5)
     tell = jax.jit(algo.tell)
-    flat = lambda s: jax.flatten_util.ravel_pytree(s.params)[0]  # noqa: E731
+    flat = lambda s: jax.flatten_util.ravel_pytree(s.model.params)[0]  # noqa: E731
     s1 = tell(state, xs[2], ys[2])
     s2 = tell(s1, xs[3], ys[3])
     s3 = tell(s2, xs[4], ys[4])
     np.testing.assert_array_equal(flat(s1), flat(state))
     np.testing.assert_array_equal(flat(s2), flat(state))
-    np.testing.assert_array_equal(s2.residual_x, state.residual_x)
+    np.testing.assert_array_equal(s2.model.residual_x, state.model.residual_x)
     assert float(jnp.max(jnp.abs(flat(s3) - flat(state)))) > 0
-    assert float(jnp.max(jnp.abs(s3.residual_x - state.residual_x))) > 0
-    assert bool(jnp.all((s3.residual_x >= lo) & (s3.residual_x <= hi)))
+    assert float(jnp.max(jnp.abs(s3.model.residual_x - state.model.residual_x))) > 0
+    assert bool(jnp.all((s3.model.residual_x >= lo) & (s3.model.residual_x <= hi)))
     # a batch that reaches the third observation retrains once, like the single tells
     s_batch = tell(state, xs[2:5], ys[2:5])
     assert int(s_batch.data.count) == 5
@@ -297,9 +297,9 @@ def test_paper_preset_is_the_thesis_setting_and_runs_greedy():
     x = jax.jit(algo.ask)(state, jax.random.key(2))
     # greedy: the point asked for is no worse under the surrogate than any of 256 random points
     net = nbo.networks.ntk_mlp(2, 16, 3, gamma=1.0, activation="tanh")
-    h = lambda xx: net.apply(state.params, 2.0 * (xx - lo) / (hi - lo) - 1.0)  # noqa: E731
+    h = lambda xx: net.apply(state.model.params, 2.0 * (xx - lo) / (hi - lo) - 1.0)  # noqa: E731
     xr = lo + jax.random.uniform(jax.random.key(3), (256, 2)) * (hi - lo)
     assert float(h(x)) <= float(jnp.min(jax.vmap(h)(xr))) + 1e-3
     s1 = jax.jit(algo.tell)(state, x, problem.objective(x))
-    np.testing.assert_array_equal(jax.flatten_util.ravel_pytree(s1.params)[0],
-                                  jax.flatten_util.ravel_pytree(state.params)[0])  # retrain every 10
+    np.testing.assert_array_equal(jax.flatten_util.ravel_pytree(s1.model.params)[0],
+                                  jax.flatten_util.ravel_pytree(state.model.params)[0])  # retrain every 10
