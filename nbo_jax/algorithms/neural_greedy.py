@@ -30,15 +30,21 @@ final bias, which starts at 0 (Appendix F.2), ``sigma_W = sigma_b = gamma``. Inp
 ``z = 2u - 1``; targets are standardized over the valid observations,
 so ``eps`` and ``sigma2`` are in standardized units.
 
-**Where the work happens.** Because the surrogate is refit from a fresh init every
-iteration, the fit (and the draws of ``theta_0``, ``theta~_0``, ``eps``) happens inside
-``ask``, from ``ask``'s key; ``tell`` only appends the observation. The fit is full-batch
-Adam on the masked rows (:func:`fit_smb`, through :func:`nbo_jax.training.train_regression`
-with the batch = the whole buffer), minimizing the Alg. 2/3 loss divided by ``2 n nu^2``
-(same minimizer). The acquisition is minimized by :func:`nbo_jax.optimize.optimize_acqf`
-(settings ``acq_optimizer``): the ``num_restarts`` best of ``raw_samples`` points (uniform
-plus, in the library default, local perturbations of the best observations) climb it by
-projected Adam steps in the unit cube; the best point wins.
+**Surrogate and acquisition.** A network fitted from a fresh random initialization is one
+posterior draw of the sample-then-optimize surrogate
+(:func:`nbo_jax.surrogates.sample_then_optimize.sample_then_optimize`; in the linearized
+regime a draw of the GP with the empirical NTK, Paria et al. 2022, Propositions 1-2), and the
+greedy point is Thompson sampling on that pathwise draw
+(:func:`nbo_jax.acquisition.thompson_sampling`). The draw (``theta_0``, ``theta~_0``, ``eps``
+and the fit) comes from ``ask``'s key; ``tell`` only appends the observation
+(:func:`nbo_jax.bo.bo_algorithm`'s, with ``refit_every=1``). The fit is full-batch Adam on the
+masked rows (:func:`fit_smb`, through :func:`nbo_jax.training.train_regression` with the batch
+= the whole buffer), minimizing the Alg. 2/3 loss divided by ``2 n nu^2`` (same minimizer).
+The acquisition is minimized by :func:`nbo_jax.optimize.optimize_acqf` (settings
+``acq_optimizer``): the ``num_restarts`` best of ``raw_samples`` points (uniform plus, in the
+library default, local perturbations of the best observations) climb it in the unit cube; the
+best point wins. ``ask`` is the preset's own: it picks the exploration phase's uniform point
+or the greedy one.
 
 **Paper preset** (``preset="paper"``; Appendix F.2): one hidden layer (``depth=2``) of width
 5000, tanh, ``gamma = 1`` (the paper tunes it in [0.5, 5]), Adam lr 1e-3, ``nu = 1``,
@@ -50,9 +56,10 @@ library's optimizer). The number of training steps is not stated in the paper:
 **decision** 1000 full-batch Adam steps (measured: "Measured choices", ``docs/measurements.md``).
 
 **Library defaults** (``preset="default"``): width 256, ``gamma = 2``, Adam lr 1e-2 for 300
-full-batch steps, acquisition from the 10 best of 512 raw samples (a quarter of them local,
-std 0.05 around the 5 best observations) refined by 50 projected Adam steps at lr 0.02
-(``acq_optimizer(raw_samples=512, num_restarts=10, steps=50, learning_rate=0.02)``). The
+full-batch steps, acquisition from 10 restarts (Boltzmann-sampled) among 512 scrambled Sobol
+raw samples (a quarter of them local, std 0.05 around the 5 best observations) refined by at
+most 200 box-constrained L-BFGS iterations (``acq_optimizer(raw_samples=512, num_restarts=10,
+steps=200)``). The
 measurements behind these choices, and the cost per ``ask``, are on the documentation site's
 page "Measured choices" (``docs/measurements.md``).
 
@@ -66,11 +73,10 @@ fantasized points count as evaluations, so a batch holds ``T_e`` random points i
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
-import optax
 
 from .._checks import (
     BATCH_SIZE_IS_Q,
@@ -81,20 +87,25 @@ from .._checks import (
     refuse_renamed,
     resolve_preset,
 )
-from ..acquisition import SurrogatePosterior
-from ..bo import make_algorithm, records_config
-from ..features import predict
-from ..networks import last_layer_name, ntk_mlp  # ntk_mlp, last_layer_name: re-exported
-from ..observations import initial_data, told_rows
+from ..acquisition import thompson_sampling
+from ..bo import bo_algorithm, make_algorithm, records_config
+from ..dataset import Dataset
+from ..domains import Bounds
+from ..networks import last_layer_name, network_builder, ntk_mlp  # noqa: F401 - ntk_mlp, last_layer_name: as before
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf, random_point
-from ..training import TrainConfig, make_optimizer, train_regression
-from ..types import BOAlgorithm, Bounds, Dataset
-from ..networks import network_builder
+from ..surrogates.sample_then_optimize import (  # noqa: F401 - the model's pieces, importable from here as before
+    VARIANTS,
+    fit_smb,
+    linearize,
+    perturbation,
+    sample_then_optimize,
+    smb_loss,
+    zero_last_layer,
+)
+from ..training import make_optimizer
+from ..types import BOAlgorithm
 
 Array = jax.Array
-Params = Any
-
-VARIANTS = ("simple", "posterior")
 
 PRESETS = {
     "paper": dict(width=5000, gamma=1.0, learning_rate=1e-3, train_steps=1000,
@@ -106,16 +117,6 @@ PRESETS = {
 }
 
 
-def zero_last_layer(params: Params, depth: int) -> Params:
-    """``params`` with the output layer (weights and bias) set to 0: ``theta~_0`` of Paria et al. 2022,
-    Algorithm 3, line 3."""
-    out = dict(params)
-    name = last_layer_name(depth)
-    out[name] = jax.tree.map(jnp.zeros_like, params[name])
-    return out
-
-
-# --------------------------------------------------------------------------- pieces
 def exploration_steps(dim: int, total: int) -> int:
     """``T_e = clip(5 d, 0.025 T, 0.075 T)`` rounded to the nearest int, halves up (Paria et al. 2022,
     Appendix F.2, "Exploration budget"). ``total`` = ``T``, the number of BO iterations.
@@ -127,84 +128,30 @@ def exploration_steps(dim: int, total: int) -> int:
     return int(math.floor(t_e + 0.5))
 
 
-def perturbation(apply: Callable, params0: Params, params_tilde: Params, z: Array) -> Array:
-    """``delta(z_i) = <grad_theta f(z_i; theta_0), theta~_0>`` for ``z (n, d)`` -> ``(n,)``
-    (Paria et al. 2022, Algorithm 3, line 4), as a forward-mode jvp: no Jacobian is formed."""
-
-    def one(zi):
-        return jax.jvp(lambda th: apply(th, zi), (params0,), (params_tilde,))[1]
-
-    return jax.vmap(one)(z)
-
-
-def linearize(apply: Callable, params0: Params) -> Callable[[Params, Array], Array]:
-    """The linearized network ``f_lin(theta, z) = f(z; theta_0) + <grad f(z; theta_0),
-    theta - theta_0>`` for one point ``z (d,)`` (used by the exactness test)."""
-
-    def f_lin(params: Params, z: Array) -> Array:
-        diff = jax.tree.map(lambda a, b: a - b, params, params0)
-        f0, df = jax.jvp(lambda th: apply(th, z), (params0,), (diff,))
-        return f0 + df
-
-    return f_lin
-
-
-def smb_loss(apply: Callable, params: Params, params0: Params, z: Array, y_pert: Array, mask: Array,
-             *, nu: float, sigma2: float, delta: Optional[Array] = None) -> Array:
-    """The SimpleSMB / PosteriorSMB objective (Paria et al. 2022, Alg. 2 line 3 / Alg. 3 line 5)::
-
-        sum_{i: mask_i} (y'_i - nu f(z_i; theta) - nu delta_i)^2 + sigma2 nu^2 ||theta - theta_0||^2
-
-    Args: ``z (cap, d)``, ``y_pert (cap,)`` = ``y'``, ``mask (cap,)`` bool, ``delta (cap,)`` or
-    ``None`` (SimpleSMB). Returns a scalar.
-    """
-    pred = predict(apply, params, z)
-    if delta is not None:
-        pred = pred + delta
-    data = jnp.sum(jnp.where(mask, (y_pert - nu * pred) ** 2, 0.0))
-    sq = sum(jnp.sum((a - b) ** 2) for a, b in zip(jax.tree.leaves(params), jax.tree.leaves(params0)))
-    return data + sigma2 * nu ** 2 * sq
-
-
-def fit_smb(apply: Callable, params0: Params, z: Array, y_pert: Array, mask: Array, key: Array, *,
-            nu: float, sigma2: float, steps: int, optimizer: optax.GradientTransformation,
-            delta: Optional[Array] = None) -> Params:
-    """Minimize :func:`smb_loss` from ``theta_0 = params0`` by ``steps`` full-batch steps of
-    ``optimizer`` on the masked rows (Paria et al. 2022, Alg. 2 line 3 / Alg. 3 line 5).
-
-    Runs :func:`nbo_jax.training.train_regression` with the whole buffer as one batch, targets
-    ``y'/nu - delta`` and ``reg = sigma2``: its objective is ``smb_loss / (2 n nu^2)`` (``n`` =
-    valid rows), which has the same minimizer. ``key`` only feeds the (irrelevant) shuffle.
-    Returns the fitted parameters (``params0`` when no row is valid).
-    """
-    targets = y_pert / nu
-    if delta is not None:
-        targets = targets - delta
-    targets = jnp.where(mask, targets, 0.0)
-    cfg = TrainConfig(epochs=int(steps), batch_size=int(y_pert.shape[0]), optimizer=optimizer, reg=float(sigma2))
-    return train_regression(apply, params0, params0, z, targets, mask, key, cfg)
-
-
-# --------------------------------------------------------------------------- algorithm
 class NeuralGreedyState(NamedTuple):
-    """NeuralGreedy state (a pytree; fixed shapes).
+    """NeuralGreedy state (a pytree; fixed shapes): :class:`~nbo_jax.bo.BOState`'s fields and
+    the exploration phase's counts.
 
     Attributes:
         data: :class:`~nbo_jax.dataset.Dataset` (unit-cube inputs).
         bounds: :class:`~nbo_jax.domains.Bounds`, the box (``(d,)`` arrays).
+        model: the surrogate's :class:`~nbo_jax.surrogates.sample_then_optimize.SampleThenOptimizeState`
+            (the targets and ``init``'s key, which only :attr:`BOAlgorithm.surrogate` uses:
+            ``ask`` draws from its own key).
+        tells, rows_told: ``()`` int32 counts of :class:`~nbo_jax.bo.BOState`.
         n_initial: ``()`` int32, number of initial points recorded (``n_init`` when all are
             finite).
         n_explore: ``()`` int32, ``T_e``: evaluations after the initial points answered by
             uniform random points.
-        key: PRNG key of ``init``; only :attr:`BOAlgorithm.surrogate` uses it (``ask`` uses
-            its own key).
     """
 
     data: Dataset
     bounds: Bounds
+    model: Any
+    tells: Array
+    rows_told: Array
     n_initial: Array
     n_explore: Array
-    key: Array
 
 
 @records_config
@@ -250,9 +197,9 @@ def neural_greedy(
             ``-nu f~`` over the unit cube: an :func:`nbo_jax.optimize.acq_optimizer` or a dict
             of its arguments (fields not in the dict take ``acq_optimizer``'s defaults);
             ``None``: the preset's. Paper: ``raw_samples = num_restarts = 10`` (uniform
-            random starts), ``steps = 500``, ``learning_rate = 0.01``, ``local_fraction = 0``;
-            default: ``raw_samples = 512``, ``num_restarts = 10``, ``steps = 50``,
-            ``learning_rate = 0.02``, ``local_fraction = 0.25``, ``local_std = 0.05``,
+            random starts), ``steps = 500`` of Adam at ``learning_rate = 0.01``,
+            ``local_fraction = 0``; default: ``raw_samples = 512``, ``num_restarts = 10``,
+            ``steps = 200`` (L-BFGS-B), ``local_fraction = 0.25``, ``local_std = 0.05``,
             ``n_best = 5``. ``steps = 0`` takes the best raw sample.
         standardize: standardize the targets (mean 0, std 1 over the valid observations).
         surrogate_samples: number of independent fits averaged by ``surrogate``.
@@ -265,10 +212,11 @@ def neural_greedy(
         ``ask(state, key) -> (d,)`` (``(q, d)`` for ``q > 1``; draws ``theta_0`` [and
         ``theta~_0``, ``eps``] from ``key`` and fits there); ``tell(state, x, y, c=None)``
         appends (``c`` ignored); ``info``: ``exploring`` (True while the next point asked is
-        a uniform random one). ``surrogate(state, u (N, d))`` refits
-        ``surrogate_samples`` networks (keys from ``fold_in(state.key, count)``, so it is
-        deterministic per state) and returns their mean and standard deviation in
-        standardized units: the sample spread of the acquisition functions ``nu f~``, i.e.
+        a uniform random one); ``model``: the sample-then-optimize surrogate. The state is a
+        :class:`NeuralGreedyState`. ``surrogate(state, u (N, d))`` refits
+        ``surrogate_samples`` networks (keys from ``fold_in(state.model.key, n)``, ``n`` the
+        rows in the mask, so it is deterministic per state) and returns their mean and
+        standard deviation in standardized units: the sample spread of the acquisition functions ``nu f~``, i.e.
         the GP of Paria et al. 2022, Propositions 1-2, at finite width. It costs
         ``surrogate_samples`` fits, so it is meant for plots and diagnostics.
 
@@ -283,7 +231,7 @@ def neural_greedy(
     refuse_renamed(kwargs, BATCH_SIZE_IS_Q, "neural_greedy")
     chosen = resolve_preset(PRESETS, preset, width=width, gamma=gamma, learning_rate=learning_rate,
                             train_steps=train_steps)
-    posterior = check_choice("variant", variant, VARIANTS) == "posterior"
+    variant = check_choice("variant", variant, VARIANTS)
     train_steps = check_int("train_steps", chosen["train_steps"], 1)
     aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"])
     surrogate_samples = check_int("surrogate_samples", surrogate_samples, 1)
@@ -297,72 +245,36 @@ def neural_greedy(
         check_choice("exploration", exploration, ("auto",))
     else:
         exploration = check_int("exploration", exploration, 0)
-    optimizer = make_optimizer("adam", lr)
+    name = "neural-greedy-posterior" if variant == "posterior" else "neural-greedy"
+    surrogate = sample_then_optimize(network, variant=variant, nu=nu, sigma2=sigma2, steps=train_steps,
+                                     optimizer=make_optimizer("adam", lr), samples=surrogate_samples)
+    base = bo_algorithm(surrogate, thompson_sampling(), acq_optimizer=aopt, name=name, refit_every=1,
+                        outcome_transform="standardize" if standardize else "none")
 
     def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> NeuralGreedyState:
-        data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=False)
-        d = data.u.shape[1]
-        t_e = exploration_steps(d, capacity - jnp.shape(x0)[0]) if exploration == "auto" else exploration
+        state = base.init(key, x0, y0, c0, bounds=bounds, capacity=capacity)
+        total = capacity - jnp.shape(x0)[0]  # T, the BO iterations of the run
+        t_e = exploration_steps(state.data.u.shape[1], total) if exploration == "auto" else exploration
         # n_initial: the rows recorded (an initial point with a NaN coordinate is not)
-        return NeuralGreedyState(data, box, data.count, jnp.asarray(t_e, jnp.int32), key)
-
-    def fit(state: NeuralGreedyState, key: Array):
-        """One surrogate draw: ``(acquisition z -> (), params, params0, params_tilde)``."""
-        data = state.data
-        net = network(data.u.shape[1], data.u.dtype)
-        k_init, k_tilde, k_eps, k_train = jax.random.split(key, 4)
-        y = data.standardized()[0] if standardize else data.y
-        if sigma2 > 0:
-            y = y + nu * math.sqrt(sigma2) * jax.random.normal(k_eps, y.shape, y.dtype)
-        z = 2.0 * data.u - 1.0
-        params0 = net.init(k_init)
-        if posterior:
-            tilde = zero_last_layer(net.init(k_tilde), depth)
-            delta = perturbation(net.apply, params0, tilde, z)
-        else:
-            tilde, delta = None, None
-        params = fit_smb(net.apply, params0, z, y, data.mask, k_train, nu=nu, sigma2=sigma2,
-                         steps=train_steps, optimizer=optimizer, delta=delta)
-
-        def acquisition(zi: Array) -> Array:
-            out = net.apply(params, zi)
-            if posterior:
-                out = out + jax.jvp(lambda th: net.apply(th, zi), (params0,), (tilde,))[1]
-            return nu * out
-
-        return acquisition
-
-    def greedy_point(state: NeuralGreedyState, key: Array) -> Array:
-        k_fit, k_cand = jax.random.split(key)
-        acq = jax.vmap(fit(state, k_fit))
-        return optimize_acqf(lambda u: -acq(2.0 * u - 1.0), k_cand, state.data, aopt)
+        return NeuralGreedyState(*state, state.data.count, jnp.asarray(t_e, jnp.int32))
 
     def exploring(state: NeuralGreedyState) -> Array:
         """``()`` bool: the next point is a uniform random one (Paria et al. 2022, Algorithm 1,
         lines 2-5); counts the evaluations after the initial design, fantasized ones included."""
         return state.data.count - state.n_initial < state.n_explore
 
+    def greedy_point(state: NeuralGreedyState, key: Array) -> Array:
+        """The minimizer of one draw (Thompson sampling on the surrogate's pathwise draw)."""
+        k_fit, k_cand = jax.random.split(key)
+        draw = surrogate.sample(state.model, k_fit)
+        return optimize_acqf(lambda u: -draw(u), k_cand, state.data, aopt)
+
     def ask(state: NeuralGreedyState, key: Array) -> Array:
         k_rand, k_greedy = jax.random.split(key)
-        u = jax.lax.cond(
-            exploring(state),
-            lambda: random_point(k_rand, state.data),
-            lambda: greedy_point(state, k_greedy),
-        )
+        u = jax.lax.cond(exploring(state), lambda: random_point(k_rand, state.data),
+                         lambda: greedy_point(state, k_greedy))
         return state.bounds.from_unit(u)
 
-    def tell(state: NeuralGreedyState, x: Array, y: Array, c=None) -> NeuralGreedyState:
-        u, y = told_rows(state.bounds, x, y, c, constrained=False)
-        return state._replace(data=state.data.add_batch(u, y))
-
-    def surrogate(state: NeuralGreedyState, u_c: Array) -> SurrogatePosterior:
-        keys = jax.random.split(jax.random.fold_in(state.key, state.data.count), surrogate_samples)
-        z_c = 2.0 * u_c - 1.0
-        samples = jax.vmap(lambda k: jax.vmap(fit(state, k))(z_c))(keys)
-        targets = state.data.standardized()[0] if standardize else state.data.y
-        incumbent = state.data.incumbent(targets)
-        return SurrogatePosterior(u_c, jnp.mean(samples, 0), jnp.std(samples, 0), incumbent)
-
-    name = "neural-greedy-posterior" if posterior else "neural-greedy"
-    return make_algorithm(init, ask, tell, name=name, surrogate=surrogate,
-                          info=lambda state: {"exploring": exploring(state)}, q=q, batch_rule="fantasy")
+    return make_algorithm(init, ask, base.tell, name=name, surrogate=base.surrogate,
+                          info=lambda state: {"exploring": exploring(state)}, q=q, batch_rule="fantasy",
+                          model=surrogate)
