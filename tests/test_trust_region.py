@@ -1,6 +1,6 @@
-"""TuRBO-1 as a transformation of any algorithm (nbo_jax.trust_region, module nbo_jax.transforms.trust_region;
-Eriksson et al. 2019), TuRBO-m (regions=m, module nbo_jax.transforms.trust_regions) and the acquisition optimizer inside a region (Dataset.region;
-nbo_jax.optimize)."""
+"""TuRBO-1 and TuRBO-m (regions=m) as a transformation of any algorithm (nbo_jax.trust_region,
+module nbo_jax.transforms.trust_region; Eriksson et al. 2019) and the acquisition optimizer
+inside a region (Dataset.region; nbo_jax.optimize)."""
 
 import dataclasses
 import json
@@ -15,7 +15,7 @@ import nbo_jax as nbo
 from nbo_jax.ask_tell import AskTell
 from nbo_jax.optimize import acq_optimizer, candidate_set, optimize_acqf, random_point
 from nbo_jax.transforms.trust_region import current_region, inner_lengthscales, region_box
-from nbo_jax.transforms.trust_regions import objective_units, owners, regions_now
+from nbo_jax.transforms.trust_region import objective_units, owners, regions_now
 from nbo_jax.types import Dataset
 
 BOX = ([-2.0, 0.0], [2.0, 5.0])
@@ -57,45 +57,45 @@ def test_region_halves_after_tau_fail_failures_doubles_after_tau_succ_successes_
 
     for _ in range(3):
         s = tell(s, 10.0)
-    assert (float(s.length), int(s.failures)) == (pytest.approx(0.8), 3)
+    assert (float(s.length[0]), int(s.failures[0])) == (pytest.approx(0.8), 3)
     s = tell(s, 10.0)  # the 4th failure in a row halves L
-    assert (float(s.length), int(s.failures)) == (pytest.approx(0.4), 0)
+    assert (float(s.length[0]), int(s.failures[0])) == (pytest.approx(0.4), 0)
     for i, y in enumerate([2.0, 1.0, 0.5]):  # three successes (best 3.0, then each one) double it
         s = tell(s, y)
-        assert int(s.successes) == (i + 1) % 3
-    assert float(s.length) == pytest.approx(0.8)
+        assert int(s.successes[0]) == (i + 1) % 3
+    assert float(s.length[0]) == pytest.approx(0.8)
     s = tell(s, 0.5 * (1 - 5e-4))  # better by less than 1e-3 |best|: a failure
     s = tell(s, jnp.nan)  # a failed evaluation: a failure
-    assert (int(s.successes), int(s.failures)) == (0, 2)
+    assert (int(s.successes[0]), int(s.failures[0])) == (0, 2)
     for y in [0.4, 0.3, 0.2, 0.1, 0.05, 0.01]:
         s = tell(s, y)
-    assert float(s.length) == pytest.approx(1.6)  # min(2 * 1.6, L_max)
+    assert float(s.length[0]) == pytest.approx(1.6)  # min(2 * 1.6, L_max)
     for _ in range(31):  # 1.6 / 2^7 = 0.0125 >= L_min = 0.5^7
         s = tell(s, 1.0)
-    assert (float(s.length), int(s.restarts), bool(s.in_design)) == (pytest.approx(0.0125), 0, False)
+    assert (float(s.length[0]), int(s.restarts[0]), bool(s.in_design[0])) == (pytest.approx(0.0125), 0, False)
     s = tell(s, 1.0)  # 1.6 / 2^8 < L_min: restart
     n_before = int(s.data.count)
-    assert (float(s.length), int(s.restarts), bool(s.in_design), int(s.start)) == (
+    assert (float(s.length[0]), int(s.restarts[0]), bool(s.in_design[0]), int(s.start[0])) == (
         pytest.approx(0.8), 1, True, n_before)
     assert n_before == 4 + 4 + 3 + 2 + 6 + 32
     # a fresh design follows: the stored Sobol points, asked one at a time
-    design = np.asarray(s.bounds.from_unit(s.design))
+    design = np.asarray(s.bounds.from_unit(s.design[0]))
     ys = [7.0, 2.0, 9.0, 8.0]
     for i in range(4):
         xi = algo.ask(s, jax.random.key(i))
         np.testing.assert_allclose(xi, design[i], rtol=1e-6)
-        assert int(s.inner.data.count) == n_before  # the old run's inner state, untouched during the design
+        assert int(s.inner.data.count[0]) == n_before  # the old run's inner state, untouched during the design
         if i < 3:
             s = algo.tell(s, xi, ys[i])
     # the last design point told with one more point (results may come in any batches): the
     # inner algorithm is initialized on the design, then told the extra point
     extra = jnp.array([1.0, 1.0])
     s = algo.tell(s, jnp.stack([xi, extra]), jnp.array([ys[3], 9.5]))
-    assert not bool(s.in_design)
-    assert int(s.inner.data.count) == 5  # the inner algorithm sees the new run only
-    np.testing.assert_allclose(s.bounds.from_unit(s.inner.data.u[:5]), np.vstack([design, extra]), rtol=1e-5,
+    assert not bool(s.in_design[0])
+    assert int(s.inner.data.count[0]) == 5  # the inner algorithm sees the new run only
+    np.testing.assert_allclose(s.bounds.from_unit(s.inner.data.u[0, :5]), np.vstack([design, extra]), rtol=1e-5,
                                atol=1e-6)
-    np.testing.assert_allclose(s.inner.data.y[:5], ys + [9.5])
+    np.testing.assert_allclose(s.inner.data.y[0, :5], ys + [9.5])
     assert int(s.data.count) == n_before + 5
     info = nbo.trust_region(nbo.random_search()).info(s)
     assert (int(info["tr_observed"]), int(info["tr_restarts"]), float(info["tr_length"])) == (5, 1, pytest.approx(0.8))
@@ -117,17 +117,17 @@ def test_restart_keeps_data_tells_the_inner_algorithm_every_point_and_recentres_
     x = jnp.array([0.3, 2.0])
     for i in range(2):  # 0.8 -> 0.4 -> 0.2 < L_min: a restart
         s = algo.tell(s, x, jnp.asarray(10.0 + i, jnp.float32))
-    assert (int(s.restarts), bool(s.in_design), int(s.start)) == (1, True, 6)
-    design = np.asarray(s.bounds.from_unit(s.design))
+    assert (int(s.restarts[0]), bool(s.in_design[0]), int(s.start[0])) == (1, True, 6)
+    design = np.asarray(s.bounds.from_unit(s.design[0]))
     ys = [7.0, 2.0, 9.0]
     for i in range(3):
         xi = algo.ask(s, jax.random.key(i))
         np.testing.assert_allclose(xi, design[i], rtol=1e-6)
         s = algo.tell(s, xi, ys[i])
-        assert int(s.inner.data.count) == 7 + i  # told as it comes, after all earlier points
-    assert not bool(s.in_design)
-    np.testing.assert_allclose(s.inner.data.y[:9], [5.0, 1.0, 4.0, 6.0, 10.0, 11.0] + ys)
-    np.testing.assert_array_equal(s.inner.data.u[:9], s.data.u[:9])
+        assert int(s.inner.data.count[0]) == 7 + i  # told as it comes, after all earlier points
+    assert not bool(s.in_design[0])
+    np.testing.assert_allclose(s.inner.data.y[0, :9], [5.0, 1.0, 4.0, 6.0, 10.0, 11.0] + ys)
+    np.testing.assert_array_equal(s.inner.data.u[0, :9], s.data.u[:9])
     # centred at the new run's best (design[1], f = 2), not at the best of all (X0[1], f = 1)
     box = np.asarray(current_region(s))
     centre = _unit(design[1])
@@ -154,33 +154,33 @@ def test_scbo_centres_the_region_at_the_best_feasible_point_and_counts_in_its_or
     # one feasible point (row 2), not the best objective (row 1): the centre is row 2
     s = algo.init(key, jnp.asarray(X0), y0, jnp.array([[1.0], [2.0], [-1.0], [0.5]]), bounds=BOUNDS, capacity=20)
     box, _ = centre(s)
-    np.testing.assert_allclose(box, region_box(jnp.asarray(_unit(X0[2]), jnp.float32), s.length), atol=1e-6)
+    np.testing.assert_allclose(box, region_box(jnp.asarray(_unit(X0[2]), jnp.float32), s.length[0]), atol=1e-6)
     # nothing feasible: the smallest total violation (row 2, 0.3)
     c_none = jnp.array([[1.0, 0.0], [2.0, 1.0], [0.1, 0.2], [0.5, 0.0]])
     s = algo.init(key, jnp.asarray(X0), y0, c_none, bounds=BOUNDS, capacity=20)
     box, _ = centre(s)
-    np.testing.assert_allclose(box, region_box(jnp.asarray(_unit(X0[2]), jnp.float32), s.length), atol=1e-6)
+    np.testing.assert_allclose(box, region_box(jnp.asarray(_unit(X0[2]), jnp.float32), s.length[0]), atol=1e-6)
 
     x = jnp.array([0.3, 2.0])
     s = algo.tell(s, x, -9.0, jnp.array([0.1, 0.1]))  # violation 0.2 < 0.3: a success
-    assert (int(s.successes), int(s.failures)) == (1, 0)
-    np.testing.assert_allclose(centre(s)[0], region_box(jnp.asarray(_unit(x), jnp.float32), s.length), atol=1e-6)
+    assert (int(s.successes[0]), int(s.failures[0])) == (1, 0)
+    np.testing.assert_allclose(centre(s)[0], region_box(jnp.asarray(_unit(x), jnp.float32), s.length[0]), atol=1e-6)
     s = algo.tell(s, x, -20.0, jnp.array([0.25, 0.0]))  # violation 0.25 > 0.2: a failure
-    assert (int(s.successes), int(s.failures)) == (0, 1)
+    assert (int(s.successes[0]), int(s.failures[0])) == (0, 1)
     s = algo.tell(s, x, 100.0, jnp.array([0.0, -1.0]))  # the run's first feasible point: a success
-    assert (int(s.successes), int(s.failures)) == (1, 0)
+    assert (int(s.successes[0]), int(s.failures[0])) == (1, 0)
     x_best = jnp.array([1.0, 3.0])
     s = algo.tell(s, jnp.stack([x, x_best]), jnp.array([200.0, 50.0]), jnp.array([[-1.0, -1.0], [-1.0, 0.0]]))
-    assert (int(s.successes), int(s.failures)) == (2, 0)  # the batch's best feasible 50 < 100
+    assert (int(s.successes[0]), int(s.failures[0])) == (2, 0)  # the batch's best feasible 50 < 100
     box, _ = centre(s)
-    np.testing.assert_allclose(box, region_box(jnp.asarray(_unit(x_best), jnp.float32), s.length), atol=1e-6)
+    np.testing.assert_allclose(box, region_box(jnp.asarray(_unit(x_best), jnp.float32), s.length[0]), atol=1e-6)
     s = algo.tell(s, x, -100.0, jnp.array([0.01, 0.0]))  # infeasible, however low: a failure
     s = algo.tell(s, x, 60.0, jnp.array([-1.0, -1.0]))  # feasible but worse than 50: a failure
     s = algo.tell(s, x, jnp.nan, jnp.array([-1.0, -1.0]))  # a failed evaluation: a failure
-    assert (int(s.successes), int(s.failures)) == (0, 3)
+    assert (int(s.successes[0]), int(s.failures[0])) == (0, 3)
     np.testing.assert_allclose(centre(s)[0], box, atol=1e-6)  # still centred at the best feasible point
-    assert int(s.inner.data.count) == int(s.data.count) == 12  # the inner GP-cEI was told every point
-    np.testing.assert_allclose(s.data.y[:12], s.inner.data.y[:12])
+    assert int(s.inner.data.count[0]) == int(s.data.count) == 12  # the inner GP-cEI was told every point
+    np.testing.assert_allclose(s.data.y[:12], s.inner.data.y[0, :12])
     with pytest.raises(ValueError, match="c: this algorithm models constraints"):
         nbo.trust_region(nbo.gp_bo(acquisition="cei")).tell(s, x, 1.0)
 
@@ -225,19 +225,19 @@ def test_every_ask_lies_inside_the_region_and_the_box(compiled, make):
         box = np.asarray(current_region(s))
         x = np.asarray(algo.ask(s, jax.random.key(t)))
         assert np.all((x >= np.asarray(BOX[0])) & (x <= np.asarray(BOX[1])))
-        if not bool(s.in_design):
+        if not bool(s.in_design[0]):
             u = _unit(x)
             assert np.all((u >= box[0] - 1e-5) & (u <= box[1] + 1e-5)), (t, u, box)
             regions.append(box)
         s = algo.tell(s, x, 10.0 + _f(x))  # worse than the initial design: a failure each time
-    assert int(s.restarts) >= 1 and int(s.data.count) == 13
+    assert int(s.restarts[0]) >= 1 and int(s.data.count) == 13
     if inner.name.startswith("gp"):  # shaped by the GP's ARD lengthscales
-        ls = np.asarray(s.lengthscales)
-        np.testing.assert_allclose(ls, np.exp(np.asarray(s.inner.model.params.log_lengthscale)))
-        box = np.asarray(region_box(jnp.full(2, 0.5), s.length, jnp.asarray(ls)))
-        np.testing.assert_allclose((box[1] - box[0]) / float(s.length), ls / np.sqrt(np.prod(ls)), rtol=1e-5)
+        ls = np.asarray(s.lengthscales[0])
+        np.testing.assert_allclose(ls, np.exp(np.asarray(s.inner.model.params.log_lengthscale[0])))
+        box = np.asarray(region_box(jnp.full(2, 0.5), s.length[0], jnp.asarray(ls)))
+        np.testing.assert_allclose((box[1] - box[0]) / float(s.length[0]), ls / np.sqrt(np.prod(ls)), rtol=1e-5)
     else:
-        assert s.lengthscales is None and inner_lengthscales(inner, s.inner) is None
+        assert s.lengthscales is None and inner_lengthscales(inner, jax.tree.map(lambda a: a[0], s.inner)) is None
 
 
 def test_finite_domain_asks_are_unevaluated_choices_inside_the_region(compiled):
@@ -255,7 +255,7 @@ def test_finite_domain_asks_are_unevaluated_choices_inside_the_region(compiled):
         row = np.nonzero(np.all(np.abs(grid - x) < 1e-5, axis=1))[0]
         assert row.size == 1, x  # one of the choices
         assert tuple(grid[row[0]]) not in seen  # never twice, across restarts too
-        if not bool(s.in_design):
+        if not bool(s.in_design[0]):
             box = np.asarray(current_region(s))
             free = np.array([tuple(p) not in seen for p in grid])
             inside = free & np.all((pts >= box[0] - 1e-4) & (pts <= box[1] + 1e-4), axis=1)
@@ -263,7 +263,7 @@ def test_finite_domain_asks_are_unevaluated_choices_inside_the_region(compiled):
                 assert inside[row[0]], (t, x, box)
         seen.add(tuple(grid[row[0]]))
         s = tell(s, x, _f(x))
-    assert int(s.restarts) >= 1
+    assert int(s.restarts[0]) >= 1
     assert int(jnp.sum(s.data.evaluated)) == 28
 
 
@@ -318,11 +318,11 @@ def test_posterior_mean_incumbent_centres_and_counts_by_the_model(x64, case):
         n = int(state.data.count)
         mean = np.asarray(surrogate(new, new.data.u).mean)[: n + 1]
         improved = bool(mean[n] < mean[:n].min())
-        length, successes, failures = next_length(state.length, state.successes, state.failures,
+        length, successes, failures = next_length(state.length[0], state.successes[0], state.failures[0],
                                                   jnp.asarray(improved), 3, 2, 1.6)
-        assert (float(new.length), int(new.successes), int(new.failures)) == (
+        assert (float(new.length[0]), int(new.successes[0]), int(new.failures[0])) == (
             float(length), int(successes), int(failures)), i
-        assert int(new.restarts) == 0  # one run: every row counts
+        assert int(new.restarts[0]) == 0  # one run: every row counts
         centre = int(np.argmin(mean)) if by_mean else int(np.argmin(np.asarray(new.data.y)[: n + 1]))
         np.testing.assert_array_equal(current_centre(new), new.data.u[centre])
         observed = batch_improves(state.data.y, jnp.arange(40) < n, new.data.y[n:n + 1], jnp.array([True]), 0.0)
@@ -330,7 +330,7 @@ def test_posterior_mean_incumbent_centres_and_counts_by_the_model(x64, case):
         state = new
     assert differs >= 1 and failure_limit(2, 1, 2) == 2
     if by_mean:
-        assert int(np.argmin(np.asarray(state.data.y)[: int(state.data.count)])) != int(state.incumbent)
+        assert int(np.argmin(np.asarray(state.data.y)[: int(state.data.count)])) != int(state.incumbent[0])
 
 
 def test_auto_incumbent_is_the_posterior_mean_around_a_gp_and_observed_otherwise(x64):
@@ -403,7 +403,7 @@ def test_ask_tell_save_resume_and_pickle_continue_bit_for_bit(tmp_path, incumben
             out[id(o)].append(x)
     np.testing.assert_array_equal(np.array(out[id(opt)]), np.array(out[id(resumed)]))
     np.testing.assert_array_equal(np.array(out[id(opt)]), np.array(out[id(again)]))
-    assert int(opt.state.restarts) >= 1
+    assert int(opt.state.restarts[0]) >= 1
 
 
 def test_bad_arguments_name_the_argument():

@@ -1,7 +1,7 @@
-"""The pieces the trust regions share (TuRBO-1, :mod:`nbo_jax.transforms.trust_region`, and
-TuRBO-m, :mod:`nbo_jax.transforms.trust_regions`; Eriksson et al. 2019): a region's box, the
-best row of a run, success and failure counting, the side's update, and asking an inner
-algorithm inside a box. Functions of arrays and of the inner algorithm; no state of their own.
+"""The pieces of TuRBO's trust regions (:mod:`nbo_jax.transforms.trust_region`; Eriksson et
+al. 2019): a region's box, the best row of a run, the rows a region owns, success and failure
+counting, the side's update, asking an inner algorithm inside a box and comparing regions'
+posteriors in the objective's units. Functions of arrays and of the inner algorithm; no state of their own.
 """
 
 from __future__ import annotations
@@ -188,6 +188,41 @@ def ask_in_region(inner_alg: BOAlgorithm, inner, key: Array, centre: Array, box:
     return jnp.clip(x, bounds.from_unit(box[0]), bounds.from_unit(box[1]))
 
 
+def region_rows(data: Dataset, owner: Array, start: Array, j, *, observed: bool) -> Array:
+    """``(cap,)`` bool: the rows of region ``j``'s current run (``owner == j`` from row
+    ``start``), the finite observations when ``observed``, else every written row."""
+    if observed:
+        return (owner == j) & _run_rows(data, start)
+    return (owner == j) & (jnp.arange(data.capacity) >= start) & data.written
+
+
+def owners(u: Array, centres: Array, boxes: Array, usable: Array) -> Array:
+    """``(n,)`` int32: the region of each point ``u (n, d)`` (unit cube) among the ``usable
+    (m,)`` ones: the region whose box holds it, the nearest centre (max-norm in units of the
+    box's sides) among several or, when none holds it, among all."""
+    lo, hi = boxes[:, 0], boxes[:, 1]
+    width = jnp.maximum(hi - lo, jnp.finfo(u.dtype).tiny)
+    dist = jnp.max(jnp.abs(u[:, None, :] - centres[None]) / width[None], axis=-1)  # (n, m)
+    inside = jnp.all((u[:, None, :] >= lo[None]) & (u[:, None, :] <= hi[None]), axis=-1)
+    score = jnp.where(inside, dist, dist + 1e6)
+    return jnp.argmin(jnp.where(usable[None, :], score, jnp.inf), axis=1).astype(jnp.int32)
+
+
+def objective_units(data: Dataset, mean: Array, std: Array, incumbent: Array) -> tuple[Array, Array]:
+    """A surrogate posterior ``(mean, std)`` (``(N,)`` each) in the objective's units. Every
+    library surrogate reports the units of :meth:`~nbo_jax.dataset.Dataset.standardized`,
+    or the objective's own (``standardize=False``); which one is read from its
+    ``incumbent``: the closer of the data's best value and that value standardized. (A
+    ``"power"``, ``"copula"`` or ``"half_rank"`` outcome transform, :mod:`nbo_jax.outcome`,
+    has no such map: :func:`~nbo_jax.transforms.trust_region.trust_region` refuses it with several regions.)"""
+    _, shift, scale = data.standardized()
+    best = data.incumbent()
+    raw = jnp.abs(incumbent - best) < jnp.abs(incumbent - (best - shift) / scale)
+    scale = jnp.where(raw, 1.0, scale).astype(mean.dtype)
+    shift = jnp.where(raw, 0.0, shift).astype(mean.dtype)
+    return shift + scale * mean, scale * std
+
+
 def unevaluated_choices(key: Array, data: Dataset, q: int) -> Array:
     """``q`` distinct unevaluated choices ``(q, d)`` (unit cube) of a finite domain, drawn
     uniformly (a restart design's points there)."""
@@ -195,4 +230,4 @@ def unevaluated_choices(key: Array, data: Dataset, q: int) -> Array:
     return data.choices[jax.lax.top_k(logits, q)[1]]
 
 
-__all__ = ["ask_in_region", "batch_improves", "batch_improves_in_mean", "best_row", "counts_by_mean", "design_size", "failure_limit", "inner_lengthscales", "next_length", "posterior_incumbent", "region_box", "unevaluated_choices"]
+__all__ = ["objective_units", "owners", "region_rows", "ask_in_region", "batch_improves", "batch_improves_in_mean", "best_row", "counts_by_mean", "design_size", "failure_limit", "inner_lengthscales", "next_length", "posterior_incumbent", "region_box", "unevaluated_choices"]
