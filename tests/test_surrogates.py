@@ -19,8 +19,13 @@ from nbo_jax.base import Surrogate
 from nbo_jax.bo import bo_algorithm
 from nbo_jax.dataset import Dataset
 from nbo_jax.optimize import acq_optimizer
-from nbo_jax.networks import ACTIVATIONS, network_builder
-from nbo_jax.surrogates import GPFit, adaptive_basis, gp, gp_columns, neural_linear
+import optax
+
+from nbo_jax import pde
+from nbo_jax.networks import ACTIVATIONS, network_builder, ntk_mlp
+from nbo_jax.surrogates import (GPFit, adaptive_basis, gp, gp_columns, neural_linear, pinn, random_forest,
+                                sample_then_optimize)
+from nbo_jax.surrogates.random_forest import ForestSettings
 from nbo_jax.training import TrainConfig, make_optimizer
 from nbo_jax.surrogates.vbll import chol_factor
 
@@ -46,6 +51,13 @@ TABLE = {
     "neural_linear": lambda: neural_linear(network_builder(16, 2, "relu", use_bias=True), width=16, lam=0.01,
                                            train=TrainConfig(20, 8, make_optimizer("adam", 1e-2), 0.16),
                                            warm_start=True, feature_params="initial", fit_scales=True),
+    "random_forest": lambda: random_forest(ForestSettings(n_estimators=10)),
+    "pinn": lambda: pinn(network_builder(16, 3, "tanh", build=ntk_mlp, gamma=1.0), pde.laplacian,
+                         optimizer=optax.adam(1e-2), n_residual=16, residual_batch=8, epochs=20,
+                         init_epochs=50, info_points=8),
+    "sample_then_optimize": lambda: sample_then_optimize(network_builder(16, 2, "tanh", build=ntk_mlp, gamma=2.0),
+                                                         variant="posterior", nu=1.0, sigma2=0.01, steps=50,
+                                                         optimizer=make_optimizer("adam", 1e-2), samples=4),
 }
 N, D, CAP = 7, 3, 12
 
@@ -108,7 +120,7 @@ def test_posterior_shapes_masked_rows_and_vmap_over_seeds(name, x64):
                 np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9)
 
 
-@pytest.mark.parametrize("name", ["ensemble", "vbll", "adaptive_basis", "neural_linear"])
+@pytest.mark.parametrize("name", ["ensemble", "vbll", "adaptive_basis", "neural_linear", "sample_then_optimize"])
 def test_pathwise_draws_are_one_function(name, x64):
     """A pathwise draw gives each point the same value whatever other points it is called
     with (so an acquisition on it can be climbed); different keys give different draws."""

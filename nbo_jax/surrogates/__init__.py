@@ -9,7 +9,11 @@ from .adaptive_basis import AdaptiveBasisState, adaptive_basis
 from .ensemble import EnsembleState, ensemble
 from .gp import GPFit, GPSurrogateState, gp, gp_columns
 from .neural_linear import NeuralLinearState, neural_linear
+from .pinn import PINNState, pinn
+from .random_forest import ForestSettings, RandomForestState, random_forest
+from .sample_then_optimize import SampleThenOptimizeState, sample_then_optimize
 from .vbll import VBLLState, vbll
 
-__all__ = ["AdaptiveBasisState", "EnsembleState", "GPFit", "GPSurrogateState", "NeuralLinearState", "VBLLState",
-           "adaptive_basis", "ensemble", "gp", "gp_columns", "neural_linear", "vbll"]
+__all__ = ["AdaptiveBasisState", "EnsembleState", "ForestSettings", "GPFit", "GPSurrogateState", "NeuralLinearState",
+           "PINNState", "RandomForestState", "SampleThenOptimizeState", "VBLLState", "adaptive_basis", "ensemble", "gp",
+           "gp_columns", "neural_linear", "pinn", "random_forest", "sample_then_optimize", "vbll"]
