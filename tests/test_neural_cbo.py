@@ -95,9 +95,9 @@ def test_sigma_matches_direct_feature_space_computation(x64, lam):
     post = algo.surrogate(state, u_c)
     z_obs = 2.0 * problem.bounds.to_unit(x0) - 1.0
     for j in range(2):
-        p0 = jax.tree.map(lambda a: a[j], state.params0)
+        p0 = jax.tree.map(lambda a: a[j], state.model.params0)
         flat, unravel = ravel_pytree(p0)
-        jac = jax.vmap(jax.grad(lambda f, z: net.apply(unravel(f), state.q[j], z)), in_axes=(None, 0))
+        jac = jax.vmap(jax.grad(lambda f, z: net.apply(unravel(f), state.model.q[j], z)), in_axes=(None, 0))
         G = jac(flat, z_obs)
         U = lam * jnp.eye(flat.size) + G.T @ G
         Gc = jac(flat, 2.0 * u_c - 1.0)
@@ -112,13 +112,13 @@ def test_mean_is_trained_network_and_constraints_keep_zero_threshold(x64, compil
     algo = compiled(neural_cbo(width=16, acq_optimizer=dict(raw_samples=16)))
     problem, state, x0, y0, c0 = _init_state(algo, n=15)
     # the transform: objective standardized, constraint divided by its RMS (not centred)
-    np.testing.assert_allclose(state.shift, [np.mean(y0), 0.0], rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(state.scale, [np.std(y0), np.sqrt(np.mean(np.asarray(c0) ** 2))], rtol=1e-10)
+    np.testing.assert_allclose(state.model.shift, [np.mean(y0), 0.0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(state.model.scale, [np.std(y0), np.sqrt(np.mean(np.asarray(c0) ** 2))], rtol=1e-10)
     u0 = problem.bounds.to_unit(x0)
     post = algo.surrogate(state, u0)
     net = zero_init_mlp(2, 16, 2, use_bias=True)
-    p1 = jax.tree.map(lambda a: a[1], state.params)
-    expect = jax.vmap(lambda z: net.apply(p1, state.q[1], z))(2.0 * u0 - 1.0)
+    p1 = jax.tree.map(lambda a: a[1], state.model.params)
+    expect = jax.vmap(lambda z: net.apply(p1, state.model.q[1], z))(2.0 * u0 - 1.0)
     np.testing.assert_allclose(post.constraint_mean[:, 0], expect, rtol=1e-10)
     # the fit on the initial design is good: the constraint's sign is right on most points
     agree = np.mean(np.sign(np.asarray(post.constraint_mean[:, 0])) == np.sign(np.asarray(c0[:, 0])))
@@ -195,10 +195,10 @@ def test_ask_picks_minimum_violation_when_nothing_is_lcb_feasible(x64, compiled)
 def _assert_sgd_step(state, new, net, z, targets, lr=1e-3):
     """Eq. 4.2 per network j: W <- W + lr (target_j - a(z; W)) grad_W a(z; W)."""
     for j in range(len(targets)):
-        pj = jax.tree.map(lambda a: a[j], state.params)
-        a, g = jax.value_and_grad(lambda p: net.apply(p, state.q[j], z))(pj)
+        pj = jax.tree.map(lambda a: a[j], state.model.params)
+        a, g = jax.value_and_grad(lambda p: net.apply(p, state.model.q[j], z))(pj)
         expect = jax.tree.map(lambda w, gw: w + lr * (targets[j] - a) * gw, pj, g)
-        got = jax.tree.map(lambda a: a[j], new.params)
+        got = jax.tree.map(lambda a: a[j], new.model.params)
         np.testing.assert_allclose(ravel_pytree(got)[0], ravel_pytree(expect)[0], rtol=1e-12)
 
 
@@ -207,22 +207,22 @@ def test_paper_preset_is_one_sgd_step_per_observation(x64):
     failed constraint value is imputed first (the column's worst value)."""
     algo = neural_cbo(preset="paper", acq_optimizer=dict(raw_samples=16))
     problem, state, _, _, c0 = _init_state(algo, n=6)
-    assert state.q.shape == (2, 10)  # m = T = capacity (9) rounded up to even
+    assert state.model.q.shape == (2, 10)  # m = T = capacity (9) rounded up to even
     x = jnp.array([1.0, 2.0])
     y, c = problem.objective(x), problem.constraints(x)
     new = algo.tell(state, x, y, c)
     net = zero_init_mlp(2, 10, 2, use_bias=False)
     z = 2.0 * problem.bounds.to_unit(x) - 1.0
-    targets = (jnp.concatenate([y[None], c]) - state.shift) / state.scale
+    targets = (jnp.concatenate([y[None], c]) - state.model.shift) / state.model.scale
     _assert_sgd_step(state, new, net, z, targets)
     # the transform is frozen after init in the one-pass mode
-    np.testing.assert_array_equal(new.shift, state.shift)
+    np.testing.assert_array_equal(new.model.shift, state.model.shift)
     # a failed (NaN) constraint value is imputed with the column's worst value (the
     # Dataset's rule) and the constraint's network steps toward it like any observation
     failed = algo.tell(state, x, y, jnp.array([jnp.nan]))
     worst = float(jnp.max(c0[:, 0]))
     assert bool(failed.data.failed[6]) and float(failed.data.y[6, 1]) == worst
-    _assert_sgd_step(state, failed, net, z, (jnp.array([y, worst]) - state.shift) / state.scale)
+    _assert_sgd_step(state, failed, net, z, (jnp.array([y, worst]) - state.model.shift) / state.model.scale)
 
 
 # ------------------------------------------------------------------ loop
@@ -333,15 +333,15 @@ def test_paper_preset_masks_a_nan_observation(x64):
     assert not bool(jnp.any(state.data.mask[:, 1]))
     x = jnp.array([8.0, 3.0])  # a point where the constraint network's gradient is not zero
     net = zero_init_mlp(2, 10, 2, use_bias=False)
-    g = jax.grad(lambda p: net.apply(p, state.q[1], 2.0 * problem.bounds.to_unit(x) - 1.0))(
-        jax.tree.map(lambda a: a[1], state.params))
+    g = jax.grad(lambda p: net.apply(p, state.model.q[1], 2.0 * problem.bounds.to_unit(x) - 1.0))(
+        jax.tree.map(lambda a: a[1], state.model.params))
     assert float(jnp.sum(jnp.abs(ravel_pytree(g)[0]))) > 0.1
     with jax.disable_jit():
         new = algo.tell(state, x, problem.objective(x), jnp.array([jnp.nan]))
     assert not bool(new.data.mask[6, 1]) and bool(new.data.mask[6, 0])
-    flat_new = ravel_pytree(new.params)[0]
+    flat_new = ravel_pytree(new.model.params)[0]
     assert np.all(np.isfinite(np.asarray(flat_new)))
-    p_old = [ravel_pytree(jax.tree.map(lambda a: a[j], state.params))[0] for j in range(2)]
-    p_new = [ravel_pytree(jax.tree.map(lambda a: a[j], new.params))[0] for j in range(2)]
+    p_old = [ravel_pytree(jax.tree.map(lambda a: a[j], state.model.params))[0] for j in range(2)]
+    p_new = [ravel_pytree(jax.tree.map(lambda a: a[j], new.model.params))[0] for j in range(2)]
     assert not np.array_equal(p_new[0], p_old[0])  # the objective's network stepped
     np.testing.assert_array_equal(p_new[1], p_old[1])  # the constraint's did not

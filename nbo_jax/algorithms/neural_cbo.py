@@ -28,6 +28,10 @@ form ``sigma^2 = k(x, x) - k_x^T (K + lam I)^{-1} k_x`` with the empirical NTK
 errors (:func:`nbo_jax.networks.factor_kernel`): O(L m) per kernel entry instead of
 O(p) = O(m d + m^2), and no ``p x p`` matrix. The objective's and the constraints'
 networks have the same shapes, so all of them are trained and evaluated in one ``vmap``.
+The model is the surrogate :func:`nbo_jax.surrogates.zero_init_columns.zero_init_columns`;
+:func:`neural_cbo` is its preset over :func:`nbo_jax.bo.bo_algorithm` (init, tell) with its
+own thin ask, since the incumbent is a fitted mean and the rule works in the model's scaled
+units (:func:`nbo_jax.surrogates.zero_init_columns.scaled_posterior`).
 
 **The factor lam in sigma.** The thesis writes ``sigma^2 = g^T U^{-1} g`` with ``U_0 = I``.
 That is the posterior of a linear model in ``g`` with prior ``theta ~ N(0, I / lam)`` and
@@ -68,13 +72,12 @@ choices" (``docs/measurements.md``).
 
 from __future__ import annotations
 
-import functools
-from typing import Any, NamedTuple, Optional, Sequence, Union
+from typing import Optional, Sequence, Union
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from .. import posterior as post_lib
 from .._checks import (
     BATCH_SIZE_RENAMED,
     check_beta_count,
@@ -87,19 +90,13 @@ from .._checks import (
     resolve_preset,
 )
 from ..acquisition import AcquisitionFn, SurrogatePosterior, constrained_ei
-from ..bo import make_algorithm, records_config
-from ..networks import factor_diag, factor_kernel, zero_init_mlp
-from ..observations import (
-    constrained_transform,
-    feasibility_ranked,
-    initial_data,
-    observed_feasible,
-    told_rows,
-)
+from ..bo import BOState, bo_algorithm, make_algorithm, records_config
+from ..observations import feasibility_ranked, observed_feasible
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
-from ..training import train_regression
-from ..types import BOAlgorithm, Bounds, Dataset
+from ..surrogates.zero_init_columns import (TRAINING, ZeroInitColumnsState, fitted_mean, scaled_posterior,
+                                               zero_init_columns)
 from ..training import OPTIMIZERS, train_config
+from ..types import BOAlgorithm
 
 Array = jax.Array
 
@@ -113,35 +110,10 @@ PRESETS = {
                     acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.25,
                                                local_std=0.05, n_best=5)),
 }
-TRAINING = ("sgd", "retrain")
 INCUMBENTS = ("all", "feasible")
 
-
-class NeuralCBOState(NamedTuple):
-    """Neural-CBO state (a pytree; fixed shapes; ``J = K + 1`` functions, objective first).
-
-    Attributes:
-        data: :class:`~nbo_jax.dataset.Dataset` with ``y``/``mask`` ``(cap, J)``: column 0 the
-            objective, columns ``1..K`` the constraints (``c <= 0`` feasible).
-        params0, params: initial / current weights, stacked over the ``J`` networks.
-        q: ``(J, m)`` fixed outer weights.
-        factors: per layer ``(h (J, cap, a_l), delta (J, cap, m))``: NTK factors of the
-            observed points at ``params0`` (zero on rows outside ``data.mask``).
-        chol: ``(J, cap, cap)`` lower Cholesky factors of ``K_j + lam I``.
-        shift, scale: ``(J,)`` target transform of the last training (``(v - shift)/scale``).
-        bounds: the box (:class:`~nbo_jax.domains.Bounds`). key: PRNG key for training shuffles.
-    """
-
-    data: Dataset
-    params0: Any
-    params: Any
-    q: Array
-    factors: Any
-    chol: Array
-    shift: Array
-    scale: Array
-    bounds: Bounds
-    key: Array
+NeuralCBOState = ZeroInitColumnsState
+"""Neural-CBO's surrogate state (the model inside :class:`~nbo_jax.bo.BOState`'s ``model``)."""
 
 
 @records_config
@@ -219,7 +191,8 @@ def neural_cbo(
             fantasies (module doc, "Batches").
 
     Returns:
-        ``BOAlgorithm(init, ask, tell, name="neural-cbo", surrogate, constrained=True)``:
+        ``BOAlgorithm(init, ask, tell, name="neural-cbo", surrogate, constrained=True)`` whose
+        state is a :class:`~nbo_jax.bo.BOState` with ``model`` a :class:`NeuralCBOState`:
         ``init(key, x0 (n0, d), y0 (n0,), c0 (n0, K), *, bounds, capacity)``,
         ``ask(state, key) -> (d,)`` (``(q, d)`` when ``q > 1``), ``tell(state, x (d,) | (n, d),
         y () | (n,), c (K,) | (n, K))``, ``surrogate(state, u (N, d)) -> SurrogatePosterior``
@@ -265,147 +238,39 @@ def neural_cbo(
                              "acquisition= given, put them into it (nbo.acquisition.constrained_ei(beta, nu))")
         acq, no_gradient = acquisition, None
     aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"], no_gradient=no_gradient)
-    sgd_mode = chosen["training"] == "sgd"
 
-    @functools.lru_cache(maxsize=None)
-    def network(d: int, m: int, dtype):
-        return zero_init_mlp(d, m, depth, use_bias=bias, dtype=dtype)
+    surrogate = zero_init_columns(width=chosen["width"], depth=depth, lam=lam, use_bias=bias,
+                                  training=chosen["training"], learning_rate=lr, train=train_cfg,
+                                  train_steps=train_steps, init_steps=init_steps)
+    base = bo_algorithm(surrogate, acq, acq_optimizer=aopt, name="neural-cbo", refit_every=1,
+                        outcome_transform="none", constrained=True, batch_rule="fantasy")
 
-    def net_of(state: NeuralCBOState):
-        return network(state.data.u.shape[1], state.q.shape[1], state.data.u.dtype)
+    def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> BOState:
+        if c0 is not None and np.ndim(c0) == 2:  # a bad c0 is refused by the BO step's init
+            check_beta_count("beta", betas, np.shape(c0)[1])
+        return base.init(key, x0, y0, c0, bounds=bounds, capacity=capacity)
 
-    # ------------------------------------------------------------------ helpers
-    def factors_at(params0, q, net, z):
-        """NTK factors of points ``z (n, d)`` for one network."""
-        return jax.vmap(lambda zz: net.ntk_factors(params0, q, zz))(z)
-
-    def absorb(state: NeuralCBOState, data: Dataset, n: int, steps: int) -> NeuralCBOState:
-        """``state`` holding ``data``, which is ``state.data`` with at most ``n`` rows
-        appended (fewer when a told ``x`` was not finite): each new row enters every
-        network's Cholesky factor, then the networks train."""
-        net = net_of(state)
-        idx = state.data.count + jnp.arange(n)
-        new = idx < data.count  # (n,) rows actually written
-        u_new = data.u.at[idx].get(mode="fill", fill_value=0.0)
-        Y_new = data.y.at[idx].get(mode="fill", fill_value=0.0)  # (n, J), failures imputed
-        ok = data.mask.at[idx].get(mode="fill", fill_value=False) & new[:, None]  # (n, J)
-        z_new = 2.0 * u_new - 1.0
-
-        # posterior: append each new row to every network's Cholesky factor (rows outside
-        # the mask: 0, an identity dummy)
-        def per_net(p0, q, factors, L, ok_j):
-            F = factors_at(p0, q, net, z_new)
-            F = jax.tree.map(lambda a: a * ok_j.reshape((-1,) + (1,) * (a.ndim - 1)), F)
-
-            def add(carry, i):
-                factors, L = carry
-                Fi = jax.tree.map(lambda a: a[i][None], F)
-                k = factor_kernel(factors, Fi)[:, 0]
-                j = jnp.where(new[i], idx[i], L.shape[0])  # a row not written: dropped
-                L = post_lib.chol_append(L, k, factor_diag(Fi)[0], j, lam)
-                factors = jax.tree.map(lambda a, b: a.at[j].set(b[0], mode="drop"), factors, Fi)
-                return (factors, L), None
-
-            (factors, L), _ = jax.lax.scan(add, (factors, L), jnp.arange(n))
-            return factors, L
-
-        factors, chol = jax.vmap(per_net)(state.params0, state.q, state.factors, state.chol, ok.T)
-
-        key, k_train = jax.random.split(state.key)
-        if sgd_mode:
-            shift, scale = state.shift, state.scale
-            # entries outside the mask get target 0 AND no step
-            targets = jnp.where(ok, (Y_new - shift) / scale, 0.0)
-
-            def sgd_net(params, q, t_j, ok_j):
-                def step(p, i):
-                    g = jax.grad(lambda pp: 0.5 * (net.apply(pp, q, z_new[i]) - t_j[i]) ** 2)(p)
-                    return jax.tree.map(lambda a, b: a - jnp.where(ok_j[i], lr * b, 0.0), p, g), None
-
-                return jax.lax.scan(step, params, jnp.arange(n))[0]
-
-            params = jax.vmap(sgd_net)(state.params, state.q, targets.T, ok.T)
-        else:
-            Y, M = data.y, data.mask
-            shift, scale = constrained_transform(Y, M)
-            targets = jnp.where(M, (Y - shift) / scale, 0.0)
-            z_all = 2.0 * data.u - 1.0
-            keys = jax.random.split(k_train, Y.shape[1])
-
-            def fit_net(params, params0, q, t_j, m_j, k):
-                apply = lambda p, z: net.apply(p, q, z)
-                batches = jnp.maximum((jnp.sum(m_j) + train_cfg.batch_size - 1) // train_cfg.batch_size, 1)
-                epochs = (steps + batches - 1) // batches
-                return train_regression(apply, params, params0, z_all, t_j, m_j, k, train_cfg, epochs=epochs)
-
-            params = jax.vmap(fit_net)(state.params, state.params0, state.q, targets.T, M.T, keys)
-        return state._replace(data=data, params=params, factors=factors, chol=chol, shift=shift, scale=scale,
-                              key=key)
-
-    # ------------------------------------------------------------------ init / ask / tell
-    def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> NeuralCBOState:
-        data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=True)
-        J, d, dtype = data.y.shape[1], data.u.shape[1], data.u.dtype
-        check_beta_count("beta", betas, J - 1)
-        m = chosen["width"] if chosen["width"] is not None else capacity + (capacity % 2)
-        net = network(d, int(m), dtype)
-        k_net, k_state = jax.random.split(key)
-        params0, q = jax.vmap(net.init)(jax.random.split(k_net, J))
-        # the transform of the initial design (kept by training="sgd")
-        shift, scale = constrained_transform(data.y, data.mask)
-        z1 = jnp.zeros((1, d), dtype)
-        shapes = factors_at(jax.tree.map(lambda a: a[0], params0), q[0], net, z1)
-        factors = jax.tree.map(lambda a: jnp.zeros((J, capacity) + a.shape[1:], dtype), shapes)
-        chol = jnp.broadcast_to(jnp.sqrt(jnp.asarray(lam, dtype)) * jnp.eye(capacity, dtype=dtype),
-                                (J, capacity, capacity))
-        empty = Dataset.empty(capacity, d, dtype, outputs=J)
-        state = NeuralCBOState(data=empty, params0=params0, params=params0, q=q, factors=factors, chol=chol,
-                               shift=shift, scale=scale, bounds=box, key=k_state)
-        return absorb(state, data, jnp.shape(x0)[0], init_steps)
-
-    def predict_all(state: NeuralCBOState, u_c: Array) -> tuple[Array, Array]:
-        """Means and standard deviations of all ``J`` networks at ``u_c``: ``(J, N)`` each
-        (transformed units)."""
-        net = net_of(state)
-        z_c = 2.0 * u_c - 1.0
-
-        def per_net(params, params0, q, factors, L):
-            mean = jax.vmap(lambda z: net.apply(params, q, z))(z_c)
-            Fc = factors_at(params0, q, net, z_c)
-            var = post_lib.chol_variance(L, factor_kernel(factors, Fc), factor_diag(Fc))
-            return mean, jnp.sqrt(var)
-
-        return jax.vmap(per_net)(state.params, state.params0, state.q, state.factors, state.chol)
-
-    def mu_best(state: NeuralCBOState) -> Array:
-        """Incumbent: the smallest predicted objective mean over the chosen observed rows
-        (failed evaluations never count)."""
-        net = net_of(state)
-        z_obs = 2.0 * state.data.u - 1.0
-        p0 = jax.tree.map(lambda a: a[0], state.params)
-        pred = jax.vmap(lambda z: net.apply(p0, state.q[0], z))(z_obs)
+    def mu_best(state: BOState) -> Array:
+        """The smallest fitted objective over the chosen observed rows (failures never count)."""
         rows = state.data.observed()[:, 0]
         if chosen["incumbent"] == "feasible":
-            feas = observed_feasible(state.data)
-            rows = jnp.where(jnp.any(feas), feas, rows)
-        return jnp.min(jnp.where(rows, pred, jnp.inf))
+            feasible = observed_feasible(state.data)
+            rows = jnp.where(jnp.any(feasible), feasible, rows)
+        return jnp.min(jnp.where(rows, fitted_mean(state.model, state.data.u), jnp.inf))
 
-    def surrogate_posterior(state: NeuralCBOState, u_c: Array) -> SurrogatePosterior:
-        mean, std = predict_all(state, u_c)
-        return SurrogatePosterior(u_c, mean[0], std[0], mu_best(state), mean[1:].T, std[1:].T)
+    def posterior(state: BOState, u: Array) -> SurrogatePosterior:
+        return scaled_posterior(state.model, u)._replace(incumbent=mu_best(state))
 
-    def ask(state: NeuralCBOState, key: Array) -> Array:
+    def ask(state: BOState, key: Array) -> Array:
+        """Constrained EI's arg-max (the model's units: its incumbent and its constraint scale)."""
         k_c, k_a = jax.random.split(key)
-        ranked = feasibility_ranked(state.data, state.scale)
-        u = optimize_acqf(lambda u_c: acq(surrogate_posterior(state, u_c), k_a), k_c, ranked, aopt)
-        return state.bounds.from_unit(u)
+        best = mu_best(state)
+        utility = lambda u: acq(scaled_posterior(state.model, u)._replace(incumbent=best), k_a)  # noqa: E731
+        ranked = feasibility_ranked(state.data, state.model.scale)
+        return state.bounds.from_unit(optimize_acqf(utility, k_c, ranked, aopt))
 
-    def tell(state: NeuralCBOState, x: Array, y: Array, c=None) -> NeuralCBOState:
-        u, Y = told_rows(state.bounds, x, y, c, constrained=True)
-        return absorb(state, state.data.add_batch(u, Y), u.shape[0], train_steps)
-
-    return make_algorithm(init, ask, tell, name="neural-cbo", surrogate=surrogate_posterior, q=q,
-                          batch_rule="fantasy", constrained=True)
+    return make_algorithm(init, ask, base.tell, name="neural-cbo", surrogate=posterior, q=q, batch_rule="fantasy",
+                          constrained=True, model=surrogate)
 
 
 __all__ = ["neural_cbo", "NeuralCBOState", "PRESETS", "TRAINING", "INCUMBENTS", "OPTIMIZERS"]
