@@ -39,8 +39,8 @@ def captured_utilities(module_name: str, store: list, optimize: bool = True):
     module = importlib.import_module(module_name)
     real = module.optimize_acqf
 
-    def spy(utility, key, data, options):
-        u = real(utility, key, data, options) if optimize else data.u[0]
+    def spy(utility, key, data, options, region=None):
+        u = real(utility, key, data, options, region) if optimize else data.u[0]
         store.append((utility, data, u))
         return u
 

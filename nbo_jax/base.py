@@ -71,8 +71,11 @@ class BOAlgorithm(NamedTuple):
       (``None`` when the problem has none), ``bounds`` a :class:`Bounds` (or ``(lower,
       upper)``), ``capacity`` the total number of observations the state must hold (a Python
       int).
-    - ``ask(state, key) -> x``: the next point ``(d,)`` in the box, or ``(q, d)`` when
-      ``q > 1``.
+    - ``ask(state, key, region=None) -> x``: the next point ``(d,)`` in the box, or ``(q, d)``
+      when ``q > 1``; with a :class:`SearchRegion` (a trust region), a point inside it (the
+      library's algorithms pass it to :func:`nbo_jax.optimize.optimize_acqf`). A hand-made
+      ``ask(state, key)`` without ``region`` still works inside a trust region: its answer
+      is projected onto the region.
     - ``tell(state, x, y, c=None) -> state``: record observations, one (``x (d,)``,
       ``y ()``, ``c (K,)``) or a batch (``x (n, d)``, ``y (n,)``, ``c (n, K)``). A NaN/inf
       value marks a failed evaluation (:class:`Dataset`); a row whose ``x`` is not finite is
@@ -149,6 +152,28 @@ class SurrogatePosterior(NamedTuple):
     lengthscales: Optional[Array] = None
 
 
+class SearchRegion(NamedTuple):
+    """The part of the unit cube an ``ask`` searches (BoTorch passes ``bounds`` to
+    ``optimize_acqf``): a trust region (:func:`nbo_jax.trust_region`).
+
+    Attributes:
+        box: ``(2, d)`` lower and upper corners inside ``[0, 1]^d``: every raw sample, climb
+            and answer of :func:`nbo_jax.optimize.optimize_acqf` stays in it; on a finite
+            domain only the unevaluated choices inside it are eligible (all unevaluated
+            choices when it holds none).
+        centre: ``(d,)`` the region's centre (unit cube), or ``None``. With ``perturb`` the
+            spread raw samples keep its value in each coordinate except with probability
+            ``perturb`` (at least one coordinate varies): TuRBO's candidates in high
+            dimensions (Eriksson et al. 2019; :func:`nbo_jax.optimize.candidate_set`).
+        perturb: ``()`` the probability that a raw sample varies a coordinate of ``centre``;
+            ``None``: every coordinate varies.
+    """
+
+    box: Array
+    centre: Optional[Array] = None
+    perturb: Optional[Array] = None
+
+
 AcquisitionFn = Callable[[SurrogatePosterior, Array], Array]
 """``acq(post: SurrogatePosterior, key) -> (N,)``: a utility to **maximize** (BoTorch's
 convention) for a **minimization** problem (:mod:`nbo_jax.acquisition`). An acquisition that
@@ -167,7 +192,9 @@ class Surrogate(NamedTuple):
       ``rows (n0,)`` the initial rows' indices ``0..n0-1`` (a static length, for models that
       absorb rows one by one; others ignore it).
     - ``update(state, data, rows, refit) -> state``: the model after the rows ``rows (n,)``
-      (int indices into ``data``) were written to ``data``. ``refit`` says whether to refit
+      (int indices into ``data``) were written to ``data``; ``rows`` is ``count_before +
+      arange(n)`` for a tell of ``n`` points, so an index ``>= data.count`` (a told point
+      with a non-finite coordinate, which is not recorded) must be ignored. ``refit`` says whether to refit
       the hyperparameters (or retrain) now: a Python bool, or a ``()`` bool array from the
       refit schedule (an unbatched counter, so a ``lax.cond`` on it stays a branch under
       ``vmap``); when False the model may only extend its factors with the new rows.
@@ -201,4 +228,5 @@ class Surrogate(NamedTuple):
     counts_by_mean: bool = False
 
 
-__all__ = ["AcquisitionFn", "BATCH_RULES", "BOAlgorithm", "FactoryCall", "Surrogate", "SurrogatePosterior"]
+__all__ = ["AcquisitionFn", "BATCH_RULES", "BOAlgorithm", "FactoryCall", "SearchRegion", "Surrogate",
+           "SurrogatePosterior"]

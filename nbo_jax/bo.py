@@ -14,7 +14,7 @@ import jax.numpy as jnp
 
 from ._checks import AUTO_ROWS_PER_REFIT, check_choice, check_int, check_refit_every
 from .acquisition import CONSTRAINTS
-from .base import BATCH_RULES, BOAlgorithm, FactoryCall, Surrogate, SurrogatePosterior
+from .base import BATCH_RULES, BOAlgorithm, FactoryCall, SearchRegion, Surrogate, SurrogatePosterior
 from .transforms.batch import batched
 from .dataset import Dataset
 from .domains import Bounds
@@ -254,7 +254,7 @@ def bo_algorithm(
 
         return at
 
-    def ask(state: BOState, key: Array) -> Array:
+    def ask(state: BOState, key: Array, region: Optional[SearchRegion] = None) -> Array:
         k_c, k_a = jax.random.split(key)
         post = posterior_fn(state, k_a if draws else None)
         utility = lambda u: acquisition(post(u), k_a)  # noqa: E731
@@ -264,7 +264,7 @@ def bo_algorithm(
             data = feasibility_ranked(data, scaling(data)[1])
         elif acq_optimizer.local_rank == "mean":  # around the smallest posterior means
             data = data._replace(y=jnp.where(data.observed(), surrogate.posterior(state.model, data.u).mean, data.y))
-        return state.bounds.from_unit(optimize_acqf(utility, k_c, data, acq_optimizer))
+        return state.bounds.from_unit(optimize_acqf(utility, k_c, data, acq_optimizer, region))
 
     def tell(state: BOState, x: Array, y: Array, c=None) -> BOState:
         u, Y = told_rows(state.bounds, x, y, c, constrained=constrained)

@@ -40,20 +40,6 @@ class Dataset(NamedTuple):
         evaluated: ``(N,)`` bool with ``choices``: the points told so far (a told row marks
             every choice within :func:`choice_tolerance` of it in every coordinate), which
             the acquisition optimizer never proposes again; ``None`` for a box.
-        region: ``(2, d)`` lower and upper corners, in unit-cube coordinates, of a box inside
-            ``[0, 1]^d`` that the acquisition optimizer (:mod:`nbo_jax.optimize`) proposes
-            points from (a trust region, :func:`nbo_jax.transforms.trust_region.trust_region`): its raw
-            samples, climbs and random points stay in it, and on a finite domain it picks a
-            choice inside it (:meth:`eligible`); ``None`` (the default): the whole cube. A
-            field of the state only while an algorithm asks; observations are never
-            filtered by it.
-        region_centre, region_perturb: with ``region``, optionally its centre ``(d,)`` (the
-            incumbent) and a probability ``()`` in ``(0, 1]``: each spread raw sample then
-            takes its region value in a coordinate with that probability (at least one
-            coordinate) and keeps the centre's elsewhere, so in many dimensions the raw
-            samples vary a few coordinates of the incumbent at a time (TuRBO's candidate
-            perturbation; :func:`nbo_jax.optimize.candidate_set`). ``None``: every coordinate
-            varies.
     """
 
     u: Array
@@ -63,9 +49,6 @@ class Dataset(NamedTuple):
     failed: Array
     choices: Optional[Array] = None
     evaluated: Optional[Array] = None
-    region: Optional[Array] = None
-    region_centre: Optional[Array] = None
-    region_perturb: Optional[Array] = None
 
     @staticmethod
     def empty(capacity: int, dim: int, dtype=None, outputs: Optional[int] = None,
@@ -105,26 +88,24 @@ class Dataset(NamedTuple):
         hit = jax.lax.map(lambda ui: jnp.all(jnp.abs(self.choices - ui) <= tol, axis=1), u)
         return self._replace(evaluated=self.evaluated | jnp.any(hit, axis=0))
 
-    def in_region(self, u: Array) -> Array:
-        """``(N,)`` bool: the rows of ``u (N, d)`` (unit cube) inside :attr:`region`, within
-        :func:`~nbo_jax.domains.choice_tolerance` of its faces (all True when ``region`` is
-        ``None``)."""
-        if self.region is None:
-            return jnp.ones(u.shape[:1], bool)
+    def in_box(self, u: Array, box: Array) -> Array:
+        """``(N,)`` bool: the rows of ``u (N, d)`` (unit cube) inside ``box (2, d)`` (lower,
+        upper corners), within :func:`~nbo_jax.domains.choice_tolerance` of its faces."""
         tol = choice_tolerance(self.u.dtype)
-        lo, hi = self.region[0].astype(u.dtype), self.region[1].astype(u.dtype)
+        lo, hi = box[0].astype(u.dtype), box[1].astype(u.dtype)
         return jnp.all((u >= lo - tol) & (u <= hi + tol), axis=-1)
 
-    def eligible(self) -> Array:
-        """``(N,)`` bool, on a finite domain: the choices an ask may return. Those not
-        evaluated yet that lie inside :attr:`region`; when none does (every choice of the
-        region was evaluated, or the region holds no choice), every choice not evaluated yet:
-        the region is then widened to the whole domain rather than repeat a point. Without a
-        region: the choices not evaluated yet."""
+    def eligible(self, box: Optional[Array] = None) -> Array:
+        """``(N,)`` bool, on a finite domain: the choices an ask may return. Without ``box``:
+        the choices not evaluated yet. With ``box (2, d)`` (a search region's,
+        :class:`~nbo_jax.base.SearchRegion`): those not evaluated yet that lie inside it; when
+        none does (every choice of the region was evaluated, or the region holds no choice),
+        every choice not evaluated yet: the region is then widened to the whole domain
+        rather than repeat a point."""
         free = ~self.evaluated
-        if self.region is None:
+        if box is None:
             return free
-        inside = free & self.in_region(self.choices)
+        inside = free & self.in_box(self.choices, box)
         return jnp.where(jnp.any(inside), inside, free)
 
     @property

@@ -19,25 +19,27 @@ top-k starts. On a **finite domain** (``data.choices`` set, :class:`~nbo_jax.dom
 :func:`optimize_acqf` scores all choices and returns the best one not evaluated yet, with no
 climb (BoTorch's ``optimize_acqf_discrete`` with ``unique=True``).
 
-**Inside a box.** Everything above runs in ``[0, 1]^d`` or, when ``data.region`` is set (a
-``(2, d)`` box of the unit cube, e.g. a trust region, :func:`nbo_jax.transforms.trust_region.trust_region`),
-inside that box: the spread raw samples fill it, the local ones are clipped to it, the climb
-is constrained to it, :func:`random_point` draws in it, and a finite domain picks among the
-choices inside it (:meth:`~nbo_jax.dataset.Dataset.eligible`: the whole domain's unevaluated
-choices when the region holds none). ``data.region = None`` runs exactly the cube's code.
+**Inside a box.** Everything above runs in ``[0, 1]^d`` or, given a ``region`` (a
+:class:`~nbo_jax.base.SearchRegion`: a ``(2, d)`` box of the unit cube, e.g. a trust region,
+:func:`nbo_jax.trust_region`; BoTorch's ``bounds`` argument), inside that box: the spread raw
+samples fill it, the local ones are clipped to it, the climb is constrained to it,
+:func:`random_point` draws in it, and a finite domain picks among the choices inside it
+(:meth:`~nbo_jax.dataset.Dataset.eligible`: the whole domain's unevaluated choices when the
+region holds none). ``region=None`` runs exactly the cube's code.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 
+from .base import SearchRegion
 from .lbfgsb import minimize_lbfgsb
 from .types import Dataset
 
@@ -49,49 +51,53 @@ RESTART_RULES = ("boltzmann", "top")
 LOCAL_RANKS = ("observed", "mean")
 
 
-def available_score(values: Array, data: Dataset) -> Array:
+def _box(region: Optional[SearchRegion]) -> Optional[Array]:
+    """``region``'s ``(2, d)`` box, or ``None`` without a region."""
+    return None if region is None else region.box
+
+
+def available_score(values: Array, data: Dataset, region: Optional[SearchRegion] = None) -> Array:
     """``values (N,)`` of a finite domain's choices, ready for an argmax that never picks an
-    evaluated choice: evaluated ones (and, with ``data.region``, those outside it while the
-    region holds an unevaluated one: :meth:`~nbo_jax.dataset.Dataset.eligible`) become
-    ``-inf``; NaN and ``-inf`` utilities of the others become the dtype's lowest finite number
-    (they still beat every excluded choice)."""
+    evaluated choice: evaluated ones (and, with ``region``, those outside it while the region
+    holds an unevaluated one: :meth:`~nbo_jax.dataset.Dataset.eligible`) become ``-inf``; NaN
+    and ``-inf`` utilities of the others become the dtype's lowest finite number (they still
+    beat every excluded choice)."""
     low = jnp.finfo(values.dtype).min
     clean = jnp.where(jnp.isnan(values) | (values == -jnp.inf), low, values)
-    return jnp.where(data.eligible(), clean, -jnp.inf)
+    return jnp.where(data.eligible(_box(region)), clean, -jnp.inf)
 
 
-def best_available(values: Array, data: Dataset) -> Array:
+def best_available(values: Array, data: Dataset, region: Optional[SearchRegion] = None) -> Array:
     """The unevaluated choice ``(d,)`` (unit cube) of largest ``values (N,)`` on a finite
     domain (:func:`available_score`)."""
-    return data.choices[jnp.argmax(available_score(values, data))]
+    return data.choices[jnp.argmax(available_score(values, data, region))]
 
 
-def random_point(key: Array, data: Dataset) -> Array:
-    """A uniform random point ``(d,)`` of the unit cube (of ``data.region`` when set), or, on
-    a finite domain, a uniform random choice among those not evaluated yet (inside the region
-    when it holds one: :meth:`~nbo_jax.dataset.Dataset.eligible`) (random search; exploration
-    steps)."""
+def random_point(key: Array, data: Dataset, region: Optional[SearchRegion] = None) -> Array:
+    """A uniform random point ``(d,)`` of the unit cube (of ``region``'s box when given), or,
+    on a finite domain, a uniform random choice among those not evaluated yet (inside the
+    region when it holds one: :meth:`~nbo_jax.dataset.Dataset.eligible`) (random search;
+    exploration steps)."""
     if data.finite:
-        logits = jnp.where(data.eligible(), 0.0, -jnp.inf)
+        logits = jnp.where(data.eligible(_box(region)), 0.0, -jnp.inf)
         return data.choices[jax.random.categorical(key, logits)]
     u = jax.random.uniform(key, data.u.shape[1:], data.u.dtype)
-    return u if data.region is None else _into_region(u, data.region)
+    return u if region is None else _into_region(u, region.box)
 
 
-def _into_region(u: Array, region: Array) -> Array:
-    """Unit-cube points ``u (..., d)`` mapped affinely onto the box ``region (2, d)``."""
-    lo, hi = region[0].astype(u.dtype), region[1].astype(u.dtype)
+def _into_region(u: Array, box: Array) -> Array:
+    """Unit-cube points ``u (..., d)`` mapped affinely onto ``box (2, d)``."""
+    lo, hi = box[0].astype(u.dtype), box[1].astype(u.dtype)
     return jnp.clip(lo + (hi - lo) * u, lo, hi)
 
 
-def region_bounds(data: Dataset | None, dtype=None):
-    """``(lower, upper)`` of the box the acquisition optimizer works in: ``data.region``'s
-    corners ``(d,)`` each, or the scalars ``0.0``, ``1.0`` (the unit cube) when there is no
-    region (or no ``data``)."""
-    if data is None or data.region is None:
+def region_bounds(region: Optional[SearchRegion], dtype=jnp.float32):
+    """``(lower, upper)`` of the box the acquisition optimizer works in: ``region``'s corners
+    ``(d,)`` each (as ``dtype``), or the scalars ``0.0``, ``1.0`` (the unit cube) without a
+    region."""
+    if region is None:
         return 0.0, 1.0
-    dtype = dtype or data.u.dtype
-    return data.region[0].astype(dtype), data.region[1].astype(dtype)
+    return region.box[0].astype(dtype), region.box[1].astype(dtype)
 
 
 @functools.lru_cache(maxsize=64)
@@ -118,7 +124,7 @@ def sobol_samples(key: Array, n: int, d: int, dtype=jnp.float32) -> Array:
 
 def candidate_set(
     key: Array, data: Dataset, n_uniform: int, n_local: int = 0, *, local_std: float = 0.05,
-    n_best: int = 5, sampler: str = "uniform",
+    n_best: int = 5, sampler: str = "uniform", region: Optional[SearchRegion] = None,
 ) -> Array:
     """Raw samples in the unit cube, ``(n_uniform + n_local, d)``; on a finite domain, its
     ``(N, d)`` choices (all of them, evaluated ones included: mask their scores with
@@ -133,12 +139,12 @@ def candidate_set(
     the posterior mean at the observations, ``AcqOptimizer.local_rank="mean"``, or
     the constrained algorithms' ``feasibility_ranked``).
 
-    With ``data.region`` (a ``(2, d)`` box) the spread points are mapped affinely onto the
-    region, the local ones have std ``local_std`` times the region's width in each
-    coordinate and are clipped to the region (their centres too: an observation outside the
-    region centres points on its nearest face). With ``data.region_centre`` too, each spread
-    point keeps the centre's value in each coordinate except with probability
-    ``data.region_perturb`` (at least one coordinate of each point varies): TuRBO's
+    With a ``region`` (:class:`~nbo_jax.base.SearchRegion`) the spread points are mapped
+    affinely onto its box, the local ones have std ``local_std`` times the box's width in each
+    coordinate and are clipped to it (their centres too: an observation outside the box
+    centres points on its nearest face). With ``region.centre`` and ``region.perturb``, each
+    spread point keeps the centre's value in each coordinate except with probability
+    ``region.perturb`` (at least one coordinate of each point varies): TuRBO's
     candidates, which vary about 20 coordinates of the incumbent at a time in high
     dimensions (Eriksson et al. 2019, the authors' code's ``prob_perturb = min(20 / d, 1)``;
     BoTorch's TuRBO-1 tutorial).
@@ -157,10 +163,10 @@ def candidate_set(
         spread = sobol_samples(k_u, n_uniform, d, dtype)
     else:
         spread = jax.random.uniform(k_u, (n_uniform, d), dtype)
-    if data.region is not None:
-        spread = _into_region(spread, data.region)
-        if data.region_centre is not None:
-            spread = _perturbed_centre(jax.random.fold_in(key, 1), spread, data)
+    if region is not None:
+        spread = _into_region(spread, region.box)
+        if region.centre is not None and region.perturb is not None:
+            spread = _perturbed_centre(jax.random.fold_in(key, 1), spread, region)
     if n_local == 0:
         return spread
     n_best = min(n_best, data.capacity)
@@ -171,25 +177,25 @@ def candidate_set(
     centers = data.u[best_idx[which]]
     eps = jax.random.normal(k_eps, (n_local, d), dtype)
     fallback = jax.random.uniform(k_pick, (n_local, d), dtype)
-    if data.region is None:
+    if region is None:
         local = jnp.clip(centers + local_std * eps, 0.0, 1.0)
     else:
-        lo, hi = region_bounds(data, dtype)
+        lo, hi = region_bounds(region, dtype)
         local = jnp.clip(jnp.clip(centers, lo, hi) + (local_std * (hi - lo)) * eps, lo, hi)
-        fallback = _into_region(fallback, data.region)
+        fallback = _into_region(fallback, region.box)
     local = jnp.where(n_valid > 0, local, fallback)
     return jnp.concatenate([spread, local], axis=0)
 
 
-def _perturbed_centre(key: Array, spread: Array, data: Dataset) -> Array:
+def _perturbed_centre(key: Array, spread: Array, region: SearchRegion) -> Array:
     """``spread (n, d)`` region points with each coordinate replaced by the region centre's
-    except with probability ``data.region_perturb``; a point left with no coordinate of its
-    own varies in one drawn uniformly (:func:`candidate_set`)."""
+    except with probability ``region.perturb``; a point left with no coordinate of its own
+    varies in one drawn uniformly (:func:`candidate_set`)."""
     n, d = spread.shape
     k_mask, k_one = jax.random.split(key)
-    lo, hi = region_bounds(data, spread.dtype)
-    centre = jnp.clip(data.region_centre.astype(spread.dtype), lo, hi)
-    vary = jax.random.uniform(k_mask, (n, d), spread.dtype) < data.region_perturb
+    lo, hi = region_bounds(region, spread.dtype)
+    centre = jnp.clip(region.centre.astype(spread.dtype), lo, hi)
+    vary = jax.random.uniform(k_mask, (n, d), spread.dtype) < region.perturb
     one = jax.nn.one_hot(jax.random.randint(k_one, (n,), 0, d), d, dtype=bool)
     vary = vary | (one & ~jnp.any(vary, axis=1, keepdims=True))
     return jnp.where(vary, spread, centre[None, :])
@@ -263,6 +269,7 @@ def refine_argmax(
     utility: Callable[[Array], Array],
     options: "AcqOptimizer",
     data: Dataset | None = None,
+    region: Optional[SearchRegion] = None,
 ) -> Array:
     """Raw samples -> restarts (:func:`initialize_restarts`) -> :func:`climb` -> the best
     point ``(d,)``.
@@ -277,9 +284,10 @@ def refine_argmax(
             :data:`DUPLICATE_TOL` (max-norm) of one of its written rows (observed, failed or
             fantasized: pending points and a batch's earlier points) is never returned while
             another candidate or climbed point is not (a climb pinned to a corner of the box
-            would otherwise repeat it). With ``data.region`` set the climb stays in that box
-            (:func:`region_bounds`); ``candidates`` should lie in it too
-            (:func:`candidate_set` draws them there).
+            would otherwise repeat it).
+        region: a :class:`~nbo_jax.base.SearchRegion` whose box the climb stays in
+            (:func:`region_bounds`), or ``None`` (the unit cube); ``candidates`` should lie
+            in it too (:func:`candidate_set` draws them there).
 
     Returns:
         The pool point with the largest ``utility`` (the best candidate itself when
@@ -291,7 +299,7 @@ def refine_argmax(
         return best
     n = min(options.num_restarts, candidates.shape[0])
     starts = candidates[initialize_restarts(key, values, n, eta=options.eta, rule=options.restarts)]
-    lower, upper = region_bounds(data, candidates.dtype)
+    lower, upper = region_bounds(region, candidates.dtype)
     pool = jnp.concatenate([best[None, :], climb(utility, starts, options, lower, upper)], axis=0)
     return argmax_point(jnp.where(_is_written(pool, data), -jnp.inf, utility(pool)), pool)
 
@@ -482,8 +490,9 @@ def optimize_acqf(
     key: Array,
     data: Dataset,
     options: AcqOptimizer = AcqOptimizer(),
+    region: Optional[SearchRegion] = None,
 ) -> Array:
-    """Maximize an acquisition over the unit cube: raw samples -> restarts -> box-constrained
+    """Maximize an acquisition over the unit cube (or a region of it): raw samples -> restarts -> box-constrained
     climb -> the best point (BoTorch's ``optimize_acqf`` with ``q = 1``; module doc).
 
     The raw samples are :func:`candidate_set` (Sobol or uniform, plus local points around the
@@ -501,27 +510,28 @@ def optimize_acqf(
         key: PRNG key for the raw samples and the restarts' draw.
         data: :class:`~nbo_jax.dataset.Dataset` in unit-cube coordinates (its best valid rows
             centre the local raw samples; ``data.y`` ranks them, so a caller ranking by
-            something else, e.g. its posterior mean, passes a copy with that ``y``;
-            ``data.region``, when set, is the box every raw sample, climb and answer stays
-            in: module doc).
+            something else, e.g. its posterior mean, passes a copy with that ``y``).
         options: :class:`AcqOptimizer` (build with :func:`acq_optimizer`).
+        region: a :class:`~nbo_jax.base.SearchRegion` (a trust region's box, and its centre
+            for TuRBO's perturbed raw samples) that every raw sample, climb and answer stays
+            in (module doc); ``None``: the unit cube.
 
     On a finite domain (``data.choices`` set) the utility is scored on all ``N`` choices
     at once (memory as for ``N`` raw samples) and the best unevaluated one is returned; the
-    raw-sample and restart settings do not apply there; with ``data.region`` only the
+    raw-sample and restart settings do not apply there; with a ``region`` only the
     unevaluated choices inside it are eligible, or, when it holds none, every unevaluated
     choice (:meth:`~nbo_jax.dataset.Dataset.eligible`).
 
     Returns:
-        ``(d,)`` unit-cube point, dtype of ``data.u``: inside ``data.region`` when set (on a
-        finite domain, when the region holds an unevaluated choice).
+        ``(d,)`` unit-cube point, dtype of ``data.u``: inside ``region``'s box when given (on
+        a finite domain, when the region holds an unevaluated choice).
     """
     if data.finite:
-        return best_available(utility(data.choices), data)
+        return best_available(utility(data.choices), data, region)
     k_raw, k_start = jax.random.split(key)
     u_raw = candidate_set(k_raw, data, options.n_uniform, options.n_local, local_std=options.local_std,
-                          n_best=options.n_best, sampler=options.raw_sampler)
-    return refine_argmax(k_start, utility(u_raw), u_raw, utility, options, data)
+                          n_best=options.n_best, sampler=options.raw_sampler, region=region)
+    return refine_argmax(k_start, utility(u_raw), u_raw, utility, options, data, region)
 
 
 __all__ = [

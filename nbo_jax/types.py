@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .base import BATCH_RULES, BOAlgorithm, FactoryCall  # noqa: F401 - the contract, importable from here too
+from .base import BATCH_RULES, BOAlgorithm, FactoryCall, SearchRegion  # noqa: F401 - the contract, importable from here too
 from .dataset import Dataset  # noqa: F401
 from .domains import (  # noqa: F401
     Bounds,

@@ -7,6 +7,7 @@ import pytest
 
 import nbo_jax as nbo
 from nbo_jax import posterior as P
+from nbo_jax.base import SearchRegion
 
 SMALL = dict(width=32, acq_optimizer=dict(raw_samples=128, steps=0), epochs=5, minibatch_size=16)
 PAPER_TS = dict(thompson="independent", scales="fixed")  # the paper's draws: identical across exact modes
@@ -238,7 +239,7 @@ def test_default_nu_by_dimension(compiled):
 
 
 def test_default_nu_inside_a_trust_region(compiled):
-    """Asked inside a trust region (``Dataset.region`` set, as ``trust_region`` does), the
+    """Asked inside a trust region (``ask(..., region=...)``, as ``trust_region`` does), the
     default's pathwise sample at ``MID_NU_FROM_DIM`` inputs takes the preset's 0.5, not
     ``MID_DIM_NU``: its asks equal ``nu=0.5``'s bit for bit and differ from ``MID_DIM_NU``'s."""
     from nbo_jax.algorithms.neural_bo import MID_DIM_NU, MID_NU_FROM_DIM
@@ -250,10 +251,10 @@ def test_default_nu_inside_a_trust_region(compiled):
     _, state = _state(algos["default"], n=8, problem=nbo.benchmarks.get("styblinski_tang", dim=d))
     centre = state.data.best()[0]
     region = region_box(centre, jnp.asarray(0.8, centre.dtype))  # a cube of side 0.8, as trust_region builds it
-    local = state._replace(data=state.data._replace(region=region))
     told_apart = False
     for k in range(2, 10):  # with few raw samples two scales can end at the same point for one key
-        asks = {name: np.asarray(algo.ask(local, jax.random.key(k))) for name, algo in algos.items()}
+        asks = {name: np.asarray(algo.ask(state, jax.random.key(k), SearchRegion(region)))
+                for name, algo in algos.items()}
         np.testing.assert_array_equal(asks["default"], asks["0.5"])
         u = np.asarray(state.bounds.to_unit(asks["default"]))
         assert np.all(u >= np.asarray(region[0]) - 1e-6) and np.all(u <= np.asarray(region[1]) + 1e-6)

@@ -24,7 +24,7 @@ import optax
 from nbo_jax import pde
 from nbo_jax.networks import ACTIVATIONS, network_builder, ntk_mlp
 from nbo_jax.surrogates import (GPFit, adaptive_basis, gp, gp_columns, neural_linear, pinn, random_forest,
-                                sample_then_optimize)
+                                sample_then_optimize, zero_init_columns)
 from nbo_jax.surrogates.random_forest import ForestSettings
 from nbo_jax.training import TrainConfig, make_optimizer
 from nbo_jax.surrogates.vbll import chol_factor
@@ -58,6 +58,10 @@ TABLE = {
     "sample_then_optimize": lambda: sample_then_optimize(network_builder(16, 2, "tanh", build=ntk_mlp, gamma=2.0),
                                                          variant="posterior", nu=1.0, sigma2=0.01, steps=50,
                                                          optimizer=make_optimizer("adam", 1e-2), samples=4),
+    "zero_init_columns": lambda: zero_init_columns(width=16, depth=2, lam=0.01, use_bias=True, training="retrain",
+                                                   learning_rate=1e-2,
+                                                   train=TrainConfig(1, 8, make_optimizer("adam", 1e-2), 0.01),
+                                                   train_steps=20, init_steps=100),
 }
 N, D, CAP = 7, 3, 12
 

@@ -1,6 +1,6 @@
 """TuRBO-1 and TuRBO-m (regions=m) as a transformation of any algorithm (nbo_jax.trust_region,
 module nbo_jax.transforms.trust_region; Eriksson et al. 2019) and the acquisition optimizer
-inside a region (Dataset.region; nbo_jax.optimize)."""
+inside a region (ask's region, a SearchRegion; nbo_jax.optimize)."""
 
 import dataclasses
 import json
@@ -16,6 +16,7 @@ from nbo_jax.ask_tell import AskTell
 from nbo_jax.optimize import acq_optimizer, candidate_set, optimize_acqf, random_point
 from nbo_jax.transforms.trust_region import current_region, inner_lengthscales, region_box
 from nbo_jax.transforms.trust_region import objective_units, owners, regions_now
+from nbo_jax.base import SearchRegion
 from nbo_jax.types import Dataset
 
 BOX = ([-2.0, 0.0], [2.0, 5.0])
@@ -449,49 +450,48 @@ def test_bad_arguments_name_the_argument():
 
 
 # ---------------------------------------------------------------- the optimizer inside a box
-def _data(region=None):
+def _data():
     u = jnp.array([[0.1, 0.1], [0.9, 0.2], [0.5, 0.5], [0.2, 0.8]])
-    data = Dataset.empty(6, 2).add_batch(u, jnp.array([3.0, 0.5, 1.0, 2.0]))
-    return data if region is None else data._replace(region=jnp.asarray(region, jnp.float32))
+    return Dataset.empty(6, 2).add_batch(u, jnp.array([3.0, 0.5, 1.0, 2.0]))
 
 
 def test_optimize_acqf_stays_in_the_region_and_a_full_cube_region_changes_nothing():
     target = jnp.array([0.8, 0.9])
     utility = jax.jit(lambda u: -jnp.sum((u - target) ** 2, axis=-1))
     opts = acq_optimizer(raw_samples=64, num_restarts=3, steps=20)
-    opt = jax.jit(lambda k, data: optimize_acqf(utility, k, data, opts))
-    key = jax.random.key(0)
-    cube = _data([[0.0, 0.0], [1.0, 1.0]])
-    np.testing.assert_array_equal(opt(key, _data()), opt(key, cube))
-    np.testing.assert_array_equal(candidate_set(key, _data(), 16, 16), candidate_set(key, cube, 16, 16))
-    np.testing.assert_array_equal(random_point(key, _data()), random_point(key, cube))
-    region = jnp.array([[0.2, 0.4], [0.5, 0.6]])
-    data = _data(region)
-    np.testing.assert_allclose(opt(key, data), [0.5, 0.6], atol=1e-4)  # the corner nearest the target
-    for c in (candidate_set(key, data, 64, 64), jax.vmap(lambda k: random_point(k, data))(jax.random.split(key, 64))):
-        assert np.all((c >= region[0]) & (c <= region[1]))
+    opt = jax.jit(lambda k, data, region=None: optimize_acqf(utility, k, data, opts, region))
+    key, data = jax.random.key(0), _data()
+    cube = SearchRegion(jnp.array([[0.0, 0.0], [1.0, 1.0]]))
+    np.testing.assert_array_equal(opt(key, data), opt(key, data, cube))
+    np.testing.assert_array_equal(candidate_set(key, data, 16, 16), candidate_set(key, data, 16, 16, region=cube))
+    np.testing.assert_array_equal(random_point(key, data), random_point(key, data, cube))
+    box = jnp.array([[0.2, 0.4], [0.5, 0.6]])
+    region = SearchRegion(box)
+    np.testing.assert_allclose(opt(key, data, region), [0.5, 0.6], atol=1e-4)  # the corner nearest the target
+    for c in (candidate_set(key, data, 64, 64, region=region),
+              jax.vmap(lambda k: random_point(k, data, region))(jax.random.split(key, 64))):
+        assert np.all((c >= box[0]) & (c <= box[1]))
 
 
 def test_candidate_set_varies_each_coordinate_of_the_region_centre_with_probability_region_perturb():
-    """TuRBO's candidates (Dataset.region_centre): each spread raw sample takes its region value
-    in a coordinate with probability region_perturb (at least one) and the centre's elsewhere;
+    """TuRBO's candidates (SearchRegion.centre): each spread raw sample takes its region value
+    in a coordinate with probability region.perturb (at least one) and the centre's elsewhere;
     the local raw samples are untouched, and a probability of 1 changes nothing."""
     d, n, n_local = 40, 4096, 64
     key = jax.random.key(3)
     centre = jax.random.uniform(jax.random.key(1), (d,))
     region = region_box(centre, jnp.asarray(0.4))
     u = jnp.concatenate([centre[None], jax.random.uniform(jax.random.key(2), (4, d))])
-    data = Dataset.empty(8, d).add_batch(u, jnp.arange(5.0))._replace(region=region)
-    plain = np.asarray(candidate_set(key, data, n, n_local))
-    masked = np.asarray(candidate_set(key, data._replace(region_centre=centre, region_perturb=jnp.asarray(0.5)),
-                                      n, n_local))
+    data = Dataset.empty(8, d).add_batch(u, jnp.arange(5.0))
+    plain = np.asarray(candidate_set(key, data, n, n_local, region=SearchRegion(region)))
+    masked = np.asarray(candidate_set(key, data, n, n_local, region=SearchRegion(region, centre, jnp.asarray(0.5))))
     varied = masked[:n] != np.asarray(centre)
     np.testing.assert_array_equal(masked[:n][varied], plain[:n][varied])  # the region's values where varied
     assert varied.any(axis=1).all()
     assert abs(varied.mean() - 0.5) < 0.01, varied.mean()
     np.testing.assert_array_equal(masked[n:], plain[n:])
     assert np.all((masked >= np.asarray(region[0])) & (masked <= np.asarray(region[1])))
-    every = candidate_set(key, data._replace(region_centre=centre, region_perturb=jnp.asarray(1.0)), n, n_local)
+    every = candidate_set(key, data, n, n_local, region=SearchRegion(region, centre, jnp.asarray(1.0)))
     np.testing.assert_array_equal(every, plain)
 
 
@@ -501,7 +501,7 @@ def test_trust_region_hands_its_centre_to_the_raw_samples_above_perturb_dims(d, 
     perturb_dims inputs it keeps the region centre's value in about 1 - perturb_dims / d of
     the coordinates, at or below it (or with perturb_dims=None) in none."""
     rs = nbo.random_search()
-    inner = rs._replace(ask=lambda s, k: s.bounds.from_unit(candidate_set(k, s.data, 1)[0]))
+    inner = rs._replace(ask=lambda s, k, region=None: s.bounds.from_unit(candidate_set(k, s.data, 1, region=region)[0]))
     algo = nbo.trust_region(inner, perturb_dims=perturb_dims)
     assert algo.config.kwargs["perturb_dims"] == perturb_dims
     x0 = np.asarray(jax.random.uniform(jax.random.key(0), (6, d)))
@@ -519,15 +519,15 @@ def test_finite_domain_region_picks_an_eligible_choice_or_falls_back():
     data = Dataset.empty(4, 2, choices=choices).add(choices[1], 1.0)  # choice 1 evaluated
     value = lambda u: u[:, 0] + u[:, 1]  # prefers choice 3
     region = jnp.array([[0.2, 0.4], [0.5, 0.6]])  # holds choices 1 (evaluated) and 2
-    inside = data._replace(region=region)
-    np.testing.assert_array_equal(inside.eligible(), [False, False, True, False])
-    np.testing.assert_array_equal(optimize_acqf(value, jax.random.key(0), inside), choices[2])
-    np.testing.assert_array_equal(random_point(jax.random.key(1), inside), choices[2])
+    np.testing.assert_array_equal(data.eligible(region), [False, False, True, False])
+    np.testing.assert_array_equal(optimize_acqf(value, jax.random.key(0), data, region=SearchRegion(region)), choices[2])
+    np.testing.assert_array_equal(random_point(jax.random.key(1), data, SearchRegion(region)), choices[2])
     np.testing.assert_array_equal(optimize_acqf(value, jax.random.key(0), data), choices[3])
     # every choice of the region evaluated: the whole domain's unevaluated choices are eligible
-    spent = inside.add(choices[2], 2.0)
-    np.testing.assert_array_equal(spent.eligible(), [True, False, False, True])
-    np.testing.assert_array_equal(optimize_acqf(value, jax.random.key(0), spent), choices[3])
+    spent = data.add(choices[2], 2.0)
+    np.testing.assert_array_equal(spent.eligible(region), [True, False, False, True])
+    np.testing.assert_array_equal(optimize_acqf(value, jax.random.key(0), spent, region=SearchRegion(region)),
+                                  choices[3])
 
 
 # ---------------------------------------------------------------- registry names and the CLI

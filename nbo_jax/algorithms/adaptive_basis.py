@@ -116,7 +116,7 @@ from ..surrogates.adaptive_basis import (  # noqa: F401 - the model's pieces, im
     ols_head,
 )
 from ..surrogates.adaptive_basis import adaptive_basis as basis_surrogate
-from ..types import BOAlgorithm
+from ..types import BOAlgorithm, SearchRegion
 from ..training import train_config
 
 Array = jax.Array
@@ -307,14 +307,14 @@ def adaptive_basis(
                         outcome_transform=transform)
     posterior = base.surrogate  # the surrogate's posterior with the incumbent (standardized units)
 
-    def ask(state: BOState, key: Array) -> Array:
+    def ask(state: BOState, key: Array, region: Optional[SearchRegion] = None) -> Array:
         k_raw, k_start = jax.random.split(key)
         u_c = candidate_set(k_raw, state.data, aopt.n_uniform, aopt.n_local, local_std=aopt.local_std,
-                            n_best=aopt.n_best, sampler=aopt.raw_sampler)
+                            n_best=aopt.n_best, sampler=aopt.raw_sampler, region=region)
         post = posterior(state, u_c)
         ei = expected_improvement(post.mean, post.std, post.incumbent)
         if state.data.finite:  # score the unevaluated choices; no gradient steps
-            idx = select_batch(ei, post.mean, post.std, q, ei_tol, excluded=~state.data.eligible())
+            idx = select_batch(ei, post.mean, post.std, q, ei_tol, excluded=~state.data.eligible(None if region is None else region.box))
             return state.bounds.from_unit(u_c[idx] if q > 1 else u_c[idx[0]])
         if q > 1:
             return state.bounds.from_unit(u_c[select_batch(ei, post.mean, post.std, q, ei_tol)])
@@ -326,7 +326,7 @@ def adaptive_basis(
             p = posterior(state, u)
             return jnp.where(use_ei, expected_improvement(p.mean, p.std, p.incumbent), p.std)
 
-        u = refine_argmax(k_start, jnp.where(use_ei, ei, post.std), u_c, utility, aopt, state.data)
+        u = refine_argmax(k_start, jnp.where(use_ei, ei, post.std), u_c, utility, aopt, state.data, region)
         return state.bounds.from_unit(u)
 
     return make_algorithm(base.init, ask, base.tell, name=name, surrogate=posterior, q=q, batch_rule="native",

@@ -79,7 +79,7 @@ from ..bo import BOState, bo_algorithm, make_algorithm, records_config
 from ..networks import CIRCLE_BELOW_DIM, INPUT_EMBEDDINGS  # noqa: F401 - CIRCLE_BELOW_DIM: as before
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..surrogates.neural_linear import NeuralLinearState, neural_linear
-from ..types import BOAlgorithm
+from ..types import BOAlgorithm, SearchRegion
 from ..networks import network_builder
 from ..training import train_config
 
@@ -118,7 +118,7 @@ def default_nu(d: int, in_region: bool = False) -> float:
     when ``nu`` is not given: ``HIGH_DIM_NU`` (0.1) from ``CLIMB_BELOW_DIM`` (20) on,
     ``MID_DIM_NU`` (0.25) from ``MID_NU_FROM_DIM`` (10) when asked over the whole box, else
     the preset's ``nu`` (0.5): below ``d = 10``, and below ``d = 20`` when asked inside a trust
-    region (``in_region``: ``Dataset.region`` set, :func:`nbo_jax.transforms.trust_region.trust_region`), which
+    region (``in_region``: asked with a search region, :func:`nbo_jax.transforms.trust_region.trust_region`), which
     already keeps the asks near the incumbent. Chosen on selection problems (Styblinski-Tang,
     Rastrigin, Griewank, Rosenbrock) and COCO, not on the reported test problems
     (``docs/measurements.md``)."""
@@ -309,15 +309,15 @@ def neural_bo(
     if not pathwise:
         return base
 
-    def ask(state: BOState, key: Array) -> Array:
+    def ask(state: BOState, key: Array, region: Optional[SearchRegion] = None) -> Array:
         """The pathwise Thompson sample's minimum (its exploration scale by dimension and
         region, :func:`default_nu`)."""
         k_c, k_a = jax.random.split(key)
         d = state.data.u.shape[1]  # static: the data's width
-        in_region = state.data.region is not None  # static: asked inside a trust region
+        in_region = region is not None  # static: asked inside a trust region
         sample = surrogate.sample(state.model, k_a, default_nu(d, in_region) if nu_by_dim else nu_value)
         opts = aopt._replace(steps=0) if climb_by_dim and d >= CLIMB_BELOW_DIM else aopt
-        return state.bounds.from_unit(optimize_acqf(lambda u_c: -sample(u_c), k_c, state.data, opts))
+        return state.bounds.from_unit(optimize_acqf(lambda u_c: -sample(u_c), k_c, state.data, opts, region))
 
     return make_algorithm(base.init, ask, base.tell, name="neural-bo", surrogate=base.surrogate, info=base.info, q=q,
                           batch_rule="independent", model=surrogate)

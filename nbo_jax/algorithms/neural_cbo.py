@@ -96,7 +96,7 @@ from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..surrogates.zero_init_columns import (TRAINING, ZeroInitColumnsState, fitted_mean, scaled_posterior,
                                                zero_init_columns)
 from ..training import OPTIMIZERS, train_config
-from ..types import BOAlgorithm
+from ..types import BOAlgorithm, SearchRegion
 
 Array = jax.Array
 
@@ -261,13 +261,13 @@ def neural_cbo(
     def posterior(state: BOState, u: Array) -> SurrogatePosterior:
         return scaled_posterior(state.model, u)._replace(incumbent=mu_best(state))
 
-    def ask(state: BOState, key: Array) -> Array:
+    def ask(state: BOState, key: Array, region: Optional[SearchRegion] = None) -> Array:
         """Constrained EI's arg-max (the model's units: its incumbent and its constraint scale)."""
         k_c, k_a = jax.random.split(key)
         best = mu_best(state)
         utility = lambda u: acq(scaled_posterior(state.model, u)._replace(incumbent=best), k_a)  # noqa: E731
         ranked = feasibility_ranked(state.data, state.model.scale)
-        return state.bounds.from_unit(optimize_acqf(utility, k_c, ranked, aopt))
+        return state.bounds.from_unit(optimize_acqf(utility, k_c, ranked, aopt, region))
 
     return make_algorithm(init, ask, base.tell, name="neural-cbo", surrogate=posterior, q=q, batch_rule="fantasy",
                           constrained=True, model=surrogate)

@@ -103,7 +103,7 @@ from ..surrogates.sample_then_optimize import (  # noqa: F401 - the model's piec
     zero_last_layer,
 )
 from ..training import make_optimizer
-from ..types import BOAlgorithm
+from ..types import BOAlgorithm, SearchRegion
 
 Array = jax.Array
 
@@ -263,16 +263,16 @@ def neural_greedy(
         lines 2-5); counts the evaluations after the initial design, fantasized ones included."""
         return state.data.count - state.n_initial < state.n_explore
 
-    def greedy_point(state: NeuralGreedyState, key: Array) -> Array:
+    def greedy_point(state: NeuralGreedyState, key: Array, region: Optional[SearchRegion]) -> Array:
         """The minimizer of one draw (Thompson sampling on the surrogate's pathwise draw)."""
         k_fit, k_cand = jax.random.split(key)
         draw = surrogate.sample(state.model, k_fit)
-        return optimize_acqf(lambda u: -draw(u), k_cand, state.data, aopt)
+        return optimize_acqf(lambda u: -draw(u), k_cand, state.data, aopt, region)
 
-    def ask(state: NeuralGreedyState, key: Array) -> Array:
+    def ask(state: NeuralGreedyState, key: Array, region: Optional[SearchRegion] = None) -> Array:
         k_rand, k_greedy = jax.random.split(key)
-        u = jax.lax.cond(exploring(state), lambda: random_point(k_rand, state.data),
-                         lambda: greedy_point(state, k_greedy))
+        u = jax.lax.cond(exploring(state), lambda: random_point(k_rand, state.data, region),
+                         lambda: greedy_point(state, k_greedy, region))
         return state.bounds.from_unit(u)
 
     return make_algorithm(init, ask, base.tell, name=name, surrogate=base.surrogate,

@@ -16,7 +16,7 @@ observation, ranked by its logarithm, :func:`nbo_jax.acquisition.log_expected_im
 the same argmax wherever EI is representable, and no ties where it underflows to 0; any
 function of the posterior's mean and std) is scored on the raw samples of the shared
 acquisition optimizer (:func:`nbo_jax.optimize.optimize_acqf` with ``steps = 0``: scrambled
-Sobol points plus points around the best observations, inside ``Dataset.region`` when set; on
+Sobol points plus points around the best observations, inside the search region an ``ask`` is given (a trust region's); on
 a finite domain the unevaluated choices) and the argmax is taken: there is no gradient climb,
 a forest is piecewise constant. SMAC's own optimizer (a local search from the best
 configurations interleaved with random ones) is not reproduced. The forest has no posterior

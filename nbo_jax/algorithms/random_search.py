@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import jax
 
+from ..base import SearchRegion
 from ..bo import make_algorithm, records_config
 from ..observations import initial_data, told_rows
 from ..optimize import random_point
@@ -38,8 +39,8 @@ def random_search(q: int = 1) -> BOAlgorithm:
         data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=False)
         return RandomSearchState(data, box)
 
-    def ask(state: RandomSearchState, key: Array) -> Array:
-        return state.bounds.from_unit(random_point(key, state.data))
+    def ask(state: RandomSearchState, key: Array, region: Optional[SearchRegion] = None) -> Array:
+        return state.bounds.from_unit(random_point(key, state.data, region))
 
     def tell(state: RandomSearchState, x: Array, y: Array, c=None) -> RandomSearchState:
         u, y = told_rows(state.bounds, x, y, c, constrained=False)

@@ -13,7 +13,10 @@ from .pinn import PINNState, pinn
 from .random_forest import ForestSettings, RandomForestState, random_forest
 from .sample_then_optimize import SampleThenOptimizeState, sample_then_optimize
 from .vbll import VBLLState, vbll
+from .zero_init_columns import ZeroInitColumnsState, zero_init_columns
 
 __all__ = ["AdaptiveBasisState", "EnsembleState", "ForestSettings", "GPFit", "GPSurrogateState", "NeuralLinearState",
-           "PINNState", "RandomForestState", "SampleThenOptimizeState", "VBLLState", "adaptive_basis", "ensemble", "gp",
-           "gp_columns", "neural_linear", "pinn", "random_forest", "sample_then_optimize", "vbll"]
+           "PINNState", "RandomForestState", "SampleThenOptimizeState", "VBLLState",
+           "ZeroInitColumnsState", "adaptive_basis", "ensemble", "gp",
+           "gp_columns", "neural_linear", "pinn", "random_forest", "sample_then_optimize", "vbll",
+           "zero_init_columns"]

@@ -23,6 +23,7 @@ is already measuring.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import jax
@@ -85,6 +86,20 @@ def fantasize(algorithm: BOAlgorithm, state: Any, x: Array) -> Any:
     return algorithm.tell(state, x.astype(state.data.u.dtype), y, c)
 
 
+def region_keyword(ask, region) -> dict:
+    """``{"region": region}`` when there is a ``region`` and ``ask`` takes one (the library's
+    algorithms: ``ask(state, key, region=None)``), else ``{}``: a hand-made ``ask(state,
+    key)`` is called as it is, and a trust region projects its answer onto the region."""
+    if region is None:
+        return {}
+    try:
+        parameters = inspect.signature(ask).parameters
+    except (TypeError, ValueError):  # a builtin or C callable: assume the contract's signature
+        return {"region": region}
+    takes = "region" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+    return {"region": region} if takes else {}
+
+
 def batched(algorithm: BOAlgorithm, q: int) -> BOAlgorithm:
     """``algorithm`` asking ``q`` points at a time, by its :attr:`batch_rule`.
 
@@ -110,28 +125,30 @@ def batched(algorithm: BOAlgorithm, q: int) -> BOAlgorithm:
     ask_one = algorithm.ask
 
     if algorithm.batch_rule == "independent":
-        def ask(state, key):
+        def ask(state, key, region=None):
+            where = region_keyword(ask_one, region)
             # each draw's point is excluded from the next draws (written, not trained on:
             # the model is unchanged), so the q points are distinct: a box's draws can share
             # a maximizer (measured: Neural-BO's Thompson samples, whose ReLU networks grow
             # linearly towards a corner, put two of a batch of 3 on the same corner)
             def body(s, k):
-                x = jnp.reshape(ask_one(s, k), (-1,))
+                x = jnp.reshape(ask_one(s, k, **where), (-1,))
                 return s._replace(data=_excluded(s.data, s.bounds.to_unit(x))), x
 
             return jax.lax.scan(body, state, jax.random.split(key, q))[1]
     else:
-        def ask(state, key):
+        def ask(state, key, region=None):
+            where = region_keyword(ask_one, region)
             y_lie, c_lie = _lies(state, 1, algorithm.constrained)
 
             def body(s, k):
-                x = jnp.reshape(ask_one(s, k), (1, -1))
+                x = jnp.reshape(ask_one(s, k, **where), (1, -1))
                 return algorithm.tell(s, x, y_lie, c_lie), x[0]
 
             keys = jax.random.split(key, q)
             # the last point needs no fantasy: q - 1 tells, q asks
             last_state, xs = jax.lax.scan(body, state, keys[:-1])
-            x_last = jnp.reshape(ask_one(last_state, keys[-1]), (1, -1))
+            x_last = jnp.reshape(ask_one(last_state, keys[-1], **where), (1, -1))
             return jnp.concatenate([xs, x_last], axis=0)
 
     return algorithm._replace(ask=ask, q=q)

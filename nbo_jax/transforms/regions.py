@@ -12,10 +12,11 @@ from typing import Optional
 import jax
 import jax.numpy as jnp
 
-from ..base import BOAlgorithm
+from ..base import BOAlgorithm, SearchRegion
 from ..dataset import Dataset
 from ..domains import Bounds
 from ..types import total_violation
+from .batch import region_keyword
 
 Array = jax.Array
 
@@ -169,19 +170,21 @@ def _with_data(state, data: Dataset):
 
 def ask_in_region(inner_alg: BOAlgorithm, inner, key: Array, centre: Array, box: Array, data: Dataset,
                   bounds: Bounds, perturb_dims: Optional[int]) -> Array:
-    """The inner algorithm's ask ``(q, d)`` (box coordinates, ``data``'s dtype) with
-    ``Dataset.region = box (2, d)`` around ``centre (d,)`` (unit cube): above
-    ``perturb_dims`` inputs its spread raw samples vary the centre's coordinates with
+    """The inner algorithm's ask ``(q, d)`` (box coordinates, ``data``'s dtype) given the
+    :class:`~nbo_jax.base.SearchRegion` ``box (2, d)`` around ``centre (d,)`` (unit cube):
+    above ``perturb_dims`` inputs its spread raw samples vary the centre's coordinates with
     probability ``perturb_dims / d``; on a finite domain every run's evaluated points
-    (``data.evaluated``) are excluded; in a box the answer is clipped to the region."""
-    inner_data = inner.data._replace(region=box)
+    (``data.evaluated``) are excluded; in a box the answer is clipped to the region (a
+    hand-made ``ask(state, key)`` that takes no region is projected onto it)."""
     d = box.shape[1]
+    region = SearchRegion(box)
     if perturb_dims is not None and d > perturb_dims:
-        inner_data = inner_data._replace(region_centre=centre, region_perturb=jnp.asarray(perturb_dims / d, box.dtype))
-    if inner_data.finite:  # every run's evaluated points (the region: Dataset.eligible)
-        inner_data = inner_data._replace(evaluated=data.evaluated)
-    x = jnp.reshape(inner_alg.ask(_with_data(inner, inner_data), key), (inner_alg.q, -1)).astype(data.u.dtype)
-    if inner_data.finite:
+        region = SearchRegion(box, centre, jnp.asarray(perturb_dims / d, box.dtype))
+    if inner.data.finite:  # every run's evaluated points (the region: Dataset.eligible)
+        inner = _with_data(inner, inner.data._replace(evaluated=data.evaluated))
+    x = inner_alg.ask(inner, key, **region_keyword(inner_alg.ask, region))
+    x = jnp.reshape(x, (inner_alg.q, -1)).astype(data.u.dtype)
+    if inner.data.finite:
         return x
     # the region's corners in the box: from_unit is monotone, so a point the inner
     # algorithm took inside the region (through from_unit) is left exactly as it is

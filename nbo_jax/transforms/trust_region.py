@@ -10,7 +10,7 @@ total violation ``sum_k [c_k]^+``; its own constrained acquisition picks the poi
 :func:`trust_region` is a transformation of algorithms, as :func:`nbo_jax.transforms.batch.batched` is:
 it takes a :class:`~nbo_jax.base.BOAlgorithm` and returns one, wrapping the inner states; the
 inner algorithm asks through :mod:`nbo_jax.optimize`, which keeps its raw samples, climbs and
-answers inside ``Dataset.region``::
+answers inside the region its ``ask`` is given (a :class:`~nbo_jax.base.SearchRegion`)::
 
     regions  : m regions, region j with its own side L_j, counters, restarts and inner
                state, built from region j's run only (the points it asked since its last
@@ -24,7 +24,7 @@ answers inside ``Dataset.region``::
                design of n_design scrambled Sobol points, then its inner algorithm is
                initialized on it; a design is asked before any model point, the lowest
                region first
-    ask      : every region's inner algorithm asks inside its box (Dataset.region); with
+    ask      : every region's inner algorithm asks inside its box (ask's region); with
                d > 20 inputs its spread raw samples vary each coordinate of x*_j with
                probability 20 / d (TuRBO's code) and keep x*_j's value in the others.
                m > 1: a Thompson draw y ~ N(mean, std^2) of each region's surrogate at its
@@ -209,8 +209,8 @@ def trust_region(
     """``algorithm`` asking inside TuRBO's trust regions (Eriksson et al. 2019; module doc):
     one (TuRBO-1, the default) or ``regions = m`` (TuRBO-m).
 
-    Every ask sets ``Dataset.region`` on each region's inner state's data to its box and
-    calls the inner ``ask``; every algorithm of the library asks through
+    Every ask calls each region's inner ``ask`` with its box (``region=``, a
+    :class:`~nbo_jax.base.SearchRegion`); every algorithm of the library asks through
     :mod:`nbo_jax.optimize`, which stays in that box (on a finite domain: picks among the
     unevaluated choices inside it, or among all unevaluated choices when it holds none). A
     box point the inner algorithm returns outside the region (an algorithm that does not ask
@@ -260,7 +260,7 @@ def trust_region(
         perturb_dims: with ``d > perturb_dims`` inputs, the raw samples spread over the
             region vary each coordinate of the centre with probability ``perturb_dims / d``
             (at least one) and keep the centre's value in the others
-            (``Dataset.region_centre``, :func:`nbo_jax.optimize.candidate_set`): the
+            (``SearchRegion.centre``, :func:`nbo_jax.optimize.candidate_set`): the
             candidates of TuRBO's code (``prob_perturb = min(20 / d, 1)``) and BoTorch's
             TuRBO-1 tutorial, so that in many dimensions they stay near the incumbent. At
             ``d <= perturb_dims`` every coordinate varies (unchanged). ``None``: never.
