@@ -77,8 +77,8 @@ def test_neural_ts_takes_no_acquisition_gradient_steps(monkeypatch):
     bo_module = sys.modules["nbo_jax.bo"]  # NeuralTS asks through the one BO step
     used = []
     real = bo_module.optimize_acqf
-    monkeypatch.setattr(bo_module, "optimize_acqf", lambda f, key, data, opts: used.append(opts) or real(
-        f, key, data, opts))
+    monkeypatch.setattr(bo_module, "optimize_acqf", lambda f, key, data, opts, region=None: used.append(opts) or real(
+        f, key, data, opts, region))
     algo = nbo.neural_ts(**TINY)
     problem = nbo.benchmarks.get("branin")
     x0 = nbo.initial_design(jax.random.key(0), problem.bounds, 4)
