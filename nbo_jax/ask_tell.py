@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import pathlib
+import uuid
 import warnings
 from typing import Optional
 
@@ -233,6 +234,10 @@ class AskTell:
         TypeError / ValueError: bad arguments (messages name them), e.g. ``x0`` outside the
         box, NaN in ``x0``, ``c0`` missing for a constrained algorithm, an ``x0`` row that
         is not one of a finite domain's points.
+
+    Attributes:
+        experiment_id: a random hex id made at creation and kept by :meth:`load` and
+            pickling; :meth:`save` replaces a folder only when it holds this id.
     """
 
     def __init__(self, algorithm: BOAlgorithm, bounds, capacity: int, key: Array, x0, y0, c0=None, *,
@@ -255,6 +260,7 @@ class AskTell:
         self._x, self._y = x0, y0
         self._c = c0
         self._pending = np.zeros((0, self.bounds.dim))
+        self.experiment_id = uuid.uuid4().hex
         self._key, k0 = jax.random.split(key)
         self._compile()
         self.state = self._init_state(k0, self.capacity)
@@ -522,6 +528,7 @@ class AskTell:
             arrays["domain_points"] = self.domain.points
         meta = {
             "format": FORMAT,
+            "experiment_id": self.experiment_id,
             "algorithm": {"name": self.algorithm.name, "q": self.algorithm.q,
                           "config": _config_json(self.algorithm)},
             "bounds": {"lower": self.bounds.lower.tolist(), "upper": self.bounds.upper.tolist(),
@@ -533,19 +540,53 @@ class AskTell:
         }
         return arrays, meta
 
-    def save(self, directory) -> pathlib.Path:
+    def save(self, directory, *, overwrite: bool = False) -> pathlib.Path:
         """Write the optimizer to ``directory`` (created): ``arrays.npz`` (the state's arrays,
         the history, the pending points, the key) and ``meta.json`` (the algorithm's factory
         call, bounds, capacity, the state's structure). :meth:`load` continues bit for bit.
 
+        Saving again to the folder of the same experiment (a checkpoint) replaces it. The
+        same experiment is the one that :attr:`experiment_id` names: a random id made when
+        the :class:`AskTell` is created, stored in ``meta.json`` and kept by :meth:`load`
+        and pickling. A folder holding another experiment's save (another id, or a save
+        without one) is refused unless ``overwrite=True``.
+
+        Args:
+            directory: the folder (``str`` or path).
+            overwrite: replace a save of another experiment found there.
+
         Returns:
-            The directory path."""
+            The directory path.
+
+        Raises:
+            FileExistsError: ``directory`` holds a save of another experiment and
+            ``overwrite`` is False (nothing is written)."""
         path = pathlib.Path(directory)
+        overwrite = check_bool("overwrite", overwrite)
+        if not overwrite:
+            other = self._saved_id(path)
+            if other is not None and other != self.experiment_id:
+                raise FileExistsError(
+                    f"directory {str(path)!r} holds the save of another experiment ({other}); pass "
+                    "overwrite=True to replace it, or choose another directory; nothing was written")
         path.mkdir(parents=True, exist_ok=True)
         arrays, meta = self._snapshot()
         np.savez(path / "arrays.npz", **arrays)
         (path / "meta.json").write_text(json.dumps(meta, indent=1))
         return path
+
+    @staticmethod
+    def _saved_id(path: pathlib.Path) -> Optional[str]:
+        """The experiment id of the save in ``path``; ``"unknown"`` for files of a save
+        without one (or unreadable); ``None`` when ``path`` holds no save."""
+        meta, arrays = path / "meta.json", path / "arrays.npz"
+        if not meta.exists():
+            return "unknown" if arrays.exists() else None
+        try:
+            found = json.loads(meta.read_text()).get("experiment_id")
+        except (OSError, ValueError, AttributeError):
+            found = None
+        return found if isinstance(found, str) else "unknown"
 
     @classmethod
     def load(cls, directory, algorithm: Optional[BOAlgorithm] = None) -> "AskTell":
@@ -596,6 +637,7 @@ class AskTell:
         self._c = arrays.get("history_c")
         self._pending = arrays["pending"]
         self._key = _leaf_from_numpy(arrays["key"], meta["key_impl"])
+        self.experiment_id = meta.get("experiment_id") or uuid.uuid4().hex
         self._compile()
         same = (_config_json(algorithm) == saved["config"]) if saved["config"] is not None else (
             algorithm.name == saved["name"])

@@ -75,6 +75,9 @@ def _add_experiment_options(group, *, noise, seeds: int, min_seeds: int, out: st
     group.add_argument("--seed", type=int, default=0, help="base seed: keys = split(key(seed), seeds)")
     group.add_argument("--out", default=None,
                        help=f"output folder, created and checked for writing before anything runs (default: {out})")
+    group.add_argument("--force", action="store_true",
+                       help="write into an --out folder that already holds results (they are replaced); "
+                       "without it such a folder is refused before anything runs")
     group.add_argument("--x64", action="store_true", help="enable float64 (jax_enable_x64) for the runs")
 
 
@@ -316,11 +319,20 @@ def _writable_dir(path: pathlib.Path, parser, option: str) -> pathlib.Path:
     return path
 
 
+RESULT_FILES = ("histories.npz", "config.json")
+
+
 def _output_dir(args, parser, default_name: str) -> pathlib.Path:
     """``--out``, or ``nbo_results/<default_name>_<date-time>``, created and checked for writing
-    (:func:`_writable_dir`)."""
+    (:func:`_writable_dir`). A folder that already holds results (``histories.npz`` or
+    ``config.json``) exits with status 2 unless ``--force``, so a rerun does not replace an
+    earlier experiment."""
     out = pathlib.Path(args.out) if args.out else pathlib.Path(
         "nbo_results", f"{default_name}_{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
+    found = [name for name in RESULT_FILES if (out / name).exists()]
+    if found and not getattr(args, "force", False):
+        parser.error(f"--out {str(out)!r} already holds results ({', '.join(found)}); pass --force to replace "
+                     "them, or choose another folder; nothing was run")
     return _writable_dir(out, parser, "--out")
 
 

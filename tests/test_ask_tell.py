@@ -254,3 +254,20 @@ def test_same_factory_call_shares_compiled_code():
     assert canonical(mine) is mine
     arr = nbo.gp_bo(acquisition="ucb", beta=jnp.asarray(2.0))  # an array argument: its own
     assert canonical(arr) is arr
+
+
+# ---------------------------------------------------------------- no lost work
+def test_save_refuses_another_experiments_folder(tmp_path):
+    first = _opt()
+    first.save(tmp_path / "run")
+    first.tell(first.ask(), 1.0)
+    first.save(tmp_path / "run")  # the same experiment again: a checkpoint
+    resumed = AskTell.load(tmp_path / "run")
+    assert resumed.experiment_id == first.experiment_id and len(resumed.y) == 5
+    resumed.save(tmp_path / "run")  # a resumed experiment is still the same one
+    other = _opt(bounds=([-2.0, -2.0], [3.0, 3.0]))
+    with pytest.raises(FileExistsError, match=r"run'.*another experiment.*overwrite=True.*nothing was written"):
+        other.save(tmp_path / "run")
+    assert len(AskTell.load(tmp_path / "run").y) == 5  # untouched
+    other.save(tmp_path / "run", overwrite=True)
+    assert AskTell.load(tmp_path / "run").bounds.upper.tolist() == [3.0, 3.0]

@@ -288,3 +288,20 @@ def test_compare_on_a_task_reports_its_metric(tmp_path, capsys):
     best = np.median(problem.metric.final(hist))
     assert f"| {best:.3g} [" in (out / "table_summary.md").read_text()
     assert "H0: mean_baseline >= mean_random (larger is better)" in (out / "table_welch.md").read_text()
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_out_with_results_is_refused_without_force(command, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "earlier"
+    out.mkdir()
+    (out / "histories.npz").write_bytes(b"earlier runs")
+    with monkeypatch.context() as m:
+        _no_compute(m)
+        with pytest.raises(SystemExit) as exc:
+            main([*COMMANDS[command], "--out", str(out)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert str(out) in err and "already holds results (histories.npz)" in err and "--force" in err
+    assert (out / "histories.npz").read_bytes() == b"earlier runs"
+    assert main([*COMMANDS[command], "--out", str(out), "--force"]) == 0
+    assert analysis.load_results(out)[0].keys() == {"random"}
