@@ -1,0 +1,107 @@
+"""Mixed search spaces (nbo_jax.search_space): the unit-cube encoding's round trips for every
+parameter kind (log, step, edge values), the JAX rounding map against the host decoding, and
+the errors that name the parameter."""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nbo_jax.search_space import Categorical, Continuous, Integer, search_space
+
+SPACE = search_space([
+    Continuous("lr", 1e-5, 1e-1, log=True),
+    Integer("layers", 1, 7, step=2),
+    Categorical("optimizer", ("adam", "sgd", 3)),
+    Integer("batch", 1, 1024, log=True),
+    Continuous("dropout", 0.0, 0.5),
+])
+
+
+def test_columns_and_dim():
+    assert SPACE.dim == 1 + 1 + 3 + 1 + 1
+    assert SPACE.names == ("lr", "layers", "optimizer", "batch", "dropout")
+
+
+@pytest.mark.parametrize("config", [
+    dict(lr=1e-5, layers=1, optimizer="adam", batch=1, dropout=0.0),           # every low edge
+    dict(lr=1e-1, layers=7, optimizer=3, batch=1024, dropout=0.5),              # every high edge
+    dict(lr=3.3e-3, layers=5, optimizer="sgd", batch=37, dropout=0.123456789),  # inside
+])
+def test_encode_decode_round_trips_typed_values(config):
+    u = SPACE.encode([config])
+    assert u.shape == (1, SPACE.dim) and np.all((u >= 0) & (u <= 1))
+    back = SPACE.decode(u)[0]
+    assert back["layers"] == config["layers"] and type(back["layers"]) is int
+    assert back["batch"] == config["batch"] and type(back["batch"]) is int
+    assert back["optimizer"] == config["optimizer"] and type(back["optimizer"]) is type(config["optimizer"])
+    assert type(back["lr"]) is float and math.isclose(back["lr"], config["lr"], rel_tol=1e-12)
+    assert back["dropout"] == pytest.approx(config["dropout"], abs=1e-15)
+    np.testing.assert_array_equal(u[0, 2:5], np.eye(3)[("adam", "sgd", 3).index(config["optimizer"])])
+
+
+def test_integers_own_equal_intervals_and_log_integers_log_intervals():
+    step = search_space([Integer("k", 0, 6, step=2)])
+    # 4 values, each owning a quarter of the column
+    assert [step.decode([[u]])[0]["k"] for u in (0.0, 0.24, 0.26, 0.49, 0.51, 0.74, 0.76, 1.0)] == [0, 0, 2, 2, 4, 4, 6, 6]
+    log = search_space([Integer("n", 1, 100, log=True)])
+    lo, hi = math.log(0.5), math.log(100.5)
+    u_of = lambda x: (math.log(x) - lo) / (hi - lo)  # noqa: E731
+    assert log.decode([[u_of(1.49)]])[0]["n"] == 1 and log.decode([[u_of(1.51)]])[0]["n"] == 2
+    assert log.decode([[u_of(99.6)]])[0]["n"] == 100
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), min_size=SPACE.dim, max_size=SPACE.dim))
+def test_round_is_the_encoding_of_the_decoded_configuration(u):
+    """Any point of the cube: the JAX rounding map gives the encoding of what the host decodes
+    it to, and it is idempotent (a projection)."""
+    u = np.asarray(u, np.float32).astype(np.float64)  # the cube's points as float32 holds them
+    rounded = np.asarray(jax.jit(SPACE.round)(jnp.asarray(u, jnp.float32)), np.float64)
+    np.testing.assert_allclose(rounded[[1, 2, 3, 4, 5]], SPACE.encode(SPACE.decode(u))[0][[1, 2, 3, 4, 5]],
+                               rtol=0, atol=1e-6)
+    np.testing.assert_array_equal(rounded[[0, 6]], u[[0, 6]])  # continuous columns unchanged
+    np.testing.assert_array_equal(np.asarray(SPACE.round(jnp.asarray(rounded))), rounded)
+
+
+def test_round_runs_under_vmap_on_a_batch(x64):
+    u = jax.random.uniform(jax.random.key(0), (5, 4, SPACE.dim), jnp.float64)
+    batched = jax.jit(jax.vmap(SPACE.round))(u)
+    for i in range(5):
+        np.testing.assert_array_equal(batched[i], SPACE.round(u[i]))
+    assert np.all(np.asarray(batched)[..., 2:5].sum(axis=-1) == 1.0)
+
+
+@pytest.mark.parametrize("params, error, match", [
+    ([], ValueError, "at least one"),
+    ([Continuous("a", 0, 1), Integer("a", 0, 3)], ValueError, r"duplicate names \['a'\]"),
+    ([Continuous("a", 1, 1)], ValueError, "'a': need finite low < high"),
+    ([Continuous("a", 0, 1, log=True)], ValueError, "'a': log=True needs low > 0"),
+    ([Integer("k", 0, 5, step=2)], ValueError, "'k': need step >= 1, low <= high and high - low a multiple"),
+    ([Integer("k", 0.5, 5)], TypeError, "'k': low must be an int"),
+    ([Integer("k", 0, 5, log=True)], ValueError, "'k': log=True needs low >= 1"),
+    ([Categorical("c", ())], ValueError, "'c': choices must hold at least one"),
+    ([Categorical("c", ("x", "x"))], ValueError, "'c': choices must be distinct"),
+    ([(0.0, 1.0)], TypeError, "must be Continuous, Integer or Categorical"),
+])
+def test_bad_parameters_are_named(params, error, match):
+    with pytest.raises(error, match=match):
+        search_space(params)
+
+
+def test_bad_values_are_named():
+    good = dict(lr=1e-3, layers=3, optimizer="adam", batch=8, dropout=0.1)
+    with pytest.raises(ValueError, match=r"'layers': 4 is not low \+ a multiple of step=2"):
+        SPACE.encode([{**good, "layers": 4}])
+    with pytest.raises(ValueError, match=r"'optimizer': 'rmsprop' is not one of its choices"):
+        SPACE.encode([{**good, "optimizer": "rmsprop"}])
+    with pytest.raises(ValueError, match=r"'dropout': 0.9 is outside \[0.0, 0.5\]"):
+        SPACE.encode([{**good, "dropout": 0.9}])
+    with pytest.raises(KeyError, match="no value for parameter 'batch'"):
+        SPACE.encode([{k: v for k, v in good.items() if k != "batch"}])
+    with pytest.raises(ValueError, match=r"u must have 7 columns"):
+        SPACE.decode(np.zeros((2, 3)))
