@@ -194,6 +194,45 @@ def per_algorithm(cache: dict, algorithm: BOAlgorithm, make):
     return entry[1]
 
 
+_META_FIELDS = {"algorithm": ("name", "q", "config"), "bounds": ("lower", "upper", "dtype"), "capacity": (),
+                "auto_grow": (), "key_impl": (), "state": ("treedef", "leaves", "key_impls")}
+
+
+def _check_meta(meta, where: str) -> None:
+    """Raise ``ValueError`` naming ``where`` unless ``meta`` is an AskTell ``meta.json`` with
+    every field :meth:`AskTell.load` reads."""
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+        raise ValueError(f"{where} is damaged or not an AskTell save: meta.json has format {found!r}, "
+                         f"expected {FORMAT!r}")
+    for field, inner in _META_FIELDS.items():
+        if field not in meta:
+            raise ValueError(f"{where} is damaged: meta.json lacks the field {field!r}")
+        missing = [k for k in inner if not isinstance(meta[field], dict) or k not in meta[field]]
+        if missing:
+            raise ValueError(f"{where} is damaged: meta.json's {field!r} lacks {missing}")
+
+
+def _check_arrays(arrays: dict, meta: dict, where: str) -> None:
+    """Raise ``ValueError`` naming ``where`` unless ``arrays`` (``arrays.npz``) holds every
+    array ``meta`` announces, with a consistent history."""
+    names = ["history_x", "history_y", "pending", "key"]
+    names += [f"state_{i:04d}" for i in range(len(meta["state"]["leaves"]))]
+    if meta["bounds"].get("finite"):
+        names.append("domain_points")
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        raise ValueError(f"{where} is damaged: arrays.npz lacks {missing}")
+    d = len(meta["bounds"]["lower"])
+    x, y, c = arrays["history_x"], arrays["history_y"], arrays.get("history_c")
+    if x.ndim != 2 or x.shape[1] != d or y.shape != (x.shape[0],) or (c is not None and c.shape[:1] != y.shape):
+        shapes = f"history_x {x.shape}, history_y {y.shape}" + ("" if c is None else f", history_c {c.shape}")
+        raise ValueError(f"{where} is damaged: its history is truncated or inconsistent ({shapes}; expected "
+                         f"(n, {d}) points and one value per point)")
+    if arrays["pending"].ndim != 2 or arrays["pending"].shape[1] != d:
+        raise ValueError(f"{where} is damaged: pending has shape {arrays['pending'].shape}, expected (P, {d})")
+
+
 class AskTell:
     """Drive a :class:`~nbo_jax.types.BOAlgorithm` from Python, for objectives outside JAX
     (a simulator, a lab). ``ask`` and ``tell`` are the algorithm's own functions,
@@ -601,19 +640,32 @@ class AskTell:
 
         Raises:
             FileNotFoundError: no saved optimizer there. ValueError: not a saved optimizer,
-            or ``algorithm=None`` but the saved call cannot be rebuilt."""
+            a damaged save (the message names the folder and what is missing or
+            inconsistent: ``arrays.npz``, a field of ``meta.json``, a history whose arrays
+            disagree), or ``algorithm=None`` but the saved call cannot be rebuilt."""
         path = pathlib.Path(directory)
         if not (path / "meta.json").exists():
             raise FileNotFoundError(f"directory: no saved AskTell in {str(path)!r} (meta.json missing)")
-        meta = json.loads((path / "meta.json").read_text())
-        with np.load(path / "arrays.npz") as f:
-            arrays = {k: f[k] for k in f.files}
-        return cls._restore(arrays, meta, algorithm)
+        where = f"the save at {str(path)!r}"
+        try:
+            meta = json.loads((path / "meta.json").read_text())
+        except (ValueError, UnicodeDecodeError) as err:
+            raise ValueError(f"{where} is damaged: meta.json is not readable JSON ({err})") from None
+        _check_meta(meta, where)
+        if not (path / "arrays.npz").exists():
+            raise ValueError(f"{where} is damaged: arrays.npz is missing (meta.json alone was found)")
+        try:
+            with np.load(path / "arrays.npz") as f:
+                arrays = {k: f[k] for k in f.files}
+        except (OSError, ValueError, EOFError) as err:
+            raise ValueError(f"{where} is damaged: arrays.npz cannot be read ({err})") from None
+        return cls._restore(arrays, meta, algorithm, where)
 
     @classmethod
-    def _restore(cls, arrays: dict, meta: dict, algorithm: Optional[BOAlgorithm]) -> "AskTell":
-        if meta.get("format") != FORMAT:
-            raise ValueError(f"not a saved AskTell (format {meta.get('format')!r}, expected {FORMAT!r})")
+    def _restore(cls, arrays: dict, meta: dict, algorithm: Optional[BOAlgorithm],
+                 where: str = "the saved AskTell") -> "AskTell":
+        _check_meta(meta, where)
+        _check_arrays(arrays, meta, where)
         saved = meta["algorithm"]
         if algorithm is None:
             config = saved["config"]
@@ -664,5 +716,5 @@ class AskTell:
         return {"arrays": arrays, "meta": meta}
 
     def __setstate__(self, snapshot: dict) -> None:
-        other = AskTell._restore(snapshot["arrays"], snapshot["meta"], None)
+        other = AskTell._restore(snapshot["arrays"], snapshot["meta"], None, "the pickled AskTell")
         self.__dict__.update(other.__dict__)

@@ -271,3 +271,33 @@ def test_save_refuses_another_experiments_folder(tmp_path):
     assert len(AskTell.load(tmp_path / "run").y) == 5  # untouched
     other.save(tmp_path / "run", overwrite=True)
     assert AskTell.load(tmp_path / "run").bounds.upper.tolist() == [3.0, 3.0]
+
+
+def test_load_of_a_damaged_save_names_the_folder_and_what_is_missing(tmp_path):
+    import json
+
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "meta.json").write_text(json.dumps({"name": "another tool"}))
+    with pytest.raises(ValueError, match=r"save at '.*foreign' is damaged or not an AskTell save.*format None"):
+        AskTell.load(foreign)
+
+    opt = _opt()
+    opt.save(tmp_path / "run")
+    meta = json.loads((tmp_path / "run" / "meta.json").read_text())
+    broken = tmp_path / "no-algorithm"
+    broken.mkdir()
+    (broken / "arrays.npz").write_bytes((tmp_path / "run" / "arrays.npz").read_bytes())
+    (broken / "meta.json").write_text(json.dumps({k: v for k, v in meta.items() if k != "algorithm"}))
+    with pytest.raises(ValueError, match=r"save at '.*no-algorithm' is damaged: meta.json lacks the field 'algorithm'"):
+        AskTell.load(broken)
+
+    with np.load(tmp_path / "run" / "arrays.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    arrays["history_y"] = arrays["history_y"][:3]  # a truncated history
+    np.savez(tmp_path / "run" / "arrays.npz", **arrays)
+    with pytest.raises(ValueError, match=r"save at '.*run' is damaged: its history is truncated.*history_y \(3,\)"):
+        AskTell.load(tmp_path / "run")
+    (tmp_path / "run" / "arrays.npz").unlink()
+    with pytest.raises(ValueError, match=r"save at '.*run' is damaged: arrays.npz is missing"):
+        AskTell.load(tmp_path / "run")
