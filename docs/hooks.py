@@ -10,19 +10,11 @@
   priority), and to the navigation as the section "Notebooks", so a new notebook appears
   without touching ``mkdocs.yml``. They are rendered with their stored outputs
   (``scripts/regenerate_notebooks.py`` refreshes them), never executed by the build.
-* Docstring style: Griffe's complaints about the *layout* of a Google-style docstring (a
-  section item it cannot split into ``name: description``, a continuation line that is not
-  indented, ``a, b: ...`` items naming several parameters) are logged at INFO instead of
-  WARNING, so they are shown but do not fail the strict build. Every other warning (an
-  unresolved cross-reference, a module that cannot be found or collected, a missing file)
-  still fails it.
 """
 
 from __future__ import annotations
 
-import logging
 import pathlib
-import re
 
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
@@ -37,34 +29,6 @@ API_ORDER = [
     "gp_model", "features", "ntk", "networks", "training", "pde", "pinn", "benchmarks", "analysis",
     "comparison",
 ]
-
-_DOCSTRING_STYLE = re.compile(
-    r"^griffe: \S+:\d+: ("
-    r"No type or annotation for "
-    r"|Parameter '.*' does not appear in the function signature"
-    r"|Failed to get .* pair from "
-    r"|Failed to get name, annotation or description from "
-    r"|Confusing indentation for continuation line "
-    r"|Possible .* skipped, reasons: "
-    r")"
-)
-
-
-class _DocstringStyleToInfo(logging.Filter):
-    """Demote Griffe's docstring-layout warnings to INFO (still printed, not counted by --strict)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno == logging.WARNING and _DOCSTRING_STYLE.match(record.getMessage()):
-            record.msg = "docstring style: " + record.getMessage()
-            record.args = ()
-            record.levelno, record.levelname = logging.INFO, "INFO"
-        return True
-
-
-_GRIFFE_LOGGER = logging.getLogger("mkdocs.plugins.griffe")
-if not any(isinstance(f, _DocstringStyleToInfo) for f in _GRIFFE_LOGGER.filters):
-    _GRIFFE_LOGGER.addFilter(_DocstringStyleToInfo())
-
 
 def _notebooks() -> list[pathlib.Path]:
     return sorted(NOTEBOOK_DIR.glob("*.ipynb"))

@@ -108,7 +108,8 @@ def run_methods(
         algorithms: name -> :class:`BOAlgorithm` (names without ``"__"``, the separator of
             :func:`nbo_jax.analysis.save_results`).
         keys: ``(S,)`` PRNG keys, one per seed (e.g. ``jax.random.split(jax.random.key(seed), S)``).
-        n_init, n_iter: initial points and evaluations after them, per seed.
+        n_init: initial points per seed.
+        n_iter: evaluations after them, per seed.
         segments: :func:`nbo_jax.run_bo`'s ``segments`` (compiled parts of growing
             capacity, so that the cost follows the data; the results are the same).
         progress: tqdm bars per method; verbose: print a line per method before and after
@@ -215,7 +216,8 @@ def compare(
     Args:
         problem: the problem (minimized).
         algorithms: name -> :class:`BOAlgorithm` (names label tables and plots).
-        n_init, n_iter: initial points and evaluations after them, per seed.
+        n_init: initial points per seed.
+        n_iter: evaluations after them, per seed.
         seeds: number of seeds ``S`` (>= 3 for the statistics).
         seed: base seed.
         reference: method the baselines are tested against (default: the first one).

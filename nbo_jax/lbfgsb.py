@@ -103,11 +103,15 @@ def minimize_lbfgsb(
         fun: ``x (k, n) -> (k,)``, row-separable (row ``i`` depends on ``x[i]`` only) and
             differentiable; NaN/inf values are treated as ``+inf`` (never accepted).
         x0: ``(k, n)`` starts (clipped to the box first).
-        lower, upper: bounds broadcastable to ``(k, n)``; ``-inf``/``inf`` for none; a
-            coordinate with ``lower == upper`` stays fixed.
+        lower: lower bounds broadcastable to ``(k, n)``; ``-inf`` for none; a coordinate
+            with ``lower == upper`` stays fixed.
+        upper: upper bounds broadcastable to ``(k, n)``; ``inf`` for none.
         max_iter: most iterations per row (0 returns the clipped starts).
         memory: L-BFGS pairs kept.
-        ftol, gtol: stopping tolerances; ``None`` = :func:`default_tolerances` for the dtype.
+        ftol: stopping tolerance on the decrease of the value; ``None`` =
+            :func:`default_tolerances` for the dtype.
+        gtol: stopping tolerance on the projected gradient; ``None`` =
+            :func:`default_tolerances` for the dtype.
         max_linesearch: most step halvings per iteration. c1: Armijo constant.
 
     Returns:

@@ -256,10 +256,12 @@ def ntk_mlp(
     ``{"layer_0": {"kernel", "bias"}, ..., "layer_{depth-1}": ...}``.
 
     Args:
-        input_dim: ``d`` (>= 1); width: hidden width (>= 1); depth: >= 2;
-        gamma: ``sigma_W = sigma_b`` (> 0); activation: a key of
-        :data:`nbo_jax.networks.ACTIVATIONS` (paper: ``"tanh"``); dtype: parameter dtype
-        (default: JAX's default float).
+        input_dim: ``d`` (>= 1).
+        width: hidden width (>= 1).
+        depth: number of weight layers (>= 2).
+        gamma: ``sigma_W = sigma_b`` (> 0).
+        activation: a key of :data:`nbo_jax.networks.ACTIVATIONS` (paper: ``"tanh"``).
+        dtype: parameter dtype (default: JAX's default float).
 
     Returns:
         :class:`nbo_jax.networks.Network`: ``init(key) -> params``, ``apply(params, z (d,))

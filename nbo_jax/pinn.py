@@ -107,8 +107,10 @@ def pinn_features(apply: Callable[[Params, Array], Array], params: Params, opera
     Args:
         apply: ``apply(params, z (d,)) -> ()``; params: ``theta`` (usually ``theta_0``).
         operator: ``u -> N[u]`` (:mod:`nbo_jax.pde` operators, box coordinates).
-        lower, upper: ``(d,)`` box; x: ``(t, d)`` observed points; z: ``(N_r, d)`` residual
-            points, both in box coordinates.
+        lower: ``(d,)`` lower corner of the box.
+        upper: ``(d,)`` upper corner of the box.
+        x: ``(t, d)`` observed points, in box coordinates.
+        z: ``(N_r, d)`` residual points, in box coordinates.
 
     Returns:
         ``Phi (t, p)`` with rows ``grad_theta h(x_i)`` and ``Omega (N_r k, p)`` with rows
@@ -210,8 +212,9 @@ def interaction_information(k_uu: Array, k_ur: Array, k_rr: Array, lambda1: Any 
 
     Args:
         k_uu: ``(t, t)``; k_ur: ``(t, r)``; k_rr: ``(r, r)`` (:func:`ntk_pinn_kernel`).
-        lambda1, lambda2: regularizers ``l1, l2 > 0`` of the observations and of the PDE
-            data (Lemma 5.3.4; the sub-Gaussian noise scales of Assumption 5.3.2).
+        lambda1: regularizer ``l1 > 0`` of the observations (Lemma 5.3.4; the sub-Gaussian
+            noise scale of Assumption 5.3.2).
+        lambda2: regularizer ``l2 > 0`` of the PDE data (Lemma 5.3.4).
         mask: optional ``(t,)`` bool; rows with False are left out.
 
     Returns:

@@ -57,7 +57,10 @@ def run_bo_sharded(
 
     Args:
         keys: ``(S,)`` PRNG keys, one per seed (``jax.random.split(jax.random.key(0), S)``).
-        algorithm, problem, n_init, n_iter: as :func:`nbo_jax.run_bo`.
+        algorithm: as :func:`nbo_jax.run_bo`.
+        problem: as :func:`nbo_jax.run_bo`.
+        n_init: as :func:`nbo_jax.run_bo`.
+        n_iter: as :func:`nbo_jax.run_bo`.
         devices: the devices to use (default: ``jax.devices()``).
         segments: compiled parts of growing capacity, as :func:`nbo_jax.run_bo`'s.
 
@@ -72,9 +75,9 @@ def run_bo_sharded(
 
     Warns:
         RuntimeWarning: several CPU devices and ``NPROC`` unset (the devices were made after
-        nbo_jax was imported, e.g. by ``jax.config.update("jax_num_cpu_devices", n)``): XLA's
-        thread pool then has one thread per core and a batched ``eigh`` or Cholesky on every
-        device can hang the run (:mod:`nbo_jax._xla_cpu`).
+            nbo_jax was imported, e.g. by ``jax.config.update("jax_num_cpu_devices", n)``):
+            XLA's thread pool then has one thread per core and a batched ``eigh`` or
+            Cholesky on every device can hang the run (:mod:`nbo_jax._xla_cpu`).
 
     On a CPU, host devices share the cores: seeds in one process per core, each pinned to its
     core (``os.sched_setaffinity``) and vmapping its share of the seeds, measured 2.3 times

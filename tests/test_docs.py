@@ -47,7 +47,19 @@ def site(tmp_path_factory) -> pathlib.Path:
     log = proc.stdout + proc.stderr
     problems = [line for line in log.splitlines() if line.startswith(("WARNING", "ERROR"))]
     assert proc.returncode == 0, "mkdocs build --strict failed:\n" + "\n".join(problems or log.splitlines()[-40:])
+    # No docstring message at any level: none is demoted below WARNING to get past --strict.
+    griffe_lines = [line for line in log.splitlines() if "griffe:" in line]
+    assert not griffe_lines, "griffe messages in the docs build:\n" + "\n".join(griffe_lines)
     return out
+
+
+def test_hooks_filter_no_log_messages():
+    # docs/hooks.py must not hide Griffe's (or any) warnings from the strict build.
+    import logging
+
+    _hooks()
+    for name in ("mkdocs.plugins.griffe", "griffe", "mkdocs", "mkdocs.plugins"):
+        assert not logging.getLogger(name).filters, f"docs/hooks.py filters the {name!r} logger"
 
 
 def _page(site: pathlib.Path, uri: str) -> str:

@@ -146,7 +146,9 @@ def select_batch(ei: Array, mean: Array, std: Array, q: int, ei_tol: float = 0.0
     ``EI <= ei_tol`` everywhere".
 
     Args:
-        ei, mean, std: ``(N,)`` with ``N >= q``; NaN entries never win.
+        ei: ``(N,)`` expected improvement of the candidates, ``N >= q``; NaN entries never win.
+        mean: ``(N,)`` posterior mean of the candidates.
+        std: ``(N,)`` posterior standard deviation of the candidates.
         q: static batch size.
         ei_tol: EI at or below this counts as zero.
         excluded: ``(N,)`` bool, candidates never selected (the evaluated points of a finite
@@ -208,10 +210,12 @@ def adaptive_basis(
         hidden: widths of the tanh hidden layers (paper: ``(50, 50, 50)``); the basis is the
             last one plus a constant, ``p = hidden[-1] + 1``.
         activation: hidden activation, a key of :data:`nbo_jax.networks.ACTIVATIONS`.
-        learning_rate, epochs, minibatch_size, optimizer (``"adam"``/``"sgd"``): MSE
-            training of the network on standardized targets (``minibatch_size`` is the SGD
-            mini-batch, not a number of points per ask: that is ``q``); warm_start: start
-            each retraining from the previous weights (else from the initial weights).
+        learning_rate: step size of the MSE training of the network on standardized targets.
+        epochs: passes over the data per training.
+        minibatch_size: the SGD mini-batch (not a number of points per ask: that is ``q``).
+        optimizer: ``"adam"`` or ``"sgd"``.
+        warm_start: start each retraining from the previous weights (else from the initial
+            weights).
         retrain_every: ``K``, retrain the network every ``K`` new observations (the head is
             refitted after every observation).
         ridge: ``> 0``, added to ``Phi^T Phi`` (OLS head only; standardized targets). In

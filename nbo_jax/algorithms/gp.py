@@ -167,11 +167,12 @@ def gp_bo(
             infinite-width NTK of Neural-BO's network (:class:`nbo_jax.gp_model.NTKKernel`;
             needs the ``ntk`` extra, neural-tangents): no lengthscales, ``s_f^2`` learned by
             default; ``None`` takes the preset's (both presets: RBF).
-        ntk_depth, ntk_activation, ntk_use_bias: ``kernel="ntk"`` only: the network whose NTK
-            is the kernel, as ``neural_bo``'s ``depth`` (int >= 2), ``activation`` (one of
-            :data:`nbo_jax.gp_model.NTK_ACTIVATIONS`: ``"relu"``) and ``use_bias``; ``None``
-            = Neural-BO's default network (2, ``"relu"``, True; its paper preset has no
-            biases: ``ntk_use_bias=False``).
+        ntk_depth: ``kernel="ntk"`` only: depth of the network whose NTK is the kernel, as
+            ``neural_bo``'s ``depth`` (int >= 2); ``None`` = Neural-BO's default, 2.
+        ntk_activation: ``kernel="ntk"`` only: its activation, one of
+            :data:`nbo_jax.gp_model.NTK_ACTIVATIONS` (``"relu"``); ``None`` = ``"relu"``.
+        ntk_use_bias: ``kernel="ntk"`` only: whether it has biases; ``None`` = True, as
+            Neural-BO's default network (its paper preset has none: ``ntk_use_bias=False``).
         acquisition: ``"ei"`` (Jones et al. 1998, minimization form ``sigma (z Phi(z) +
             phi(z))``, ``z = (y_best - mu)/sigma``, maximized as log EI, Ament et al. 2023),
             ``"ucb"`` (Srinivas et al. 2010 in minimization form: minimize ``mu - sqrt(beta)
@@ -232,10 +233,11 @@ def gp_bo(
             select that runs both).
         noise_floor: lower limit of the noise variance (standardized units), in ``(0, 1)``
             (default preset 1e-4 as BoTorch; paper 1e-6).
-        lengthscale_bounds, outputscale_bounds: ``(low, high)`` box limits (lengthscales in
-            unit-cube units; default preset ``(2.5e-2, 1e3)``, paper ``(1e-2, 1e1)``). With
-            ``kernel="ntk"`` the lengthscales are fixed at 1 and unused, and
-            ``lengthscale_bounds`` is refused; a ``"botorch"`` prior then acts on the noise only.
+        lengthscale_bounds: ``(low, high)`` limits of the lengthscales, in unit-cube units
+            (default preset ``(2.5e-2, 1e3)``, paper ``(1e-2, 1e1)``). With ``kernel="ntk"``
+            the lengthscales are fixed at 1 and unused, and this argument is refused; a
+            ``"botorch"`` prior then acts on the noise only.
+        outputscale_bounds: ``(low, high)`` limits of the output scale ``s_f^2``.
         jitter: added to the noise variance inside every Cholesky; default 0 in float64 and
             ``1e-6`` in float32.
         standardize: fit the GP to standardized targets; if False, to the raw ``y`` (then the

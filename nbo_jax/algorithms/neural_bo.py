@@ -230,10 +230,11 @@ def neural_bo(
             Vizier) or ``"none"``; default ``None``: ``"standardize"``, or
             ``"none"`` with ``standardize=False``. Every transform keeps the order of the
             observations, so the Thompson sample's minimum is sought in the transformed units.
-        activation, use_bias: network options (paper: ReLU, no biases; default: biases.
-            Without biases the ReLU network is positively homogeneous, ``h(c z) = c h(z)``,
-            so ``h(0) = 0`` and its minimum over the box sits on the boundary or at the
-            centre. The authors' code has biases.)
+        activation: the network's activation (paper and default: ReLU).
+        use_bias: whether the network has biases (paper: no; default: yes, as the authors'
+            code. Without biases the ReLU network is positively homogeneous, ``h(c z) = c
+            h(z)``, so ``h(0) = 0`` and its minimum over the box sits on the boundary or at
+            the centre).
         chunk_size: compute candidate features in chunks of this size (memory bound; int
             >= 1 or ``None``).
         input_embedding: how the network sees a unit-cube point (:func:`nbo_jax.networks.

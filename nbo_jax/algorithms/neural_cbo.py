@@ -162,8 +162,9 @@ def neural_cbo(
         training: ``"sgd"``: one gradient step per new observation and network (eq. 4.2,
             the paper); ``"retrain"``: mini-batch training on all data after each
             observation (the authors' code; see ``train_steps``).
-        optimizer, learning_rate: ``"sgd"`` or ``"adam"`` and its step size (``retrain``;
-            ``training="sgd"`` always takes plain steps of ``learning_rate``).
+        optimizer: ``"sgd"`` or ``"adam"`` (``retrain``; ``training="sgd"`` always takes
+            plain steps of ``learning_rate``).
+        learning_rate: the optimizer's step size.
         train_steps: ``retrain``: about this many mini-batch steps after each observation
             (``ceil(train_steps / batches per epoch)`` epochs over the rows in ``mask``, so
             the cost per iteration stays flat as data accumulate; warm start makes that

@@ -187,8 +187,9 @@ def neural_greedy(
         sigma2: target-noise variance and regularization ``sigma^2`` (>= 0; paper 0 = no
             perturbation, no regularizer), in standardized units.
         activation: one of :data:`nbo_jax.networks.ACTIVATIONS` (paper ``"tanh"``).
-        learning_rate, train_steps: full-batch Adam fit from ``theta_0`` (paper 1e-3 /
-            1000 [our choice]; default 1e-2 / 300).
+        learning_rate: step size of the full-batch Adam fit from ``theta_0`` (paper 1e-3;
+            default 1e-2).
+        train_steps: Adam steps of that fit (paper 1000 [our choice]; default 300).
         exploration: ``"auto"`` (``T_e`` of :func:`exploration_steps` with ``T = capacity -
             n_init``), or an int number of uniform random BO iterations (0 disables the
             phase). The phase follows the ``n_init`` initial points (which the paper does not

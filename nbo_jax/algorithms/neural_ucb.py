@@ -93,8 +93,10 @@ def neural_ts(nu: float = 1.0, *, posterior: str = "auto", q: int = 1, **kwargs)
     sigma^2(x))`` per candidate, features at the current weights, exact ``U`` by default.
 
     Args:
-        nu, posterior, kwargs: as :func:`neural_ucb`. q: points per ask, ``q`` independent
-            Thompson draws (``batch_rule="independent"``).
+        nu: the exploration scale, as :func:`neural_ucb`'s.
+        posterior: as :func:`neural_ucb`'s.
+        q: points per ask, ``q`` independent Thompson draws (``batch_rule="independent"``).
+        **kwargs: as :func:`neural_ucb`'s.
 
     Returns:
         ``BOAlgorithm`` named ``"neural-ts"`` with :func:`neural_bo`'s signatures.

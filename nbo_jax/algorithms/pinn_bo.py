@@ -140,14 +140,17 @@ def pinn_bo(
             constant must be finite.
         n_residual: ``N_r``, the number of residual points, uniform in the box (paper 40,000;
             default 1024).
-        width, depth: hidden width ``m`` and number of weight layers ``L`` (>= 2).
+        width: hidden width ``m``.
+        depth: number of weight layers ``L`` (>= 2).
         nu: the scale ``nu`` of eq. 5.1 (> 0; paper 1; a float or a scalar array).
         activation: a smooth activation (paper ``"tanh"``; ``"relu"`` has zero second
             derivatives and is refused when an operator is given).
-        learning_rate, lr_decay: Adam with ``lr * lr_decay^k`` at step ``k`` of a training
-            round (paper 0.01 / 0.95; default 0.01 / 0.99).
-        epochs, init_epochs: training steps per round and on the initial design (one step =
-            all data + a residual batch; paper 100 / 100; default 100 / 300).
+        learning_rate: Adam's step size ``lr``, ``lr * lr_decay^k`` at step ``k`` of a
+            training round (paper and default 0.01).
+        lr_decay: the decay factor of ``learning_rate`` (paper 0.95; default 0.99).
+        epochs: training steps per round (one step = all data + a residual batch; paper and
+            default 100).
+        init_epochs: training steps on the initial design (paper 100; default 300).
         retrain_every: retrain after every ``k``-th observation (paper 10; default 1); a
             batch of ``n`` observations retrains once if it reaches a multiple of ``k``.
         residual_points: ``"fixed"`` (drawn once at ``init``) or ``"resample"`` (a fresh
@@ -186,8 +189,10 @@ def pinn_bo(
         standardize: standardize the targets (mean 0, std 1 over the trained rows).
         info: record the interaction information (module doc) in ``History.info``.
         info_points: residual rows of the NTK-PINN kernel used for it (>= 1).
-        lambda1, lambda2: the regularizers of Lemma 5.3.6 (> 0; default 1 and 1; floats or
-            scalar arrays).
+        lambda1: the observations' regularizer of Lemma 5.3.6 (> 0; default 1; a float or a
+            scalar array).
+        lambda2: the PDE data's regularizer of Lemma 5.3.6 (> 0; default 1; a float or a
+            scalar array).
         q: points per ask (BoTorch's ``q``). With the default preset's Thompson sampling the
             ``q`` points are independent draws (``batch_rule = "independent"``; Kandasamy et
             al. 2018); with the greedy step or an acquisition function given as

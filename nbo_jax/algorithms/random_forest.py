@@ -84,8 +84,8 @@ def rf_bo(
 
     Args:
         n_estimators: trees in the forest (``>= 1``).
-        min_samples_split, min_samples_leaf: scikit-learn's (ints ``>= 2`` and ``>= 1``;
-            SMAC3's defaults 3 and 3).
+        min_samples_split: scikit-learn's (an int ``>= 2``; SMAC3's default 3).
+        min_samples_leaf: scikit-learn's (an int ``>= 1``; SMAC3's default 3).
         max_features: the fraction of the ``d`` inputs tried at each split, in ``(0, 1]``
             (``max(1, int(max_features * d))`` of them; SMAC's ``5/6``).
         bootstrap: each tree sees a bootstrap sample of the rows (SMAC: yes).

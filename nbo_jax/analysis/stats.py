@@ -61,8 +61,9 @@ def welch_one_sided(baseline, method) -> float:
     equal_var=False, alternative="greater").pvalue``.
 
     Args:
-        baseline, method: samples (e.g. final regret per seed, shape ``(S,)``; any shape is
-            flattened), each >= 2 finite values.
+        baseline: the baseline's samples (e.g. final regret per seed, shape ``(S,)``; any
+            shape is flattened), >= 2 finite values.
+        method: the method's samples, as ``baseline``.
 
     Returns:
         The p-value (Python float in [0, 1]; ``nan`` when both samples have zero variance).

@@ -222,7 +222,8 @@ def evaluate(x, function, instance, suite: str = "bbob", *, constraints: bool = 
 
     Args:
         x: ``(..., d)`` points (any float dtype; evaluated in float64).
-        function, instance: integers broadcastable to ``x.shape[:-1]`` (one per point).
+        function: function numbers, integers broadcastable to ``x.shape[:-1]`` (one per point).
+        instance: instance numbers, integers broadcastable to ``x.shape[:-1]``.
         suite: ``"bbob"`` or ``"bbob-constrained"``.
         constraints: return the constraint values ``(..., K)`` (``c <= 0`` feasible) instead
             of the objective ``(...,)``.

@@ -346,8 +346,11 @@ def load_corpus(
 
     Args:
         path: the CSV file (str or path-like).
-        vocabulary_size, text_columns, category_columns, unknown, max_documents: as in
-            :func:`corpus_from_records`.
+        vocabulary_size: as in :func:`corpus_from_records`.
+        text_columns: as in :func:`corpus_from_records`.
+        category_columns: as in :func:`corpus_from_records`.
+        unknown: as in :func:`corpus_from_records`.
+        max_documents: as in :func:`corpus_from_records`.
 
     Returns:
         :class:`Corpus`; ``row_index`` gives each document's data row in the file.
@@ -531,11 +534,13 @@ def document_retrieval(
         seed: seed of the target draw (ignored when ``target`` is given).
         vocabulary_size: ``V``, number of terms kept (thesis: 500).
         max_documents: keep only the first documents of the file (:func:`load_corpus`).
-        n_documents, corpus_seed: size and seed of the synthetic corpus (ignored with ``path``).
-        levels, synthetic_vocabulary: branching factors and number of distinct terms of the
-            synthetic corpus (:func:`synthetic_corpus`; ignored with ``path``). ``levels=(6,
-            11, 7)`` gives 6, 66 and 462 classes, the shape of the thesis' hierarchy (6, 64,
-            464).
+        n_documents: size of the synthetic corpus (ignored with ``path``).
+        corpus_seed: seed of the synthetic corpus (ignored with ``path``).
+        levels: branching factors of the synthetic corpus (:func:`synthetic_corpus`; ignored
+            with ``path``). ``levels=(6, 11, 7)`` gives 6, 66 and 462 classes, the shape of
+            the thesis' hierarchy (6, 64, 464).
+        synthetic_vocabulary: number of distinct terms of the synthetic corpus (ignored with
+            ``path``).
         noise_std: observation noise standard deviation, in units of ``1 - hF1``.
 
     Returns:

@@ -359,7 +359,11 @@ def sensitive_samples_realism(*, dataset: str = "digits", mnist_dir=None, seed: 
     Args:
         radius: half-width of the search box around ``v0`` (``0 < radius <= 1``).
         reference: test-split index of ``v0``; ``None`` for the default above.
-        others: as :func:`sensitive_samples`.
+        dataset: as :func:`sensitive_samples`.
+        mnist_dir: as :func:`sensitive_samples`.
+        seed: as :func:`sensitive_samples`.
+        n_tampered: as :func:`sensitive_samples`.
+        noise_std: as :func:`sensitive_samples`.
 
     Returns:
         :class:`Problem` ``"sensitive_samples_realism"`` (``d = 49``, ``K = 1``).

@@ -361,7 +361,10 @@ class NeuralBOSampler(NBOSampler):
         study = optuna.create_study(sampler=NeuralBOSampler(width=128, seed=0))
 
     Args:
-        n_startup_trials, seed, independent_sampler, capacity_step: as :class:`NBOSampler`.
+        n_startup_trials: as :class:`NBOSampler`.
+        seed: as :class:`NBOSampler`.
+        independent_sampler: as :class:`NBOSampler`.
+        capacity_step: as :class:`NBOSampler`.
         **algorithm_kwargs: arguments of :func:`nbo_jax.neural_bo` (``width``, ``nu``,
             ``epochs``, ``acq_optimizer``, ...; ``q`` must stay 1).
 

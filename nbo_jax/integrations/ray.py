@@ -121,7 +121,8 @@ def optimize(
             (:meth:`AsyncStudy.save`) and, if the file exists, resumed from it.
         address: the Ray cluster to connect to when Ray is not initialized yet (``None``
             starts a local one).
-        num_cpus, num_gpus: the resources one worker asks Ray for.
+        num_cpus: the CPUs one worker asks Ray for.
+        num_gpus: the GPUs one worker asks Ray for.
         worker_start_timeout_s: when no evaluation is running and no worker has started
             for this many seconds (the cluster lacks the resources, or worker processes
             fail to start), a ``RuntimeError`` says so instead of waiting on. ``None``:

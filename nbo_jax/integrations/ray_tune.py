@@ -54,8 +54,8 @@ class NBOSearcher(Searcher):
     Args:
         space: the search space (Tune domains, possibly nested); ``None`` to take the
             Tuner's ``param_space``.
-        metric, mode: the reported metric to optimize and ``"min"``/``"max"`` (or from the
-            ``TuneConfig``).
+        metric: the reported metric to optimize (or from the ``TuneConfig``).
+        mode: ``"min"`` or ``"max"`` (or from the ``TuneConfig``).
         algorithm: an unconstrained :class:`~nbo_jax.types.BOAlgorithm`; default
             :func:`nbo_jax.neural_bo`.
         n_init: trials drawn uniformly (the initial design) before the algorithm proposes.

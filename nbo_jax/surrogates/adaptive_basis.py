@@ -169,7 +169,8 @@ def bayesian_head(
 
     Args:
         Phi: ``(rows, p)`` features; y: ``(rows,)``; mask: ``(rows,)`` bool.
-        alpha, beta: fixed prior / noise precisions; when either is ``None`` both are
+        alpha: fixed prior precision (see ``beta``).
+        beta: fixed noise precision; when either is ``None`` both are
             chosen by maximizing the log evidence with ``iters`` MacKay fixed-point updates
             (PRML eqs. 3.92, 3.95: ``alpha = gamma / m_N^T m_N``,
             ``1/beta = RSS / (n - gamma)``, ``gamma = sum_i beta s_i^2/(alpha + beta s_i^2)``),
