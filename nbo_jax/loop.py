@@ -103,6 +103,20 @@ def _check_run(algorithm, problem, n_init, n_iter) -> tuple[int, int]:
     return n_init, n_iter
 
 
+def _check_x0_values(x0: np.ndarray, bounds) -> None:
+    """Raise ``ValueError`` unless every row of the concrete ``x0 (n, d)`` is finite and
+    inside ``bounds`` (the message names the first bad row and coordinate)."""
+    bad = np.nonzero(~np.all(np.isfinite(x0), axis=1))[0]
+    if bad.size:
+        raise ValueError(f"x0 has NaN/inf coordinates in row(s) {bad.tolist()}: initial points must be finite")
+    lower, upper = np.asarray(bounds.lower, np.float64), np.asarray(bounds.upper, np.float64)
+    out = (x0 < lower) | (x0 > upper)
+    if out.any():
+        i, j = (int(v) for v in np.argwhere(out)[0])
+        raise ValueError(f"x0 row {i} is outside problem.bounds: coordinate {j} is {float(x0[i, j])!r}, the box is "
+                         f"[{float(lower[j])!r}, {float(upper[j])!r}]")
+
+
 def _check_key(key) -> None:
     k = jnp.asarray(key) if not hasattr(key, "dtype") else key
     if jax.dtypes.issubdtype(k.dtype, jax.dtypes.prng_key):
@@ -139,8 +153,9 @@ def _report_invalid(n_invalid) -> None:
     n = int(np.sum(np.asarray(n_invalid)))
     if n:
         warnings.warn(
-            f"run_bo: {n} observation(s) held NaN/inf values; they were masked (never trained on) "
-            "and are flagged False in History.valid",
+            f"run_bo: {n} observation(s) held NaN/inf values (failed evaluations); the surrogate trains on "
+            "each as the worst value observed so far (masked only while no finite value exists yet, "
+            "nbo_jax.dataset.Dataset.failed), and they are flagged False in History.valid",
             RuntimeWarning,
             stacklevel=2,
         )
@@ -321,7 +336,10 @@ def run_bo(
             (on a finite problem: distinct points drawn uniformly from ``problem.choices``).
         n_iter: number of BO iterations (>= 0); each evaluates ``algorithm.q``
             points.
-        x0: optional ``(n_init, d)`` initial design in box coordinates.
+        x0: optional ``(n_init, d)`` initial design in box coordinates: finite and inside
+            ``problem.bounds`` (checked before compiling when ``x0`` is a concrete array; an
+            ``x0`` traced by an outer ``jit``/``vmap`` cannot be checked and is evaluated as
+            given).
         progress: ``True`` shows a tqdm bar (host callback per iteration); a callable
             ``hook(step: int)`` is called after each iteration instead (reuse the same
             callable to avoid recompiling).
@@ -339,7 +357,9 @@ def run_bo(
         ``c (n, K)`` (observed), ``c_true (n, K)``, ``feasible (n,)`` and
         ``best_feasible_f (n,)``; for an algorithm with per-step diagnostics
         (``BOAlgorithm.info``, e.g. PINN-BO's interaction information) also ``info``, a dict
-        of ``(n_iter + 1,)`` arrays. NaN/inf observations are masked from the surrogate,
+        of ``(n_iter + 1,)`` arrays. NaN/inf observations are failed evaluations: the
+        surrogate trains on each as the worst value observed so far (masked only while no
+        finite value exists yet; :class:`~nbo_jax.dataset.Dataset`'s ``failed``); they are
         flagged in ``valid`` and reported by a ``RuntimeWarning``.
 
     A constrained algorithm (``algorithm.constrained``) receives the observed constraint
@@ -348,7 +368,8 @@ def run_bo(
 
     Raises:
         TypeError / ValueError: before compiling, for a wrong key, algorithm, problem,
-        ``n_init < 1``, ``n_iter < 0``, ``segments < 1``, bad bounds, an ``x0`` of the wrong shape, a
+        ``n_init < 1``, ``n_iter < 0``, ``segments < 1``, bad bounds, an ``x0`` of the wrong shape,
+        with NaN/inf or outside the box, a
         constrained algorithm on a problem without constraints, or, on a finite problem, more
         evaluations than points.
 
@@ -368,6 +389,8 @@ def run_bo(
         shape = tuple(np.shape(x0))
         if shape != (n_init, problem.dim):
             raise ValueError(f"x0 must have shape (n_init, d) = {(n_init, problem.dim)}, got {shape}")
+        if not isinstance(x0, jax.core.Tracer):
+            _check_x0_values(np.asarray(x0, dtype=np.float64), problem.bounds)
     return _run_bo_jit(
         key, x0, algorithm=algorithm, problem=problem, n_init=n_init, n_iter=n_iter, progress=progress,
         segments=segments,

@@ -288,3 +288,29 @@ def test_segments_argument_and_a_state_that_cannot_grow():
                         tell=lambda s, x, y, c=None: (base.tell(s[0], x, y, c), s[1]), info=None)
     with pytest.raises(ValueError, match="cannot be grown by segments"):
         nbo.run_bo(jax.random.key(0), odd, problem, 3, 8, segments=2)
+
+
+def test_x0_outside_the_box_or_nan_is_refused_before_compiling():
+    problem = nbo.benchmarks.get("branin")  # box [-5, 10] x [0, 15]
+    algo, count = _counting(nbo.random_search())
+    key = jax.random.key(0)
+    with pytest.raises(ValueError, match=r"x0 row 0 is outside problem.bounds: coordinate 1 is 20.0, the box is "
+                                         r"\[0.0, 15.0\]"):
+        nbo.run_bo(key, algo, problem, n_init=2, n_iter=1, x0=jnp.array([[0.0, 20.0], [1.0, 1.0]]))
+    with pytest.raises(ValueError, match=r"x0 has NaN/inf coordinates in row\(s\) \[1\]"):
+        nbo.run_bo(key, algo, problem, n_init=2, n_iter=1, x0=np.array([[0.0, 1.0], [np.nan, 1.0]]))
+    assert count["ask"] == 0
+    hist = nbo.run_bo(key, algo, problem, n_init=2, n_iter=1, x0=np.array([[-5.0, 0.0], [10.0, 15.0]]))
+    np.testing.assert_allclose(hist.x[:2], [[-5.0, 0.0], [10.0, 15.0]])
+
+
+def test_failed_observation_warning_says_what_the_state_holds():
+    """The warning matches Dataset: a failure is trained on as the worst value, not dropped."""
+    from nbo_jax.loop import _report_invalid
+
+    with pytest.warns(RuntimeWarning) as caught:
+        _report_invalid(np.array([2, 1]))
+    (w,) = caught
+    text = str(w.message)
+    assert "3 observation(s) held NaN/inf" in text and "as the worst value observed so far" in text
+    assert "never trained on" not in text
