@@ -30,6 +30,9 @@ from typing import Optional, Sequence
 
 from . import analysis
 
+# the noise of the README's and the docs' runs (variance = 1% of the function range), for
+# 'run' and 'compare' alike
+NOISE_DEFAULT = "paper"
 NEURAL_BO_OPTIONS = ("width", "depth", "nu", "lam", "posterior", "preset", "candidates", "epochs")
 
 
@@ -103,23 +106,25 @@ def build_parser() -> argparse.ArgumentParser:
     g = run.add_argument_group("experiment")
     g.add_argument("--algorithm", default="neural-bo,random",
                    help=f"comma-separated algorithms, from {sorted(registry.REGISTRY)}")
-    _add_experiment_options(g, noise=0.0, seeds=4, min_seeds=1, out="nbo_results/<problem>_d<dim>_<date-time>")
+    _add_experiment_options(g, noise=NOISE_DEFAULT, seeds=4, min_seeds=1, out="nbo_results/<problem>_d<dim>_<date-time>")
 
-    nb = run.add_argument_group("Neural-BO options (passed to neural-bo only)")
-    nb.add_argument("--width", type=int, default=500, help="hidden width m")
-    nb.add_argument("--depth", type=int, default=2, help="number of weight layers L (>= 2)")
-    nb.add_argument("--nu", type=float, default=1.0, help="Thompson-sampling exploration scale nu")
-    nb.add_argument("--lam", type=float, default=0.01, help="regularization lambda (> 0)")
-    nb.add_argument("--posterior", default="auto", choices=("auto", "full", "diagonal", "dual"),
+    nb = run.add_argument_group(
+        "Neural-BO options (passed to neural-bo only; an option not given keeps nbo.neural_bo's default, "
+        "so 'neural-bo' is the registry's algorithm, as in 'compare')")
+    nb.add_argument("--width", type=int, default=None, help="hidden width m")
+    nb.add_argument("--depth", type=int, default=None, help="number of weight layers L (>= 2)")
+    nb.add_argument("--nu", type=float, default=None, help="Thompson-sampling exploration scale nu")
+    nb.add_argument("--lam", type=float, default=None, help="regularization lambda (> 0)")
+    nb.add_argument("--posterior", default=None, choices=("auto", "full", "diagonal", "dual"),
                     help="feature-space posterior: full (Sherman-Morrison), diagonal, dual (Cholesky), auto")
-    nb.add_argument("--preset", default="default", choices=("default", "paper"),
+    nb.add_argument("--preset", default=None, choices=("default", "paper"),
                     help="'paper': the settings of Phan-Trong et al. 2023, Section 7 (no biases, SGD, "
                     "restart from theta_0, uniform candidates); "
                     "'default': biases, Adam, warm start, a quarter local candidates")
     nb.add_argument("--candidates", type=int, default=None,
                     help="raw samples scored per iteration (the acquisition optimizer's raw_samples; its other "
                     "settings stay the preset's); default: the preset's (2048)")
-    nb.add_argument("--epochs", type=int, default=50, help="training epochs per iteration")
+    nb.add_argument("--epochs", type=int, default=None, help="training epochs per iteration")
     run.set_defaults(subparser=run)
 
     cmp_ = sub.add_parser(
@@ -138,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"comma-separated algorithms, from {sorted(registry.REGISTRY)}")
     c.add_argument("--reference", default=None,
                    help="method the others are tested against (default: the first of --algorithms)")
-    _add_experiment_options(c, noise="paper", seeds=10, min_seeds=3,
+    _add_experiment_options(c, noise=NOISE_DEFAULT, seeds=10, min_seeds=3,
                             out="nbo_results/compare_<problem>_d<dim>_<date-time>")
     c.add_argument("--alpha", type=float, default=0.05, help="Benjamini-Hochberg level")
     c.add_argument("--option", action="append", default=[], metavar="ALGO.KEY=VALUE",
@@ -354,9 +359,9 @@ def _validate_counts(args, parser) -> None:
             parser.error(f"{option} must be >= {minimum}, got {value}")
     if args.dim is not None and args.dim < 1:
         parser.error(f"--dim must be >= 1, got {args.dim}")
-    if not (math.isfinite(args.lam) and args.lam > 0):
+    if args.lam is not None and not (math.isfinite(args.lam) and args.lam > 0):
         parser.error(f"--lam must be a finite number > 0, got {args.lam}")
-    if not (math.isfinite(args.nu) and args.nu >= 0):
+    if args.nu is not None and not (math.isfinite(args.nu) and args.nu >= 0):
         parser.error(f"--nu must be a finite number >= 0, got {args.nu}")
     if args.noise != "paper" and not (math.isfinite(args.noise) and args.noise >= 0):
         parser.error(f"--noise must be 'paper' or a finite number >= 0, got {args.noise}")
@@ -369,8 +374,7 @@ def _build_algorithms(args, parser) -> dict:
     names = [s.strip() for s in args.algorithm.split(",")]
     if not args.algorithm.strip() or any(not s for s in names):
         parser.error(f"--algorithm: expected a comma-separated list such as 'neural-bo,random', got {args.algorithm!r}")
-    nbo_kwargs = dict(width=args.width, depth=args.depth, nu=args.nu, lam=args.lam, posterior=args.posterior,
-                      preset=args.preset, epochs=args.epochs)
+    nbo_kwargs = {k: getattr(args, k) for k in NEURAL_BO_OPTIONS if k != "candidates" and getattr(args, k) is not None}
     if args.candidates is not None:  # laid over the preset's acquisition optimizer
         nbo_kwargs["acq_optimizer"] = dict(raw_samples=args.candidates)
     built = {}
@@ -423,7 +427,8 @@ def _run_all(args, argv, algos, problem, out: pathlib.Path) -> int:
         "n_seeds": args.seeds,
         "seed": args.seed,
         "x64": bool(args.x64),
-        "neural_bo": {k: getattr(args, k) for k in NEURAL_BO_OPTIONS} if "neural-bo" in algos else None,
+        "neural_bo": ({k: getattr(args, k) for k in NEURAL_BO_OPTIONS if getattr(args, k) is not None}
+                      if "neural-bo" in algos else None),
     }
     rows = analysis.summary_rows(histories, fstar, analysis.wall_seconds(timings))
     curves, ylabel, note = _curves(histories, fstar)

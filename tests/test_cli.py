@@ -305,3 +305,23 @@ def test_out_with_results_is_refused_without_force(command, tmp_path, monkeypatc
     assert (out / "histories.npz").read_bytes() == b"earlier runs"
     assert main([*COMMANDS[command], "--out", str(out), "--force"]) == 0
     assert analysis.load_results(out)[0].keys() == {"random"}
+
+
+def test_run_and_compare_build_the_same_neural_bo_with_the_same_noise():
+    """One name, one algorithm, one default: without options both commands build the registry's
+    neural-bo (the factory's own nu, width, ...) on the same noise ('paper', as the README runs)."""
+    from nbo_jax import cli, registry
+
+    parser = cli.build_parser()
+    run = parser.parse_args(["run", "--algorithm", "neural-bo"])
+    cmp_ = parser.parse_args(["compare", "--algorithms", "neural-bo"])
+    assert run.noise == cmp_.noise == "paper"
+    from_run = cli._build_algorithms(run, run.subparser)["neural-bo"]
+    names = cli._algorithm_names(cmp_.algorithms, cmp_.subparser)
+    from_compare = cli._build_with_options(names, cli._parse_options([], names, cmp_.subparser),
+                                           cmp_.subparser)["neural-bo"]
+    calls = {(a.config.factory, repr(a.config.kwargs), a.config.name, a.name)
+             for a in (from_run, from_compare, registry.get("neural-bo"))}
+    assert len(calls) == 1
+    given = parser.parse_args(["run", "--algorithm", "neural-bo", "--nu", "0.5", "--width", "32"])
+    assert cli._build_algorithms(given, given.subparser)["neural-bo"].config.kwargs == {"nu": 0.5, "width": 32}
