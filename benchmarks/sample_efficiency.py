@@ -115,10 +115,9 @@ def run_one(problem_name: str, method: str, args, out: pathlib.Path) -> dict:
     sequential = runs_in_sequence(method, args.vmap_gp)
     t0 = time.perf_counter()
     if sequential:
-        # one compile, seeds one after another, as the published GP figures were measured. (A
-        # vmapped GP run hung on the 2-core CPU with every jaxlib thread idle until nbo_jax set
-        # --xla_cpu_enable_concurrency_optimized_scheduler=false, nbo_jax/_xla_cpu.py; since then
-        # --vmap-gp ran GP-EI (4 seeds, float32) and GP-UCB (4 seeds, float64) to the end.)
+        # one compile, seeds one after another, as the published GP figures were measured
+        # (--vmap-gp vmaps them; nbo_jax/_xla_cpu.py sets the XLA CPU flag that keeps a vmapped
+        # GP run from hanging on a 2-core CPU).
         # each seed's final best f is saved to a partial file as it ends, so a study stopped
         # midway resumes at the next seed (the partial's settings must match)
         compiled = jax.jit(one).lower(keys[0]).compile()

@@ -299,7 +299,7 @@ def run_campaign(
             seed alone). On a CPU it is much faster for algorithms whose steps loop until a
             tolerance (the GP's MAP fit, the acquisition optimizer's L-BFGS-B climb): a
             vmapped loop runs until its slowest member stops, for every member (GP-EI on f1
-            at d = 10, three instances: "Measured choices", ``docs/measurements.md``).
+            at d = 10, three instances).
         progress: ``True`` for a tqdm bar over units; a callable ``hook(done, total, unit)``
             instead; ``False`` for none.
 

@@ -81,7 +81,7 @@ def run_bo_sharded(
 
     On a CPU, host devices share the cores: seeds in one process per core, each pinned to its
     core (``os.sched_setaffinity``) and vmapping its share of the seeds, measured 2.3 times
-    faster than the same seeds over 2 host devices in one process (``docs/measurements.md``).
+    faster than the same seeds over 2 host devices in one process (``docs/benchmarks.md``, "Cost").
     """
     n_init, n_iter = _check_run(algorithm, problem, n_init, n_iter)
     segments = check_int("segments", segments, 1)

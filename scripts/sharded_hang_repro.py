@@ -12,7 +12,7 @@ can run (gdb), and the process never finishes. With the pool of cores + devices 
 nbo_jax sets (``nbo_jax/_xla_cpu.py``; ``NPROC=3`` or ``4`` here) it finishes in about 9 s.
 The cure is 4 threads on 2 cores, not faster arithmetic: on this CPU, seeds in one pinned
 process per core run 2.3 times faster than the same seeds sharded over host devices
-(``docs/measurements.md``).
+(``docs/benchmarks.md``, "Cost").
 """
 
 import os

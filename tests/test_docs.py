@@ -62,6 +62,25 @@ def test_hooks_filter_no_log_messages():
         assert not logging.getLogger(name).filters, f"docs/hooks.py filters the {name!r} logger"
 
 
+def test_no_development_diary_in_the_repository():
+    # The repository speaks of the library, not of its development: no "s-e-s-s-i-o-n" (the
+    # word is assembled so that this file passes its own test) and no link to the removed diary.
+    word = re.compile(r"\b" + "sess" + "ion", re.IGNORECASE)
+    gone = "measure" + "ments.md"
+    proc = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip("not a git checkout")
+    found = []
+    for name in filter(None, proc.stdout.split("\0")):
+        path = ROOT / name
+        if path.suffix in {".png", ".npz", ".npy", ".pkl", ".gz"} or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="ignore")
+        found += [f"{name}: {line.strip()[:80]}" for line in text.splitlines()
+                  if word.search(line) or gone in line]
+    assert not found, "development diary in the repository:\n" + "\n".join(found[:40])
+
+
 def _page(site: pathlib.Path, uri: str) -> str:
     path = site / uri / "index.html"
     assert path.is_file(), f"no page {uri}/ in the site"

@@ -79,8 +79,8 @@ presets).
 retraining after every observation from the previous weights (warm start), ``ridge = 0.1``
 (standardized targets), residual-dof ``s^2``, a quarter of the candidates around the 5 best
 observations (as :func:`~nbo_jax.algorithms.neural_bo.neural_bo`). The measurements behind
-these choices are on the documentation site's page "Measured choices"
-(``docs/measurements.md``).
+these choices are on the documentation site's page "Benchmarks"
+(``docs/benchmarks.md``).
 """
 
 from __future__ import annotations

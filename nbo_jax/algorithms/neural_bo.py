@@ -43,7 +43,7 @@ boundary, and the run ends worse than random search. Below ``d = 20`` (``CIRCLE_
 the network sees each coordinate on a quarter circle (``input_embedding="circle"``), so that
 its Thompson samples are not drawn to the corners. The surrogate settings were chosen on
 problems other than the test problems (Ackley, Levy, Michalewicz); the measurements are on the
-documentation site's page "Measured choices" (``docs/measurements.md``). Every choice is an
+documentation site's page "Benchmarks" (``docs/benchmarks.md``). Every choice is an
 argument.
 
 **Batches** (``q > 1``, :mod:`nbo_jax.transforms.batch`): Thompson sampling (both ``thompson`` modes)
@@ -121,7 +121,7 @@ def default_nu(d: int, in_region: bool = False) -> float:
     region (``in_region``: asked with a search region, :func:`nbo_jax.transforms.trust_region.trust_region`), which
     already keeps the asks near the incumbent. Chosen on selection problems (Styblinski-Tang,
     Rastrigin, Griewank, Rosenbrock) and COCO, not on the reported test problems
-    (``docs/measurements.md``)."""
+    (``docs/benchmarks.md``)."""
     if d >= CLIMB_BELOW_DIM:
         return HIGH_DIM_NU
     return MID_DIM_NU if d >= MID_NU_FROM_DIM and not in_region else PRESETS["default"]["nu"]

@@ -66,8 +66,8 @@ mini-batch steps of 32 per observation, 500 on the initial design, warm start, r
 whose observed constraints are all ``<= 0`` (all observations while there is none), 2048
 raw samples of which a quarter are local around the 5 best feasible observations (the
 least violating ones while none is feasible; std 0.05 in unit-cube units). Every choice is
-an argument; the measurements behind them are on the documentation site's page "Measured
-choices" (``docs/measurements.md``).
+an argument; the measurements behind them are on the documentation site's page
+"Benchmarks" (``docs/benchmarks.md``).
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ or the greedy one.
 steps at lr 0.01. The paper uses plain
 gradient descent on the acquisition; here the steps are projected Adam in the unit cube (the
 library's optimizer). The number of training steps is not stated in the paper:
-**decision** 1000 full-batch Adam steps (measured: "Measured choices", ``docs/measurements.md``).
+**decision** 1000 full-batch Adam steps (measured: "Benchmarks", ``docs/benchmarks.md``).
 
 **Library defaults** (``preset="default"``): width 256, ``gamma = 2``, Adam lr 1e-2 for 300
 full-batch steps, acquisition from 10 restarts (Boltzmann-sampled) among 512 scrambled Sobol
@@ -61,7 +61,7 @@ raw samples (a quarter of them local, std 0.05 around the 5 best observations) r
 most 200 box-constrained L-BFGS iterations (``acq_optimizer(raw_samples=512, num_restarts=10,
 steps=200)``). The
 measurements behind these choices, and the cost per ``ask``, are on the documentation site's
-page "Measured choices" (``docs/measurements.md``).
+page "Benchmarks" (``docs/benchmarks.md``).
 
 **Batches** (``q > 1``): the greedy point is deterministic given the state and ``ask``'s
 key, so ``q`` points come from the constant liar (``batch_rule="fantasy"``; Ginsbourger et

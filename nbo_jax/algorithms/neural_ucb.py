@@ -5,8 +5,8 @@ sampling", Algorithm 1).
 Both are Neural-BO's machinery with the bandit papers' choices: gradient features at the
 *current* weights ``g(x; theta_t) / sqrt(m)`` (``feature_params="current"``), the exact
 ``U`` by default (``posterior="auto"``: full or dual) and the papers' diagonal ``U`` as
-``posterior="diagonal"`` (the exact matrix did better on Branin: "Measured choices",
-``docs/measurements.md``). And
+``posterior="diagonal"`` (the exact matrix did better on Branin: "Benchmarks",
+``docs/benchmarks.md``). And
 
 - NeuralUCB: the optimistic rule ``h + nu sigma`` of the maximization papers, written for
   minimization as the lower confidence bound ``argmin_x h(x) - nu sigma(x)``;

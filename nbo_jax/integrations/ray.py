@@ -242,7 +242,7 @@ def optimize(
                         f"Ray started none of {len(starting)} workers within worker_start_timeout_s="
                         f"{worker_start_timeout_s:g} s: the cluster may lack the resources one asks for "
                         f"(num_cpus={num_cpus:g}, num_gpus={num_gpus:g}; it has {ray.cluster_resources()}), "
-                        f"or worker processes fail to start (see raylet.err in the Ray session's logs; a "
+                        f"or worker processes fail to start (see raylet.err in Ray's log directory; a "
                         f"driver run with `uv run` gets workers built by `uv run` with the same flags in a "
                         f"copy of the project: pass the extras it needs, e.g. `uv run --extra ray`, or set "
                         f"RAY_ENABLE_UV_RUN_RUNTIME_ENV=0 before Ray starts to use the driver's environment)")

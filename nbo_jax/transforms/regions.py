@@ -85,7 +85,7 @@ def failure_limit(d: int, q: int, failure_tolerance: Optional[int]) -> int:
     """``tau_fail``: ``failure_tolerance``, or ``ceil(max(4, 2 d) / q)`` when ``None``: the
     paper's ``ceil(max(4 / q, d / q))`` (Eriksson et al. 2019; BoTorch's TuRBO-1 tutorial) with
     ``d`` doubled, so twice it from ``d = 4`` on and the same at ``d <= 2``. Chosen on the
-    selection problems at d = 10 and on COCO at d = 2-10 (``docs/measurements.md``, "TuRBO's
+    selection problems at d = 10 and on COCO at d = 2-10 (``docs/benchmarks.md``, "TuRBO's
     failure tolerance")."""
     if failure_tolerance is not None:
         return failure_tolerance
