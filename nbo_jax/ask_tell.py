@@ -245,6 +245,7 @@ class AskTell:
         X = opt.ask()                  # (4, 2): four points for four workers
         opt.tell(X[0], run(X[0]))      # tell results one by one, as they come;
         opt.tell(X[1], float("nan"))   #   a failed run is information, not an error
+        opt.drop_pending(X[2])         # a crashed worker: its point will never be told
         opt.save("run1")               # ... later, in another process:
         opt = nbo.AskTell.load("run1")
 
@@ -479,6 +480,41 @@ class AskTell:
         x = self._check_points(x, "x")
         self._room(x.shape[0], "pending point(s) would not fit: call opt.grow(capacity) first; nothing was recorded")
         self._pending = np.concatenate([self._pending, x], axis=0)
+
+    def drop_pending(self, x=None) -> int:
+        """Forget pending points that will never be told (a crashed worker, an abandoned
+        trial), so that they no longer hold capacity nor steer the next :meth:`ask`:
+        ``x (d,)`` or ``(n, d)``, each matched to one pending point as :meth:`tell` matches
+        them; ``x=None`` drops every pending point. Nothing is recorded as observed.
+
+        Returns:
+            The number of pending points dropped.
+
+        Raises:
+            TypeError / ValueError: ``x`` of the wrong shape or NaN/inf, or a row of ``x``
+            that is not pending (nothing is dropped)."""
+        if x is None:
+            n = len(self._pending)
+            self._pending = self._pending[:0]
+            return n
+        x = self._check_points(x, "x")
+        matched = self._pending_rows(x)
+        if len(matched) != x.shape[0]:
+            raise ValueError(f"x: {x.shape[0] - len(matched)} of its {x.shape[0]} point(s) are not pending "
+                             f"(opt.pending holds {len(self._pending)}); nothing was dropped")
+        self._pending = np.delete(self._pending, matched, axis=0)
+        return len(matched)
+
+    def __repr__(self) -> str:
+        valid = self.valid
+        try:
+            best = f"{self.best()[1]:.6g}"
+        except ValueError:
+            best = "none"
+        failed = int(np.sum(~valid))
+        return (f"AskTell({self.algorithm.name!r}, d={self.bounds.dim}, told={len(self._y)}"
+                f"{f' ({failed} failed)' if failed else ''}, pending={len(self._pending)}, best={best}, "
+                f"capacity={self.capacity})")
 
     def _pending_rows(self, x: np.ndarray) -> list[int]:
         """Indices of the pending points that the told points ``x (n, d)`` answer (each

@@ -301,3 +301,19 @@ def test_load_of_a_damaged_save_names_the_folder_and_what_is_missing(tmp_path):
     (tmp_path / "run" / "arrays.npz").unlink()
     with pytest.raises(ValueError, match=r"save at '.*run' is damaged: arrays.npz is missing"):
         AskTell.load(tmp_path / "run")
+
+
+def test_drop_pending_frees_the_capacity_of_a_crashed_worker_and_repr_is_readable():
+    opt = _opt(algo=nbo.random_search(), capacity=6)
+    a, b = opt.ask(), opt.ask()
+    with pytest.raises(ValueError, match="capacity"):
+        opt.ask()  # 4 told + 2 pending: full
+    assert repr(opt) == f"AskTell('random', d=2, told=4, pending=2, best={min(opt.y):.6g}, capacity=6)"
+    with pytest.raises(ValueError, match=r"x: 1 of its 1 point\(s\) are not pending.*nothing was dropped"):
+        opt.drop_pending([0.0, 0.0])
+    assert opt.drop_pending(a) == 1  # the worker that asked for a crashed
+    np.testing.assert_array_equal(opt.pending, [b])
+    with pytest.warns(RuntimeWarning, match="1 failed evaluation"):
+        opt.tell(opt.ask(), float("nan"))
+    assert "told=5 (1 failed), pending=1" in repr(opt)
+    assert opt.drop_pending() == 1 and len(opt.pending) == 0
