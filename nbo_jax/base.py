@@ -10,11 +10,13 @@
   surrogate, an acquisition function and an acquisition optimizer into a
   :class:`BOAlgorithm` (BoTorch's ``Model.posterior`` x ``AcquisitionFunction`` x
   ``optimize_acqf``).
-- :class:`FactoryCall`: how an algorithm was built (saves, pickling).
+- :class:`FactoryCall`: how an algorithm was built (saves, pickling: a :class:`BOAlgorithm`
+  pickles as its ``config``, ``name`` and ``q``, and is rebuilt from them).
 
-Types only: no numerics, no imports from the rest of the package. Shapes use ``N`` for
-candidate points, ``d`` for the input dimension, ``cap`` for a run's capacity and ``K`` for
-the number of constraints; inputs are unit-cube points ``u``.
+Types only: no numerics, no imports from the rest of the package (but one when a pickled
+batched algorithm is rebuilt). Shapes use ``N`` for candidate points, ``d`` for the input
+dimension, ``cap`` for a run's capacity and ``K`` for the number of constraints; inputs are
+unit-cube points ``u``.
 """
 
 from __future__ import annotations
@@ -98,7 +100,8 @@ class BOAlgorithm(NamedTuple):
       chosen or pending point is told to a copy of the state with a constant-liar value
       before the next is chosen; Ginsbourger et al. 2010) or ``"native"`` (the algorithm's
       own batch rule). See :mod:`nbo_jax.transforms.batch`.
-    - ``config``: the :class:`FactoryCall` that built it (``None`` for hand-made ones).
+    - ``config``: the :class:`FactoryCall` that built it (``None`` for hand-made ones); the
+      algorithm pickles as it (with ``name`` and ``q``), so a hand-made one does not pickle.
     - ``model``: the :class:`Surrogate` it asks with, for an algorithm built by
       :func:`nbo_jax.bo.bo_algorithm` (``None`` otherwise): transformations ask it what they
       need (e.g. :attr:`Surrogate.counts_by_mean`) instead of testing a state's type.
@@ -115,6 +118,31 @@ class BOAlgorithm(NamedTuple):
     batch_rule: str = "fantasy"
     config: Optional[FactoryCall] = None
     model: Optional["Surrogate"] = None
+
+    def __reduce__(self):
+        """Pickle as the recipe: :attr:`config` (its factory and arguments) with ``name`` and
+        ``q``, rebuilt on unpickling by :func:`_rebuild` (the functions themselves are
+        closures, which ``pickle`` cannot hold).
+
+        Raises:
+            TypeError: the algorithm has no ``config`` (built by hand)."""
+        if self.config is None:
+            raise TypeError(f"cannot pickle algorithm {self.name!r}: it has no config (it was built by hand, not "
+                            "by a factory), and its init/ask/tell are closures; pickle the factory and its "
+                            "arguments, or build it with nbo_jax.bo.records_config")
+        return _rebuild, (self.config, self.name, self.q)
+
+
+def _rebuild(config: FactoryCall, name: str, q: int) -> BOAlgorithm:
+    """The algorithm a pickle of a :class:`BOAlgorithm` holds: ``config.build()`` named
+    ``name``, batched to ``q`` points (:func:`nbo_jax.batched`) when it was batched after its
+    factory built it."""
+    algorithm = config.build()
+    if algorithm.q != q:
+        from .transforms.batch import batched  # the one import from the package, at unpickling
+
+        algorithm = batched(algorithm, q)
+    return algorithm._replace(name=name) if algorithm.name != name else algorithm
 
 
 class SurrogatePosterior(NamedTuple):
