@@ -1,0 +1,59 @@
+"""NBOSearcher's arguments and search spaces, without a Ray cluster: the searcher's methods
+called as Tune calls them (``set_search_properties``, ``suggest``, ``on_trial_complete``)."""
+
+import pytest
+
+pytest.importorskip("ray")
+
+from ray import tune  # noqa: E402
+
+import nbo_jax as nbo  # noqa: E402
+from nbo_jax.integrations.ray_tune import NBOSearcher  # noqa: E402
+
+
+def test_an_algorithm_passed_first_is_the_algorithm():
+    algorithm = nbo.random_search()
+    searcher = NBOSearcher(algorithm, "loss", "min")
+    assert searcher._algorithm is algorithm and searcher.study is None
+    assert searcher.set_search_properties(None, None, {"x": tune.uniform(0.0, 1.0)})
+    assert searcher.study is not None and 0.0 <= searcher.suggest("t0")["x"] <= 1.0
+
+
+def test_bad_spaces_and_arguments_are_refused_naming_the_argument():
+    with pytest.raises(TypeError, match=r"space must be a dict of Tune domains, got the algorithm 'random' as well "
+                                        r"as algorithm='gp-ei'"):
+        NBOSearcher(nbo.random_search(), algorithm=nbo.gp_bo())
+    with pytest.raises(TypeError, match="space must be a dict of Tune domains and constants, got list"):
+        NBOSearcher([tune.uniform(0, 1)])
+    with pytest.raises(TypeError, match="space must be a dict .* got function: pass the algorithm as algorithm="):
+        NBOSearcher(nbo.gp_bo)
+    with pytest.raises(TypeError, match="metric must be a str"):
+        NBOSearcher({"x": tune.uniform(0, 1)}, 3)
+    searcher = NBOSearcher(algorithm=nbo.random_search())
+    with pytest.raises(TypeError, match=r"config \(the Tuner's param_space\) must be a dict"):
+        searcher.set_search_properties("loss", "min", [1, 2])
+
+
+@pytest.mark.parametrize("grid", [tune.grid_search([1, 2]), {"grid_search": [0.1, 0.2]}])
+def test_a_grid_search_is_refused_at_the_space(grid):
+    space = {"x": tune.uniform(0.0, 1.0), "opt": {"g": grid}, "layers": [32, 64]}
+    with pytest.raises(ValueError, match=r"space: grid search \(\['opt/g'\]\) cannot be combined with NBOSearcher"):
+        NBOSearcher(space, algorithm=nbo.random_search())
+    with pytest.raises(ValueError, match=r"grid search \(\['opt/g'\]\)"):
+        NBOSearcher(algorithm=nbo.random_search()).set_search_properties("loss", "min", space)
+
+
+def test_list_constants_and_domains_inside_lists_keep_the_space_s_structure():
+    space = {"x": tune.uniform(0.0, 1.0), "layers": [32, 64], "a/b": 1,
+             "nest": {"sizes": [tune.choice([1, 2]), 3, tune.loguniform(1e-3, 1e-1)], "name": "net"}}
+    searcher = NBOSearcher(algorithm=nbo.random_search(), n_init=2, seed=0)
+    assert searcher.set_search_properties("loss", "min", space)
+    for i in range(3):
+        config = searcher.suggest(f"t{i}")
+        assert config["layers"] == [32, 64] and config["a/b"] == 1 and config["nest"]["name"] == "net"
+        sizes = config["nest"]["sizes"]
+        assert len(sizes) == 3 and sizes[0] in (1, 2) and sizes[1] == 3 and 1e-3 <= sizes[2] <= 1e-1
+        assert 0.0 <= config["x"] <= 1.0
+        searcher.on_trial_complete(f"t{i}", {"loss": config["x"]})
+    assert searcher.study.n_told == 3 and searcher.study.x.shape == (3, 2)  # x, log10 of nest/sizes/2
+    assert space["layers"] == [32, 64] and isinstance(space["nest"]["sizes"][0], tune.search.sample.Domain)
