@@ -36,10 +36,31 @@ CONSTRAINTS = ("constraint_mean", "constraint_std")
 """The ``requires`` of the constrained acquisitions: they read the constraints' posterior."""
 
 
+def _number(factory: str, **params) -> None:
+    """Raise ``TypeError`` naming ``factory`` and the argument unless each value is a real
+    number or a numeric array (traced ones included)."""
+    for name, value in params.items():
+        dtype = getattr(value, "dtype", None)
+        if isinstance(value, (list, tuple)):  # per-constraint values, (K,)
+            try:
+                dtype = jnp.asarray(value).dtype
+            except (TypeError, ValueError):
+                dtype = None
+        ok = (isinstance(value, (int, float)) and not isinstance(value, bool)) or (
+            dtype is not None and jnp.issubdtype(dtype, jnp.number) and not jnp.issubdtype(dtype, jnp.complexfloating))
+        if not ok:
+            raise TypeError(f"{factory}: {name} must be a real number or a numeric array, got "
+                            f"{type(value).__name__} {value!r}")
+
+
 def thompson(nu=1.0) -> AcquisitionFn:
     """Thompson sampling, independent per candidate (Phan-Trong et al. 2023, Neural-BO,
     Algorithm 1, lines 3-4):
-    ``f~(x) ~ N(mean, nu^2 std^2)``; utility ``-f~(x)`` (so the argmax is ``argmin f~``)."""
+    ``f~(x) ~ N(mean, nu^2 std^2)``; utility ``-f~(x)`` (so the argmax is ``argmin f~``).
+
+    Raises:
+        TypeError: ``nu`` is not a number or a numeric array."""
+    _number("thompson", nu=nu)
 
     def acq(post: SurrogatePosterior, key: Array) -> Array:
         eps = jax.random.normal(key, post.mean.shape, post.mean.dtype)
@@ -54,7 +75,11 @@ def lcb(beta=2.0) -> AcquisitionFn:
     GP-UCB's optimistic rule (Srinivas et al. 2010: ``mu + beta^{1/2} sigma``) written for
     minimization; ``lcb(beta)`` ranks points exactly as BoTorch's
     ``UpperConfidenceBound(beta)`` on the negated objective. ``beta >= 0`` (a float or a
-    traced array); a rule written as ``mean - nu std`` is ``lcb(nu ** 2)``."""
+    traced array); a rule written as ``mean - nu std`` is ``lcb(nu ** 2)``.
+
+    Raises:
+        TypeError: ``beta`` is not a number or a numeric array."""
+    _number("lcb", beta=beta)
 
     def acq(post: SurrogatePosterior, key: Array) -> Array:
         return -(post.mean - jnp.sqrt(beta) * post.std)
@@ -143,7 +168,11 @@ def log_expected_improvement(mean: Array, std: Array, best: Array) -> Array:
 
 
 def ei(xi=0.0) -> AcquisitionFn:
-    """Expected improvement over ``incumbent - xi`` (minimization form)."""
+    """Expected improvement over ``incumbent - xi`` (minimization form).
+
+    Raises:
+        TypeError: ``xi`` is not a number or a numeric array."""
+    _number("ei", xi=xi)
 
     def acq(post: SurrogatePosterior, key: Array) -> Array:
         return expected_improvement(post.mean, post.std, post.incumbent - xi)
@@ -153,7 +182,11 @@ def ei(xi=0.0) -> AcquisitionFn:
 
 def log_ei(xi=0.0) -> AcquisitionFn:
     """``log EI`` over ``incumbent - xi`` (:func:`log_expected_improvement`; Ament et al.
-    2023): ranks like EI, and still ranks (and has gradients) where EI underflows."""
+    2023): ranks like EI, and still ranks (and has gradients) where EI underflows.
+
+    Raises:
+        TypeError: ``xi`` is not a number or a numeric array."""
+    _number("log_ei", xi=xi)
 
     def acq(post: SurrogatePosterior, key: Array) -> Array:
         return log_expected_improvement(post.mean, post.std, post.incumbent - xi)
@@ -162,7 +195,11 @@ def log_ei(xi=0.0) -> AcquisitionFn:
 
 
 def pi(xi=0.0) -> AcquisitionFn:
-    """Probability of improvement ``Phi((incumbent - xi - mean) / std)`` (minimization)."""
+    """Probability of improvement ``Phi((incumbent - xi - mean) / std)`` (minimization).
+
+    Raises:
+        TypeError: ``xi`` is not a number or a numeric array."""
+    _number("pi", xi=xi)
 
     def acq(post: SurrogatePosterior, key: Array) -> Array:
         safe = jnp.where(post.std > 0, post.std, 1.0)
@@ -221,7 +258,11 @@ def constrained_ei(beta=1.0, nu=1.0, approx_error=0.0) -> AcquisitionFn:
         nu: scale of the objective's ``sigma`` inside EI (multiplies ``std`` directly).
         approx_error: the network approximation term ``E(m)/(T+1)`` (thesis Corollary 4.1.6);
             0 by default.
+
+    Raises:
+        TypeError: an argument that is not a number or a numeric array.
     """
+    _number("constrained_ei", beta=beta, nu=nu, approx_error=approx_error)
 
     def acq(post: SurrogatePosterior, key: Array) -> Array:
         cm, cs = _constraints_of(post, "constrained_ei")
@@ -240,7 +281,11 @@ def cei(xi=0.0) -> AcquisitionFn:
     """Constrained EI (Gardner et al. 2014, eq. 6): ``EI(x) * prod_k P(c_k(x) <= 0)`` with
     the incumbent the best feasible observation; with no feasible observation yet
     (``incumbent = inf``) the utility is the probability of feasibility alone (Gardner et
-    al. 2014, Section 3)."""
+    al. 2014, Section 3).
+
+    Raises:
+        TypeError: ``xi`` is not a number or a numeric array."""
+    _number("cei", xi=xi)
 
     def acq(post: SurrogatePosterior, key: Array) -> Array:
         pof = probability_of_feasibility(post)
@@ -267,7 +312,11 @@ def log_cei(xi=0.0) -> AcquisitionFn:
     log PoF`` (:func:`log_expected_improvement`, :func:`log_probability_of_feasibility`),
     ``log PoF`` alone while no observation is feasible. Same ranking as :func:`cei` where that
     does not underflow (in float32 PoF does, far from the feasible region), and useful
-    gradients everywhere."""
+    gradients everywhere.
+
+    Raises:
+        TypeError: ``xi`` is not a number or a numeric array."""
+    _number("log_cei", xi=xi)
 
     def acq(post: SurrogatePosterior, key: Array) -> Array:
         log_pof = log_probability_of_feasibility(post)
@@ -284,8 +333,12 @@ def lcb_feasible(beta=2.0, beta_c=None) -> AcquisitionFn:
     in minimization form): minimize ``LCB_f = mean - sqrt(beta) std`` over the candidates
     whose constraint LCBs ``mean_k - sqrt(beta_c) std_k`` are all ``<= 0``; with none, the
     smallest total LCB violation (:func:`lcb_violation`). ``beta``, ``beta_c >= 0`` (``beta_c``
-    a scalar or ``(K,)``) carry the meaning of :func:`lcb`; ``beta_c`` defaults to ``beta``."""
+    a scalar or ``(K,)``) carry the meaning of :func:`lcb`; ``beta_c`` defaults to ``beta``.
+
+    Raises:
+        TypeError: ``beta`` or ``beta_c`` is not a number or a numeric array."""
     bc = beta if beta_c is None else beta_c
+    _number("lcb_feasible", beta=beta, beta_c=bc)
 
     def acq(post: SurrogatePosterior, key: Array) -> Array:
         return _feasible_first(lcb(beta)(post, key), lcb_violation(post, bc))

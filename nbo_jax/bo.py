@@ -98,6 +98,13 @@ class BOState(NamedTuple):
     rows_told: Array
 
 
+def _acquisition_name(acquisition: Callable) -> str:
+    """How an error names ``acquisition``: its qualified name (``thompson.<locals>.acq``
+    names the factory), else its ``repr``."""
+    name = getattr(acquisition, "__qualname__", None) or getattr(acquisition, "__name__", None)
+    return repr(name) if name else repr(acquisition)
+
+
 def requires(acquisition: Callable) -> tuple[str, ...]:
     """The optional :class:`~nbo_jax.base.SurrogatePosterior` fields ``acquisition`` reads
     (its ``requires`` attribute, e.g. ``("sample",)`` for Thompson sampling on the
@@ -257,7 +264,14 @@ def bo_algorithm(
     def ask(state: BOState, key: Array, region: Optional[SearchRegion] = None) -> Array:
         k_c, k_a = jax.random.split(key)
         post = posterior_fn(state, k_a if draws else None)
-        utility = lambda u: acquisition(post(u), k_a)  # noqa: E731
+        def utility(u: Array) -> Array:
+            out = acquisition(post(u), k_a)
+            if jnp.shape(out) != u.shape[:1]:  # shapes are static: checked once per trace, free at run time
+                raise ValueError(f"acquisition {_acquisition_name(acquisition)} returned shape {jnp.shape(out)} for "
+                                 f"{u.shape[0]} candidates; an acquisition must return one utility per candidate, "
+                                 f"shape (N,) = ({u.shape[0]},)")
+            return out
+
         data = state.data
         if constrained:
             # local raw samples around the best feasible rows, or the least violating ones
