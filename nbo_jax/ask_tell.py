@@ -108,6 +108,17 @@ def _config_json(algorithm: BOAlgorithm) -> Optional[dict]:
     return {"factory": call.factory, "kwargs": kwargs, "name": algorithm.name}
 
 
+def _model_dtype() -> np.dtype:
+    """The float dtype the model computes in (float32 unless ``jax_enable_x64``)."""
+    return np.dtype(jnp.zeros(()).dtype)
+
+
+def _holdable(values: np.ndarray) -> np.ndarray:
+    """Elementwise: finite and within the range of :func:`_model_dtype` (a value the model
+    can hold; any other is a failed evaluation)."""
+    return np.isfinite(values) & (np.abs(np.nan_to_num(values)) <= np.finfo(_model_dtype()).max)
+
+
 def _leaf_to_numpy(leaf) -> tuple[np.ndarray, Optional[str]]:
     if hasattr(leaf, "dtype") and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
         return np.asarray(jax.random.key_data(leaf)), str(jax.random.key_impl(leaf))
@@ -294,6 +305,7 @@ class AskTell:
         self.bounds = as_bounds(bounds, name="bounds")
         self.capacity = check_int("capacity", capacity, 1)
         self.auto_grow = check_bool("auto_grow", auto_grow)
+        self._warned_range = False
         x0, y0, c0 = self._check_rows(x0, y0, c0, "x0", "y0", "c0", first=True)
         if x0.shape[0] > self.capacity:
             raise ValueError(f"capacity ({self.capacity}) must be >= the number of initial points ({x0.shape[0]})")
@@ -310,7 +322,10 @@ class AskTell:
         self._init, self._ask, self._tell, self._fantasize = _compiled(self.algorithm)
 
     def _jnp(self, a: Optional[np.ndarray]):
-        return None if a is None else jnp.asarray(a, jnp.zeros(()).dtype)
+        if a is None:
+            return None
+        with np.errstate(over="ignore"):  # a value beyond the model's range is a failure (_holdable)
+            return jnp.asarray(a, jnp.zeros(()).dtype)
 
     def _init_state(self, key, capacity: int):
         c = self._c if self.algorithm.constrained else None
@@ -360,6 +375,9 @@ class AskTell:
         """Validated ``(x (n, d), y (n,), c (n, K) | None)`` as float64 numpy arrays."""
         x = self._check_points(x, xn, first)
         n = x.shape[0]
+        if np.iscomplexobj(y) or (isinstance(y, (list, tuple)) and any(isinstance(v, complex) for v in y)):
+            raise TypeError(f"{yn} must be real: a complex value would lose its imaginary part; nothing was "
+                            "recorded")
         try:
             y = np.array(y, dtype=np.float64).reshape(-1)
         except (TypeError, ValueError):
@@ -391,7 +409,14 @@ class AskTell:
                     raise ValueError(f"{cn} must hold {K} constraint value(s) per point, got shape {c.shape}; "
                                      "nothing was recorded")
                 c = c.reshape(n, K)
-        ok = np.isfinite(y) if c is None else np.isfinite(y) & np.all(np.isfinite(c), axis=1)
+        ok = _holdable(y) if c is None else _holdable(y) & np.all(_holdable(c), axis=1)
+        beyond = int(np.sum(np.isfinite(y) & ~_holdable(y)))
+        if beyond and not self._warned_range:
+            self._warned_range = True
+            warnings.warn(f"AskTell: {beyond} finite value(s) of {yn} beyond the model's {_model_dtype()} range "
+                          f"(|y| > {float(np.finfo(_model_dtype()).max):.4g}) are treated as failed evaluations "
+                          "(AskTell.valid flags them; best() skips them); enable float64 "
+                          "(jax_enable_x64) or rescale y to use them", RuntimeWarning, stacklevel=3)
         failed = int(np.sum(~ok))  # rows, each counted once
         if failed:
             warnings.warn(f"AskTell: {failed} failed evaluation(s) (NaN/inf) recorded: they are kept as failures "
@@ -560,10 +585,11 @@ class AskTell:
 
     @property
     def valid(self) -> np.ndarray:
-        """``(n,)`` bool: False for failed evaluations (a NaN/inf value)."""
-        ok = np.isfinite(self._y)
+        """``(n,)`` bool: False for failed evaluations (a NaN/inf value, or a finite one beyond
+        the range of the model's float dtype, e.g. ``|y| > 3.4e38`` in float32)."""
+        ok = _holdable(self._y)
         if self._c is not None:
-            ok &= np.all(np.isfinite(self._c), axis=1)
+            ok &= np.all(_holdable(self._c), axis=1)
         return ok
 
     @property
@@ -726,6 +752,7 @@ class AskTell:
         self._pending = arrays["pending"]
         self._key = _leaf_from_numpy(arrays["key"], meta["key_impl"])
         self.experiment_id = meta.get("experiment_id") or uuid.uuid4().hex
+        self._warned_range = False
         self._compile()
         same = (_config_json(algorithm) == saved["config"]) if saved["config"] is not None else (
             algorithm.name == saved["name"])

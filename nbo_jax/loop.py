@@ -18,6 +18,7 @@ import numpy as np
 
 from ._checks import check_int as _check_count
 from .observations import data_info
+from .search_space import SearchSpace
 from .types import (
     BATCH_RULES,
     BOAlgorithm,
@@ -49,6 +50,9 @@ def _check_problem(problem) -> None:
     except Exception as err:  # noqa: BLE001 - re-raised with the problem's name
         raise ValueError(f"problem.objective of {problem.name!r} failed on one point of shape "
                          f"({problem.dim},): {type(err).__name__}: {err}") from err
+    if jnp.issubdtype(getattr(out, "dtype", jnp.float32), jnp.complexfloating):
+        raise TypeError(f"problem.objective of {problem.name!r} returns a complex value ({out.dtype}); the "
+                        "objective must be real (return jnp.real(...) or jnp.abs(...) explicitly)")
     if getattr(out, "shape", None) != ():
         raise ValueError(f"problem.objective of {problem.name!r} must map one point (d,) = ({problem.dim},) "
                          f"to a scalar (), got output shape {getattr(out, 'shape', type(out).__name__)}; "
@@ -170,6 +174,8 @@ def initial_design(key: Array, bounds: Union[Bounds, FiniteDomain], n: int, dtyp
     if isinstance(bounds, FiniteDomain):
         rows = jax.random.choice(key, bounds.size, (n,), replace=False)
         return jnp.asarray(bounds.points, dtype)[rows]
+    if isinstance(bounds, SearchSpace):  # uniform encodings, rounded to valid configurations
+        return bounds.from_unit(bounds.round(jax.random.uniform(key, (n, bounds.unit_dim), dtype)))
     box = Bounds(*bounds)
     return box.from_unit(jax.random.uniform(key, (n, np.shape(box.lower)[0]), dtype))
 
@@ -367,7 +373,8 @@ def run_bo(
     had none (its history still records the constraints).
 
     Raises:
-        TypeError / ValueError: before compiling, for a wrong key, algorithm, problem,
+        TypeError / ValueError: before compiling, for a wrong key, algorithm, problem (a
+        complex-valued objective included),
         ``n_init < 1``, ``n_iter < 0``, ``segments < 1``, bad bounds, an ``x0`` of the wrong shape,
         with NaN/inf or outside the box, a
         constrained algorithm on a problem without constraints, or, on a finite problem, more

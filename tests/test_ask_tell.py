@@ -317,3 +317,26 @@ def test_drop_pending_frees_the_capacity_of_a_crashed_worker_and_repr_is_readabl
         opt.tell(opt.ask(), float("nan"))
     assert "told=5 (1 failed), pending=1" in repr(opt)
     assert opt.drop_pending() == 1 and len(opt.pending) == 0
+
+
+def test_values_the_model_cannot_hold_are_refused_or_failed():
+    opt = _opt(algo=nbo.random_search())
+    with pytest.raises(TypeError, match="y must be real: a complex value would lose its imaginary part"):
+        opt.tell(opt.pending[0] if len(opt.pending) else X0[0] * 0.5, 1.0 + 2.0j)
+    assert len(opt.y) == 4
+    if jnp.zeros(()).dtype == jnp.float32:  # beyond float32: a failed evaluation, said once
+        x = opt.ask()
+        with pytest.warns(RuntimeWarning, match=r"1 finite value\(s\) of y beyond the model's float32 range"):
+            opt.tell(x, -1e39)
+        assert not opt.valid[-1] and bool(opt.state.data.failed[4])
+        assert opt.best()[1] == min(opt.y[:4])  # -1e39 is never the best
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            with pytest.raises(RuntimeWarning, match="1 failed evaluation"):  # no second range warning first
+                opt.tell(opt.ask(), 1e40)
+
+
+def test_complex_objective_is_refused_by_run_bo():
+    problem = nbo.Problem("complex", 2, ([0.0, 0.0], [1.0, 1.0]), lambda x: jnp.sum(x) * (1.0 + 1.0j))
+    with pytest.raises(TypeError, match=r"objective of 'complex' returns a complex value.*must be real"):
+        nbo.run_bo(jax.random.key(0), nbo.random_search(), problem, 2, 1)
