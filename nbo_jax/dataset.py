@@ -8,7 +8,7 @@ observed functions and ``N`` for the number of points of a finite domain.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -40,6 +40,9 @@ class Dataset(NamedTuple):
         evaluated: ``(N,)`` bool with ``choices``: the points told so far (a told row marks
             every choice within :func:`choice_tolerance` of it in every coordinate), which
             the acquisition optimizer never proposes again; ``None`` for a box.
+        space: for a mixed search space (:class:`~nbo_jax.search_space.SearchSpace`, static
+            under JAX transformations), the space whose encodings ``u`` holds: the acquisition
+            optimizer searches valid configurations only; ``None`` otherwise.
     """
 
     u: Array
@@ -49,13 +52,15 @@ class Dataset(NamedTuple):
     failed: Array
     choices: Optional[Array] = None
     evaluated: Optional[Array] = None
+    space: Optional[Any] = None
 
     @staticmethod
     def empty(capacity: int, dim: int, dtype=None, outputs: Optional[int] = None,
-              choices: Optional[Array] = None) -> "Dataset":
+              choices: Optional[Array] = None, space=None) -> "Dataset":
         """An empty dataset: ``capacity`` rows of ``dim`` inputs; ``outputs=None`` keeps
         ``y (cap,)``, ``outputs=J`` keeps ``y (cap, J)``; ``choices (N, dim)``, the unit-cube
-        points of a finite domain (none evaluated yet), or ``None`` for a box."""
+        points of a finite domain (none evaluated yet), or ``None`` for a box; ``space``, a
+        mixed search space whose encodings the rows hold (``dim`` its ``unit_dim``)."""
         dtype = dtype or jnp.zeros(()).dtype
         shape = (capacity,) if outputs is None else (capacity, outputs)
         evaluated = None
@@ -70,6 +75,7 @@ class Dataset(NamedTuple):
             jnp.zeros((capacity,), bool),
             choices,
             evaluated,
+            space,
         )
 
     @property

@@ -12,6 +12,7 @@ import numpy as np
 from ._checks import check_int
 from .dataset import Dataset
 from .domains import Bounds, FiniteDomain, as_bounds
+from .search_space import SearchSpace
 
 Array = jax.Array
 
@@ -25,7 +26,10 @@ def initial_data(x0, y0, c0, bounds, capacity: int, *, constrained: bool) -> tup
             ``constrained`` (then required), as columns ``1..K`` of the dataset.
         bounds: :class:`Bounds` or anything :func:`nbo_jax.domains.as_bounds` reads; a
             :class:`~nbo_jax.domains.FiniteDomain` makes the dataset hold its points
-            (``Dataset.choices``), so the acquisition is scored on them.
+            (``Dataset.choices``), so the acquisition is scored on them; a
+            :class:`~nbo_jax.search_space.SearchSpace` (``x0 (n0, P)``, a categorical
+            parameter as its choice's index) makes it hold the points' encodings
+            (``u (cap, D)``, ``Dataset.space``) and is returned as the bounds.
         capacity: total rows (Python int ``>= n0``).
 
     Returns:
@@ -38,18 +42,20 @@ def initial_data(x0, y0, c0, bounds, capacity: int, *, constrained: bool) -> tup
         ``c0`` missing for a constrained algorithm (messages name the argument).
     """
     x0, y0, lower, upper = check_initial(x0, y0, bounds, capacity)
-    box = Bounds(lower, upper)
+    space = bounds if isinstance(bounds, SearchSpace) else None
+    box = space if space is not None else Bounds(lower, upper)  # a space maps x (P,) to u (D,) itself
     u0 = box.to_unit(x0)
     choices = None
     if isinstance(bounds, FiniteDomain):
         choices = box.to_unit(jnp.asarray(bounds.points, x0.dtype))
+    d = u0.shape[1]
     if constrained:
         c0 = check_constraint_values(c0, x0.shape[0], x0.dtype)
         Y0 = observation_rows(y0, c0)
-        data = Dataset.empty(capacity, x0.shape[1], x0.dtype, outputs=Y0.shape[1],
-                             choices=choices).add_batch(u0, Y0)
+        data = Dataset.empty(capacity, d, x0.dtype, outputs=Y0.shape[1], choices=choices,
+                             space=space).add_batch(u0, Y0)
     else:
-        data = Dataset.empty(capacity, x0.shape[1], x0.dtype, choices=choices).add_batch(u0, y0)
+        data = Dataset.empty(capacity, d, x0.dtype, choices=choices, space=space).add_batch(u0, y0)
     return data, box
 
 

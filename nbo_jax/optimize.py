@@ -26,6 +26,15 @@ samples fill it, the local ones are clipped to it, the climb is constrained to i
 :func:`random_point` draws in it, and a finite domain picks among the choices inside it
 (:meth:`~nbo_jax.dataset.Dataset.eligible`: the whole domain's unevaluated choices when the
 region holds none). ``region=None`` runs exactly the cube's code.
+
+**Mixed spaces.** When ``data.space`` is a :class:`~nbo_jax.search_space.SearchSpace` (integer
+and categorical parameters encoded in the cube), the raw samples are rounded to valid
+configurations (:meth:`~nbo_jax.search_space.SearchSpace.round`), the climb maximizes the
+utility of the rounded point (it moves the continuous columns), and the best point then takes
+up to :data:`MIXED_SEARCH_STEPS` discrete moves to its best neighbour (one integer step, or one
+other category) and one more continuous climb: BoTorch's
+``optimize_acqf_mixed_alternating`` (Daulton et al. 2022). Every answer is a valid
+configuration; integers are rounded inside the search, not afterwards only.
 """
 
 from __future__ import annotations
@@ -82,7 +91,8 @@ def random_point(key: Array, data: Dataset, region: Optional[SearchRegion] = Non
         logits = jnp.where(data.eligible(_box(region)), 0.0, -jnp.inf)
         return data.choices[jax.random.categorical(key, logits)]
     u = jax.random.uniform(key, data.u.shape[1:], data.u.dtype)
-    return u if region is None else _into_region(u, region.box)
+    u = u if region is None else _into_region(u, region.box)
+    return u if data.space is None else data.space.round(u)
 
 
 def _into_region(u: Array, box: Array) -> Array:
@@ -154,6 +164,9 @@ def candidate_set(
     """
     if data.finite:
         return data.choices
+    if data.space is not None:  # a mixed space: the raw samples are valid configurations
+        return data.space.round(candidate_set(key, data._replace(space=None), n_uniform, n_local, local_std=local_std,
+                                              n_best=n_best, sampler=sampler, region=region))
     if sampler not in RAW_SAMPLERS:
         raise ValueError(f"sampler must be one of {RAW_SAMPLERS}, got {sampler!r}")
     d = data.u.shape[1]
@@ -297,11 +310,53 @@ def refine_argmax(
     best = argmax_point(values, candidates)
     if options.steps == 0:
         return best
+    space = None if data is None else data.space
+    if space is not None:  # a mixed space: the utility of the configuration a point rounds to
+        utility = _rounded(utility, space)
     n = min(options.num_restarts, candidates.shape[0])
     starts = candidates[initialize_restarts(key, values, n, eta=options.eta, rule=options.restarts)]
     lower, upper = region_bounds(region, candidates.dtype)
-    pool = jnp.concatenate([best[None, :], climb(utility, starts, options, lower, upper)], axis=0)
+    climbed = climb(utility, starts, options, lower, upper)
+    pool = jnp.concatenate([best[None, :], climbed if space is None else space.round(climbed)], axis=0)
+    best = argmax_point(jnp.where(_is_written(pool, data), -jnp.inf, utility(pool)), pool)
+    if space is None or space.neighbours(best).shape[0] == 0:
+        return best
+    return _alternate(utility, best, data, options, space)
+
+
+def _rounded(utility: Callable[[Array], Array], space) -> Callable[[Array], Array]:
+    """``utility`` of the configurations points round to (:meth:`SearchSpace.round`): flat in
+    the discrete columns, so a climb moves the continuous ones only."""
+    return lambda u: utility(space.round(u))
+
+
+def _alternate(utility: Callable[[Array], Array], u: Array, data: Dataset, options: "AcqOptimizer", space) -> Array:
+    """From a climbed configuration ``u (D,)`` of a mixed space: a discrete local search (up to
+    ``MIXED_SEARCH_STEPS`` moves to the best unwritten neighbour, one discrete parameter at a
+    time, :meth:`SearchSpace.neighbours`) then one more climb of the continuous columns
+    (BoTorch's ``optimize_acqf_mixed_alternating``; Daulton et al. 2022); never worse than
+    ``u``."""
+
+    def move(carry, _):
+        u, value = carry
+        nb = space.neighbours(u)
+        vals = jnp.where(_is_written(nb, data), -jnp.inf, utility(nb))
+        vals = jnp.where(jnp.isnan(vals), -jnp.inf, vals)
+        j = jnp.argmax(vals)
+        better = vals[j] > value
+        return (jnp.where(better, nb[j], u), jnp.where(better, vals[j], value)), None
+
+    value = utility(u[None])[0]
+    (moved, _), _ = jax.lax.scan(move, (u, jnp.where(jnp.isnan(value), -jnp.inf, value)), None,
+                                 length=MIXED_SEARCH_STEPS)
+    again = space.round(climb(utility, moved[None], options))
+    pool = jnp.concatenate([u[None], moved[None], again], axis=0)
     return argmax_point(jnp.where(_is_written(pool, data), -jnp.inf, utility(pool)), pool)
+
+
+MIXED_SEARCH_STEPS = 8
+"""Moves of the discrete local search of a mixed space's acquisition optimizer (each to the
+best neighbour: one integer step or one other category)."""
 
 
 DUPLICATE_TOL = 1e-6

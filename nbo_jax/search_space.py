@@ -73,21 +73,61 @@ def _t(value: float, log: bool) -> float:
     return math.log(value) if log else float(value)
 
 
-class SearchSpace(NamedTuple):
-    """A mixed search space: its ``parameters`` in order, encoded in ``[0, 1]^D`` (module doc;
-    ``D`` = one column per continuous or integer parameter plus one per category). Build it
-    with :func:`search_space`, which checks every parameter."""
+class SearchSpace:
+    """A mixed search space: its ``parameters`` in order (build it with :func:`search_space`,
+    which checks every parameter). A search domain like :class:`~nbo_jax.domains.Bounds`:
 
-    parameters: tuple
+    - a point ``x (P,)`` holds one number per parameter: the value of a continuous or integer
+      parameter, the index ``0..k-1`` of a categorical one's choice (``P`` = :attr:`dim`);
+      :attr:`lower` and :attr:`upper` bound them;
+    - :meth:`to_unit` encodes points in ``[0, 1]^D`` (``D`` = :attr:`unit_dim`, module doc) and
+      :meth:`from_unit` decodes any unit-cube point to a valid one (JAX, inside ``jit``);
+    - :meth:`encode` / :meth:`decode` do the same for configurations (dicts of typed values,
+      host side).
+
+    Static under JAX transformations (a pytree without leaves): a
+    :class:`~nbo_jax.dataset.Dataset` holds it (``Dataset.space``) so that the acquisition
+    optimizer searches valid configurations only (:mod:`nbo_jax.optimize`)."""
+
+    __slots__ = ("parameters",)
+
+    def __init__(self, parameters: tuple):
+        self.parameters = tuple(parameters)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, SearchSpace) and other.parameters == self.parameters
+
+    def __hash__(self) -> int:
+        return hash(self.parameters)
+
+    def __repr__(self) -> str:
+        return f"SearchSpace({list(self.parameters)!r})"
 
     @property
     def dim(self) -> int:
-        """``D``, the number of unit-cube columns."""
+        """``P``, the number of parameters (a point's length)."""
+        return len(self.parameters)
+
+    @property
+    def unit_dim(self) -> int:
+        """``D``, the number of unit-cube columns (one per continuous or integer parameter, one
+        per category)."""
         return sum(len(p.choices) if isinstance(p, Categorical) else 1 for p in self.parameters)
 
     @property
     def names(self) -> tuple:
         return tuple(p.name for p in self.parameters)
+
+    @property
+    def lower(self) -> np.ndarray:
+        """``(P,)`` float64: each parameter's lowest number (0 for a categorical one)."""
+        return np.array([0.0 if isinstance(p, Categorical) else float(p.low) for p in self.parameters])
+
+    @property
+    def upper(self) -> np.ndarray:
+        """``(P,)`` float64: each parameter's highest number (``k - 1`` for a categorical one)."""
+        return np.array([len(p.choices) - 1.0 if isinstance(p, Categorical) else float(p.high)
+                         for p in self.parameters])
 
     def columns(self) -> list[tuple[Parameter, slice]]:
         """Each parameter with its slice of the unit-cube columns."""
@@ -98,6 +138,52 @@ class SearchSpace(NamedTuple):
             start += width
         return out
 
+    def to_unit(self, x: Array) -> Array:
+        """JAX: points ``x (..., P)`` encoded in the unit cube, ``(..., D)`` (module doc; a
+        categorical entry is rounded to the nearest index, a non-finite one gives NaN)."""
+        x = jnp.asarray(x)
+        parts = []
+        for i, p in enumerate(self.parameters):
+            xi = x[..., i]
+            if isinstance(p, Categorical):
+                k = len(p.choices)
+                hot = jax.nn.one_hot(jnp.clip(jnp.round(xi), 0, k - 1).astype(jnp.int32), k, dtype=x.dtype)
+                parts.append(jnp.where(jnp.isfinite(xi)[..., None], hot, jnp.nan))
+                continue
+            lo, hi = _integer_span(p) if isinstance(p, Integer) else (_t(p.low, p.log), _t(p.high, p.log))
+            t = jnp.log(xi) if p.log else xi
+            parts.append(((t - lo) / (hi - lo))[..., None])
+        return jnp.concatenate(parts, axis=-1)
+
+    def from_unit(self, u: Array) -> Array:
+        """JAX: unit-cube points ``u (..., D)`` decoded to points ``(..., P)`` (any point of the
+        cube decodes: as :meth:`decode`, with a categorical parameter's index as a number)."""
+        parts = []
+        for p, cols in self.columns():
+            block = jnp.clip(u[..., cols], 0.0, 1.0)
+            if isinstance(p, Categorical):
+                parts.append(jnp.argmax(block, axis=-1).astype(u.dtype))
+            elif isinstance(p, Integer):
+                parts.append((p.low + p.step * _integer_index(p, block[..., 0])).astype(u.dtype))
+            else:
+                lo, hi = _t(p.low, p.log), _t(p.high, p.log)
+                t = lo + block[..., 0] * (hi - lo)
+                parts.append(jnp.clip(jnp.exp(t) if p.log else t, p.low, p.high).astype(u.dtype))
+        return jnp.stack(parts, axis=-1)
+
+    def contains(self, x, atol: float = 0.0):
+        """``(...,)`` bool: the points ``x (..., P)`` (numpy) are valid: within ``[lower,
+        upper]`` (``atol``), an integer parameter's value on its step, a categorical one's an
+        index (False for NaN)."""
+        x = np.asarray(x, np.float64)
+        ok = np.all((x >= self.lower - atol) & (x <= self.upper + atol), axis=-1)
+        for i, p in enumerate(self.parameters):
+            if isinstance(p, Integer):
+                ok &= np.abs((x[..., i] - p.low) / p.step - np.round((x[..., i] - p.low) / p.step)) <= atol
+            elif isinstance(p, Categorical):
+                ok &= np.abs(x[..., i] - np.round(x[..., i])) <= atol
+        return ok
+
     def encode(self, values: Sequence[dict]) -> np.ndarray:
         """``(n, D)`` float64 unit-cube points of ``n`` configurations (dicts by parameter
         name; numpy, host side).
@@ -106,7 +192,7 @@ class SearchSpace(NamedTuple):
             KeyError: a configuration lacks a parameter (the message names it).
             ValueError: a value outside its parameter's range, off an integer's step, or not
                 one of a category's choices (the message names the parameter and value)."""
-        u = np.zeros((len(values), self.dim))
+        u = np.zeros((len(values), self.unit_dim))
         for i, config in enumerate(values):
             for p, cols in self.columns():
                 if p.name not in config:
@@ -120,29 +206,60 @@ class SearchSpace(NamedTuple):
         decodes (a continuous value is clipped to its range, an integer is the value whose
         interval holds its column, a category the largest entry of its block)."""
         u = np.atleast_2d(np.asarray(u, np.float64))
-        if u.shape[-1] != self.dim:
-            raise ValueError(f"u must have {self.dim} columns (the space's dim), got shape {u.shape}")
+        if u.shape[-1] != self.unit_dim:
+            raise ValueError(f"u must have {self.unit_dim} columns (the space's unit_dim), got shape {u.shape}")
         return [{p.name: _decode_one(p, row[cols]) for p, cols in self.columns()} for row in u]
 
     def round(self, u: Array) -> Array:
         """JAX: ``u (..., D)`` projected onto the encodings of valid configurations (integer
-        columns to their value's interval centre, each one-hot block to the one-hot of its
-        largest entry; continuous columns clipped to ``[0, 1]``); the identity on encodings.
-        Differentiable nowhere useful: a rounding map, for inside a search, not for a
-        gradient."""
+        columns to their value's encoding, each one-hot block to the one-hot of its largest
+        entry; continuous columns clipped to ``[0, 1]``): ``to_unit(from_unit(u))`` up to
+        rounding, and the identity on encodings. Its gradient is zero in the discrete columns
+        (a rounding map, Daulton et al. 2022, Section 2): a climb through it moves the
+        continuous columns only."""
         parts = []
         for p, cols in self.columns():
             block = jnp.clip(u[..., cols], 0.0, 1.0)
-            if isinstance(p, Integer):  # the value whose interval holds the column, as decode reads it
-                lo, hi = _integer_span(p)
-                x = lo + block * (hi - lo)
-                x = jnp.exp(x) if p.log else x
-                k = jnp.clip(jnp.floor((x - (p.low - 0.5 * p.step)) / p.step), 0, p.size - 1).astype(jnp.int32)
-                block = jnp.asarray(_integer_centres(p), u.dtype)[k]
+            if isinstance(p, Integer):
+                k = _integer_index(p, block[..., 0])
+                block = jnp.asarray(_integer_centres(p), u.dtype)[k][..., None]
             elif isinstance(p, Categorical):
                 block = jax.nn.one_hot(jnp.argmax(block, axis=-1), len(p.choices), dtype=u.dtype)
             parts.append(block.astype(u.dtype))
         return jnp.concatenate(parts, axis=-1)
+
+    def neighbours(self, u: Array) -> Array:
+        """JAX: the ``(M, D)`` discrete neighbours of an encoding ``u (D,)``: each integer
+        parameter one step down and up (clipped: a value at its bound is its own neighbour),
+        each categorical parameter set to each other choice; continuous columns kept
+        (``M = 2 * #integers + sum(k - 1)``; ``M = 0`` without discrete parameters). The
+        discrete moves of a mixed acquisition optimizer's local search (BoTorch's
+        ``optimize_acqf_mixed_alternating``)."""
+        rows = []
+        for p, cols in self.columns():
+            if isinstance(p, Integer):
+                k = _integer_index(p, jnp.clip(u[cols.start], 0.0, 1.0))
+                centres = jnp.asarray(_integer_centres(p), u.dtype)
+                for move in (-1, 1):
+                    rows.append(u.at[cols.start].set(centres[jnp.clip(k + move, 0, p.size - 1)]))
+            elif isinstance(p, Categorical):
+                current = jnp.argmax(u[cols])
+                for j in range(len(p.choices) - 1):  # every choice but the current one
+                    other = j + (j >= current)
+                    rows.append(u.at[cols].set(jax.nn.one_hot(other, len(p.choices), dtype=u.dtype)))
+        return jnp.stack(rows) if rows else jnp.zeros((0, u.shape[0]), u.dtype)
+
+
+jax.tree_util.register_static(SearchSpace)
+
+
+def _integer_index(p: "Integer", c: Array) -> Array:
+    """JAX: the index ``0..size-1`` of the integer value whose interval holds the column value
+    ``c`` (any shape)."""
+    lo, hi = _integer_span(p)
+    t = lo + c * (hi - lo)
+    x = jnp.exp(t) if p.log else t
+    return jnp.clip(jnp.floor((x - (p.low - 0.5 * p.step)) / p.step), 0, p.size - 1).astype(jnp.int32)
 
 
 def _integer_span(p: Integer) -> tuple[float, float]:

@@ -21,6 +21,7 @@ import numpy as np
 
 from .base import BATCH_RULES, BOAlgorithm, FactoryCall, SearchRegion  # noqa: F401 - the contract, importable from here too
 from .dataset import Dataset  # noqa: F401
+from .search_space import SearchSpace  # noqa: F401
 from .domains import (  # noqa: F401
     Bounds,
     FiniteDomain,
@@ -61,7 +62,9 @@ class Problem:
     Attributes:
         name: identifier, e.g. ``"ackley"``.
         dim: input dimension ``d``.
-        bounds: :class:`Bounds` with ``(d,)`` arrays.
+        bounds: :class:`Bounds` with ``(d,)`` arrays, or a mixed
+            :class:`~nbo_jax.search_space.SearchSpace` (then ``d`` is its number of
+            parameters and a point holds a categorical parameter's choice as its index).
         objective: noise-free ``f: (d,) -> ()``; a pure jnp function (vmap it for batches).
         noise_std: standard deviation of the additive Gaussian observation noise
             (same units as ``f``); ``0.0`` for noiseless.
@@ -98,7 +101,12 @@ class Problem:
     def __post_init__(self):
         if not isinstance(self.dim, (int, np.integer)) or isinstance(self.dim, bool) or self.dim < 1:
             raise TypeError(f"Problem.dim must be an int >= 1, got {self.dim!r}")
-        object.__setattr__(self, "bounds", as_bounds(self.bounds, int(self.dim), name="Problem.bounds"))
+        if isinstance(self.bounds, SearchSpace):  # a mixed space: x holds one number per parameter
+            if self.bounds.dim != self.dim:
+                raise ValueError(f"Problem.dim ({self.dim}) must be the search space's number of parameters "
+                                 f"({self.bounds.dim})")
+        else:
+            object.__setattr__(self, "bounds", as_bounds(self.bounds, int(self.dim), name="Problem.bounds"))
         if not callable(self.objective):
             raise TypeError(f"Problem.objective must be callable (d,) -> (), got {type(self.objective).__name__}")
         if self.choices is not None:

@@ -22,9 +22,14 @@ SPACE = search_space([
 ])
 
 
-def test_columns_and_dim():
-    assert SPACE.dim == 1 + 1 + 3 + 1 + 1
+def test_columns_dims_and_the_points_box():
+    assert SPACE.unit_dim == 1 + 1 + 3 + 1 + 1 and SPACE.dim == 5
     assert SPACE.names == ("lr", "layers", "optimizer", "batch", "dropout")
+    np.testing.assert_array_equal(SPACE.lower, [1e-5, 1, 0, 1, 0.0])
+    np.testing.assert_array_equal(SPACE.upper, [1e-1, 7, 2, 1024, 0.5])
+    assert SPACE == search_space(list(SPACE.parameters)) and hash(SPACE) == hash(search_space(SPACE.parameters))
+    leaves = jax.tree.leaves(SPACE)  # static under jit: no leaves
+    assert leaves == []
 
 
 @pytest.mark.parametrize("config", [
@@ -34,7 +39,7 @@ def test_columns_and_dim():
 ])
 def test_encode_decode_round_trips_typed_values(config):
     u = SPACE.encode([config])
-    assert u.shape == (1, SPACE.dim) and np.all((u >= 0) & (u <= 1))
+    assert u.shape == (1, SPACE.unit_dim) and np.all((u >= 0) & (u <= 1))
     back = SPACE.decode(u)[0]
     assert back["layers"] == config["layers"] and type(back["layers"]) is int
     assert back["batch"] == config["batch"] and type(back["batch"]) is int
@@ -56,7 +61,7 @@ def test_integers_own_equal_intervals_and_log_integers_log_intervals():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.floats(0.0, 1.0), min_size=SPACE.dim, max_size=SPACE.dim))
+@given(st.lists(st.floats(0.0, 1.0), min_size=SPACE.unit_dim, max_size=SPACE.unit_dim))
 def test_round_is_the_encoding_of_the_decoded_configuration(u):
     """Any point of the cube: the JAX rounding map gives the encoding of what the host decodes
     it to, and it is idempotent (a projection)."""
@@ -64,12 +69,31 @@ def test_round_is_the_encoding_of_the_decoded_configuration(u):
     rounded = np.asarray(jax.jit(SPACE.round)(jnp.asarray(u, jnp.float32)), np.float64)
     np.testing.assert_allclose(rounded[[1, 2, 3, 4, 5]], SPACE.encode(SPACE.decode(u))[0][[1, 2, 3, 4, 5]],
                                rtol=0, atol=1e-6)
-    np.testing.assert_array_equal(rounded[[0, 6]], u[[0, 6]])  # continuous columns unchanged
+    np.testing.assert_allclose(rounded[[0, 6]], u[[0, 6]], rtol=0, atol=1e-37)  # continuous columns unchanged (XLA flushes subnormals)
     np.testing.assert_array_equal(np.asarray(SPACE.round(jnp.asarray(rounded))), rounded)
+    # the JAX decoding is the host one, with categories as indices, and encodes back to round(u)
+    x = np.asarray(SPACE.from_unit(jnp.asarray(u, jnp.float32)), np.float64)
+    config = SPACE.decode(u)[0]
+    expect = [config["lr"], config["layers"], ("adam", "sgd", 3).index(config["optimizer"]), config["batch"],
+              config["dropout"]]
+    np.testing.assert_allclose(x, expect, rtol=1e-5)
+    assert SPACE.contains(x, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(SPACE.to_unit(jnp.asarray(x, jnp.float32)))[1:6], rounded[1:6], atol=1e-5)
 
+
+def test_neighbours_move_one_discrete_parameter_one_step():
+    u = jnp.asarray(SPACE.encode([dict(lr=1e-3, layers=1, optimizer="sgd", batch=8, dropout=0.1)])[0])
+    nb = SPACE.neighbours(u)
+    assert nb.shape == (2 + 2 + 2, SPACE.unit_dim)  # layers -/+, optimizer's two others, batch -/+
+    got = [SPACE.decode(np.asarray(row))[0] for row in nb]
+    assert [g["layers"] for g in got[:2]] == [1, 3]  # at its lower bound: itself, then one step up
+    assert [g["optimizer"] for g in got[2:4]] == ["adam", 3]
+    assert [g["batch"] for g in got[4:]] == [7, 9]
+    np.testing.assert_array_equal(np.asarray(nb)[:, [0, 6]], np.tile(np.asarray(u)[[0, 6]], (6, 1)))
+    assert search_space([Continuous("a", 0, 1)]).neighbours(jnp.zeros(1)).shape == (0, 1)
 
 def test_round_runs_under_vmap_on_a_batch(x64):
-    u = jax.random.uniform(jax.random.key(0), (5, 4, SPACE.dim), jnp.float64)
+    u = jax.random.uniform(jax.random.key(0), (5, 4, SPACE.unit_dim), jnp.float64)
     batched = jax.jit(jax.vmap(SPACE.round))(u)
     for i in range(5):
         np.testing.assert_array_equal(batched[i], SPACE.round(u[i]))
@@ -105,3 +129,60 @@ def test_bad_values_are_named():
         SPACE.encode([{k: v for k, v in good.items() if k != "batch"}])
     with pytest.raises(ValueError, match=r"u must have 7 columns"):
         SPACE.decode(np.zeros((2, 3)))
+
+
+def _mixed_problem():
+    import nbo_jax as nbo
+
+    space = search_space([Continuous("a", -2.0, 2.0), Integer("k", 0, 10), Categorical("c", ("x", "y", "z"))])
+    offset = jnp.array([0.0, 1.0, 0.3])
+    f = lambda x: (x[0] - 0.7) ** 2 + (x[1] - 3.0) ** 2 / 10 + offset[x[2].astype(jnp.int32)]  # noqa: E731
+    return nbo.Problem("mixed", 3, space, f, optimal_value=0.0)
+
+
+@pytest.mark.parametrize("name", ["gp-ei", "random"])
+def test_run_bo_on_a_mixed_space_asks_valid_configurations_and_vmaps(name, x64):
+    """Every algorithm searches the space's encodings: each asked point is a valid
+    configuration (integers on their step, categories as indices), the GP finds the optimum's
+    integer and category, and a vmapped seed equals the seed run alone (float64)."""
+    import nbo_jax as nbo
+    from test_contract import _build
+
+    problem = _mixed_problem()
+    algo = _build(name)
+    run = jax.jit(lambda k: nbo.run_bo(k, algo, problem, n_init=4, n_iter=10))
+    keys = jax.random.split(jax.random.key(0), 2)
+    many = jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=4, n_iter=10)))(keys)
+    one = run(keys[1])
+    np.testing.assert_array_equal(many.x[1], one.x)
+    x = np.asarray(one.x)
+    assert np.all(problem.bounds.contains(x)) and np.all(x[:, 2] == np.round(x[:, 2]))
+    if name == "gp-ei":
+        best = x[np.argmin(np.asarray(one.y))]
+        assert (best[1], best[2]) == (3.0, 0.0), best
+
+
+def test_the_mixed_optimizer_finds_the_enumerated_maximum(x64):
+    """optimize_acqf on a mixed space: raw samples rounded, the continuous columns climbed,
+    then the discrete local search; the answer is a valid configuration with the utility of
+    the exhaustive search over every integer and category (the continuous part in closed
+    form), from far starts."""
+    from nbo_jax.dataset import Dataset
+    from nbo_jax.optimize import acq_optimizer, optimize_acqf
+
+    space = search_space([Integer("k", 0, 9), Categorical("c", ("p", "q", "r", "s")), Continuous("a", 0.0, 1.0)])
+    bonus = jnp.array([0.0, 0.4, 0.1, 0.3])
+
+    def utility(u):  # (N, 6) encodings -> (N,): best at k = 7, c = "q", a = 0.25
+        x = space.from_unit(u)
+        return -(x[:, 0] - 7.0) ** 2 / 20 + bonus[x[:, 1].astype(jnp.int32)] - (x[:, 2] - 0.25) ** 2
+
+    data = Dataset.empty(8, space.unit_dim, jnp.float64, space=space)
+    data = data.add_batch(jnp.asarray(space.encode([dict(k=0, c="p", a=0.9)])), jnp.array([1.0]))
+    opts = acq_optimizer(raw_samples=16, num_restarts=2, steps=30, local_fraction=0.0)
+    for seed in range(3):
+        u = jax.jit(lambda k: optimize_acqf(utility, k, data, opts))(jax.random.key(seed))
+        np.testing.assert_array_equal(np.asarray(space.round(u)), np.asarray(u))  # a valid encoding
+        config = space.decode(np.asarray(u))[0]
+        assert (config["k"], config["c"]) == (7, "q"), config
+        assert config["a"] == pytest.approx(0.25, abs=1e-4)
