@@ -43,3 +43,26 @@ def test_neural_samplers_return_each_distributions_type(make):
         assert type(params["x"]) is float and 1e-3 <= params["x"] <= 1.0
         assert type(params["n"]) is int and params["n"] in (3, 5, 7, 9)
         assert type(params["c"]) is int and params["c"] in (-1, -10, -100)
+
+
+def test_suggested_floats_have_no_float32_artefact_and_keep_bounds_and_steps():
+    """The algorithm computes in float32 (no x64): a suggested float is the shortest decimal
+    of its float32 point (``1.1584198``, not ``1.1584198474884033``), a stepped float is
+    written with its step's decimals (``0.3``, not ``0.30000000000000004``), all inside their
+    bounds, for a float64 ``suggest_float("x", 0, 2)``."""
+    import numpy as np
+
+    space = dict(x=FloatDistribution(0.0, 2.0), z=FloatDistribution(0.0, 1.0, step=0.1),
+                 lr=FloatDistribution(1e-3, 1.0, log=True))
+    study = optuna.create_study(sampler=NBOSampler(nbo.random_search(), n_startup_trials=0, seed=0))
+    study.tell(study.ask(space), 1.0)
+    xs = []
+    for _ in range(4):
+        trial = study.ask(space)
+        x, z, lr = (trial.params[k] for k in ("x", "z", "lr"))
+        assert type(x) is float and 0.0 <= x <= 2.0 and 1e-3 <= lr <= 1.0
+        assert x == float(str(np.float32(x))) and len(repr(x)) <= 11, repr(x)  # no float32 tail
+        assert z in {k / 10 for k in range(11)}, repr(z)  # exactly a decimal of the step
+        study.tell(trial, x + z)
+        xs.append(x)
+    assert any(float(np.float32(x)) != x for x in xs)  # floats written in float64, not float32 values

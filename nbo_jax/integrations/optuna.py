@@ -46,6 +46,7 @@ algorithms (Neural-BO, GP-BO, NeuralUCB/TS, adaptive basis) lose nothing by the 
 
 from __future__ import annotations
 
+import decimal
 import functools
 import json
 import math
@@ -147,15 +148,30 @@ def _internal_bounds(search_space: dict[str, FloatDistribution]) -> tuple[np.nda
     return lower, upper
 
 
+def _decimals(value: float) -> int:
+    """The number of decimals of ``value``'s shortest repr (``0.25`` -> 2, ``3.0`` -> 0)."""
+    exponent = decimal.Decimal(repr(float(value))).normalize().as_tuple().exponent
+    return max(0, -exponent) if isinstance(exponent, int) else 0
+
+
 def _from_internal(x: np.ndarray, search_space: dict) -> dict[str, float | int]:
-    """The parameters of an internal point ``x (d,)``: ``10**x`` for log scales, stepped
-    values rounded to ``low + k step`` (an integer's step is 1 unless given); all clipped to
-    ``[low, high]``, as Python floats, or Python ints for :class:`IntDistribution`."""
+    """The parameters of an internal point ``x (d,)`` (float32 or float64): ``10**x`` for log
+    scales, stepped values rounded to ``low + k step`` (an integer's step is 1 unless given;
+    a float's is written with the decimals of ``low`` and ``step``, so ``0.3``, not
+    ``0.30000000000000004``); all clipped to ``[low, high]``, as Python floats, or Python
+    ints for :class:`IntDistribution`. A float32 coordinate is read as the shortest decimal
+    that rounds to it (``1.1584198``, not ``1.1584198474884033``): the float64 value has no
+    float32 artefact."""
+    x = np.asarray(x)
+    short = x.dtype == np.float32
     params = {}
-    for v, (name, dist) in zip(np.asarray(x, dtype=np.float64), search_space.items()):
-        v = 10.0 ** float(v) if dist.log else float(v)
+    for v, (name, dist) in zip(x.tolist(), search_space.items()):
+        v = float(str(np.float32(v))) if short else float(v)
+        v = 10.0 ** v if dist.log else v
         if dist.step is not None:
             v = dist.low + round((v - dist.low) / dist.step) * dist.step
+            if isinstance(dist, FloatDistribution):
+                v = round(v, max(_decimals(dist.low), _decimals(dist.step)))
         v = min(max(v, dist.low), dist.high)
         params[name] = int(round(v)) if isinstance(dist, IntDistribution) else float(v)
     return params
@@ -210,9 +226,11 @@ def _shared_params(trial: FrozenTrial) -> dict[str, Any]:
 
 
 class NBOSampler(BaseSampler):
-    """An Optuna sampler that proposes a trial's float parameters with an nbo_jax algorithm
-    (the module doc says how the study's history is read), everything else with an
-    independent sampler. Implements Optuna's :class:`optuna.samplers.BaseSampler`.
+    """An Optuna sampler that proposes a trial's float and integer parameters with an nbo_jax
+    algorithm (the module doc says how the study's history is read; an integer is modelled as
+    a continuous coordinate and rounded to its step), everything else (categorical,
+    single-valued and dynamic parameters) with an independent sampler. Implements Optuna's
+    :class:`optuna.samplers.BaseSampler`.
 
     Example::
 
@@ -230,7 +248,7 @@ class NBOSampler(BaseSampler):
         seed: seed of the algorithm's PRNG keys and of the default independent sampler (int
             >= 0); ``None``: drawn at random once.
         independent_sampler: the sampler of parameters outside the relative search space
-            (integers, categoricals, dynamic ones) and of the startup trials; default
+            (categorical, single-valued and dynamic ones) and of the startup trials; default
             ``optuna.samplers.RandomSampler(seed=seed)``.
         capacity_step: the optimizer's capacity is the number of observations and pending
             points plus one, rounded up to a multiple of this (int >= 1), so compiled code is
@@ -319,7 +337,8 @@ class NBOSampler(BaseSampler):
             opt = AskTell(self._fast, (lower, upper), capacity, key, X, y)
         if P.shape[0]:
             opt.add_pending(P)
-        asked = _from_internal(opt.ask(), space)
+        # the algorithm's own dtype (float32 without x64), read as the shortest decimal
+        asked = _from_internal(np.asarray(opt.ask(), dtype=opt.state.data.u.dtype), space)
         params = {name: asked[name] if name in asked else independent(name) for name in search_space}
 
         # share the point with other processes before the objective suggests it
