@@ -1,6 +1,7 @@
 """Benchmark problems: synthetic test functions, constrained problems, problems with a known
 PDE, COCO's BBOB problems (:mod:`nbo_jax.benchmarks.bbob`, evaluated by ``cocoex``; built
-with :func:`nbo_jax.benchmarks.bbob.problem`, not :func:`get`), and the :func:`get` factory.
+with :func:`nbo_jax.benchmarks.bbob.problem`, not :func:`get`), mixed-space problems
+(:mod:`nbo_jax.benchmarks.mixed`), and the :func:`get` factory.
 
 :func:`get` dispatches constrained names (see :mod:`nbo_jax.benchmarks.constrained`) to
 :func:`nbo_jax.benchmarks.constrained.get`, PDE names (:mod:`nbo_jax.benchmarks.pde_problems`,
@@ -21,7 +22,7 @@ import importlib
 
 from typing import Optional
 
-from . import bbob, constrained, finite, heat, pde_problems, synthetic
+from . import bbob, constrained, finite, heat, mixed, pde_problems, synthetic
 from .constrained import (
     ackley_constraints,
     branin_constraints,
@@ -62,6 +63,7 @@ __all__ = [
     "heat",
     "constrained",
     "finite",
+    "mixed",
     "TASKS",
     "ackley",
     "levy",

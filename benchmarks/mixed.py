@@ -1,0 +1,125 @@
+"""Mixed search spaces: our algorithms against Optuna's TPE and GPSampler and random search.
+
+The problems of :mod:`nbo_jax.benchmarks.mixed` (CoCaBO's Func2C and Func3C, Ackley-6 with
+three integer inputs), noise-free, ``--n-init`` + ``--n-iter`` evaluations (Optuna: the same
+number of trials, its samplers' own start-up designs), ``--seeds`` seeds. Our algorithms run
+vmapped over the seeds in one ``run_bo`` (float32); each Optuna study runs alone with
+``seed=s`` and suggests floats, integers and categories natively.
+
+Reported per problem and method: the median [IQR] of the best value found, and the
+normalized score of Bayesmark (Turner et al. 2021): ``(m_random - best) / (m_random -
+best_any)``, 1 = the best value any method found on any seed, 0 = random search's median; and
+one-sided Welch p-values that a method's scores are higher than TPE's and than GPSampler's
+(:func:`nbo_jax.analysis.stats.welch_one_sided`). Results go to ``--out`` as JSON::
+
+    uv run python benchmarks/mixed.py --seeds 10 --out results/mixed
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import nbo_jax as nbo
+from nbo_jax.analysis.stats import welch_one_sided
+from nbo_jax.benchmarks.mixed import PROBLEMS
+from nbo_jax.search_space import Categorical, Integer
+
+OURS = ("gp-ei", "neural-bo", "random")
+OPTUNA = ("tpe", "gp-optuna")
+
+
+def run_ours(name: str, problem, seeds: int, n_init: int, n_iter: int) -> np.ndarray:
+    """``(seeds,)`` the best value each seed found (one vmapped ``run_bo``)."""
+    algo = nbo.registry.get(name)
+    keys = jax.random.split(jax.random.key(0), seeds)
+    hist = jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=n_init, n_iter=n_iter)))(keys)
+    return np.asarray(jnp.min(jnp.where(hist.valid, hist.f, jnp.inf), axis=1), np.float64)
+
+
+def run_optuna(name: str, problem, seeds: int, n_trials: int) -> np.ndarray:
+    """``(seeds,)`` the best value of an Optuna study per seed (TPE or GPSampler)."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    space = problem.bounds
+    objective = jax.jit(problem.objective)
+
+    def value(trial):
+        x = []
+        for p in space.parameters:
+            if isinstance(p, Categorical):
+                x.append(p.choices.index(trial.suggest_categorical(p.name, list(p.choices))))
+            elif isinstance(p, Integer):
+                x.append(trial.suggest_int(p.name, p.low, p.high, step=p.step, log=p.log))
+            else:
+                x.append(trial.suggest_float(p.name, p.low, p.high, log=p.log))
+        return float(objective(jnp.asarray(x, jnp.float32)))
+
+    best = []
+    for s in range(seeds):
+        sampler = (optuna.samplers.TPESampler(seed=s) if name == "tpe"
+                   else optuna.samplers.GPSampler(seed=s))
+        study = optuna.create_study(sampler=sampler)
+        study.optimize(value, n_trials=n_trials)
+        best.append(study.best_value)
+    return np.asarray(best, np.float64)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problems", nargs="+", default=list(PROBLEMS), choices=list(PROBLEMS))
+    parser.add_argument("--methods", nargs="+", default=list(OURS + OPTUNA), choices=list(OURS + OPTUNA))
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--n-init", type=int, default=5)
+    parser.add_argument("--n-iter", type=int, default=40)
+    parser.add_argument("--out", default="results/mixed")
+    args = parser.parse_args(argv)
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results = {}
+    for pname in args.problems:
+        problem = PROBLEMS[pname]()
+        finals, seconds = {}, {}
+        for m in args.methods:
+            t0 = time.perf_counter()
+            if m in OURS:
+                finals[m] = run_ours(m, problem, args.seeds, args.n_init, args.n_iter)
+            else:
+                finals[m] = run_optuna(m, problem, args.seeds, args.n_init + args.n_iter)
+            seconds[m] = time.perf_counter() - t0
+            print(f"{pname} {m}: median {np.median(finals[m]):.4g} ({seconds[m]:.0f} s)", flush=True)
+        best_any = min(float(np.min(v)) for v in finals.values())
+        m_random = float(np.median(finals["random"])) if "random" in finals else float("nan")
+        scores = {m: (m_random - v) / (m_random - best_any) for m, v in finals.items()}
+        results[pname] = {m: {"final": finals[m].tolist(), "score": scores[m].tolist(), "seconds": seconds[m]}
+                          for m in finals}
+    (out / "mixed.json").write_text(json.dumps(dict(args=vars(args), results=results), indent=1))
+    print(f"\n{args.seeds} seeds, {args.n_init} + {args.n_iter} evaluations, noise-free; "
+          "median [25%, 75%] of the best value; normalized score (Bayesmark) median; "
+          "one-sided Welch p that the method's scores are higher than TPE's / GPSampler's\n")
+    print("| problem | method | best value | score | p vs TPE | p vs GPSampler |")
+    print("|---|---|---|---|---|---|")
+    for pname, per in results.items():
+        for m, r in per.items():
+            f, s = np.asarray(r["final"]), np.asarray(r["score"])
+            q = np.percentile(f, [25, 50, 75])
+            p = [welch_one_sided(np.asarray(per[b]["score"]), s) if b in per and b != m else float("nan")
+                 for b in ("tpe", "gp-optuna")]
+            print(f"| {pname} | {m} | {q[1]:.4g} [{q[0]:.4g}, {q[2]:.4g}] | {np.median(s):.3f} | "
+                  f"{p[0]:.3g} | {p[1]:.3g} |")
+    mean = {m: float(np.mean([np.median(per[m]["score"]) for per in results.values() if m in per]))
+            for m in args.methods}
+    print("\nmean over problems of the median score: " + ", ".join(f"{m} {v:.3f}" for m, v in mean.items()))
+    print(f"written to {out / 'mixed.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
