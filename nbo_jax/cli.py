@@ -15,6 +15,13 @@ too), prints a summary table of the final simple regret, and writes ``histories.
 Errors in the options exit with status 2 before anything runs; so does an output folder
 (``--out``) that cannot be created or written, which is checked with a probe file before any
 computation.
+
+Ctrl-C (SIGINT) during ``run`` or ``compare`` stops at the next step or between methods
+(a compilation in progress finishes first): the methods that finished are written whole,
+``config.json`` names the interrupted method and those not run (``"interrupted"``), the
+folder is printed and the exit status is 130. A second Ctrl-C aborts at once without writing.
+A method whose run is projected to take more than ten minutes (from its first steps) is
+announced with the projection.
 """
 
 from __future__ import annotations
@@ -23,9 +30,12 @@ import argparse
 import contextlib
 import datetime as _dt
 import math
+import os
 import pathlib
+import signal
 import sys
 import tempfile
+import threading
 from typing import Optional, Sequence
 
 from . import analysis
@@ -34,6 +44,12 @@ from . import analysis
 # 'run' and 'compare' alike
 NOISE_DEFAULT = "paper"
 NEURAL_BO_OPTIONS = ("width", "depth", "nu", "lam", "posterior", "preset", "candidates", "epochs")
+# the exit status of a run stopped by Ctrl-C (128 + SIGINT, the shell's convention)
+EXIT_INTERRUPTED = 130
+STOP_HELP = ("Ctrl-C stops the run at the next BO step (a compilation in progress finishes first), writes the "
+             "methods that finished to --out (config.json names the interrupted one) and exits with status 130; "
+             "a second Ctrl-C aborts at once. A method projected to run longer than ten minutes is announced "
+             "after its first steps.")
 
 
 # --------------------------------------------------------------------------- parser
@@ -81,6 +97,9 @@ def _add_experiment_options(group, *, noise, seeds: int, min_seeds: int, out: st
     group.add_argument("--force", action="store_true",
                        help="write into an --out folder that already holds results (they are replaced); "
                        "without it such a folder is refused before anything runs")
+    group.add_argument("--segments", type=int, default=1,
+                       help="run each method in this many compiled segments of growing capacity (run_bo's "
+                       "segments): the cost of a long run follows its data")
     group.add_argument("--x64", action="store_true", help="enable float64 (jax_enable_x64) for the runs")
 
 
@@ -102,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
         "all algorithms share the initial designs of a seed), print the final simple "
         "regret per method and write histories.npz, config.json, summary.md and regret.png.",
         formatter_class=_HelpFormatter,
+        epilog=STOP_HELP,
     )
     g = run.add_argument_group("experiment")
     g.add_argument("--algorithm", default="neural-bo,random",
@@ -137,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
         "baseline against --reference with Benjamini-Hochberg T/F; Table 4.2 for constrained "
         "problems) as Markdown and CSV.",
         formatter_class=_HelpFormatter,
+        epilog=STOP_HELP,
     )
     c = cmp_.add_argument_group("experiment")
     c.add_argument("--algorithms", default="neural-bo,random",
@@ -349,11 +370,89 @@ def _title(cfg: dict) -> str:
     return f"{cfg.get('problem', '?')} (d={cfg.get('dim', '?')}), {noise_txt}, {cfg.get('n_seeds', '?')} seeds"
 
 
+# --------------------------------------------------------------------------- Ctrl-C
+@contextlib.contextmanager
+def _stop_on_sigint():
+    """Inside the block the first SIGINT sets the yielded :class:`threading.Event` (the run
+    stops at its next step, :func:`nbo_jax.comparison.run_methods`' ``should_stop``) and a
+    second one exits at once with status 130; the previous handler is restored on the way
+    out. Outside the main thread (where no handler can be installed) the event is never set."""
+    event = threading.Event()
+
+    def handler(signum, frame):
+        if event.is_set():
+            print("\nnbo-jax: second Ctrl-C: aborted, nothing more written", file=sys.stderr, flush=True)
+            os._exit(EXIT_INTERRUPTED)
+        event.set()
+        print("\nnbo-jax: Ctrl-C: stopping at the next step and writing the finished methods "
+              "(Ctrl-C again aborts at once)", file=sys.stderr, flush=True)
+
+    try:
+        previous = signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread
+        yield event
+        return
+    try:
+        yield event
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _run_methods_stoppable(problem, algos, keys, *, n_init: int, n_iter: int, segments: int):
+    """:func:`nbo_jax.comparison.run_methods` under :func:`_stop_on_sigint`, in a worker thread
+    while this (main) thread waits, so that a SIGINT is handled at once whatever JAX is doing.
+
+    Returns ``(histories, timings, interrupted)``: ``interrupted`` is ``None``, or the
+    :class:`~nbo_jax.comparison.RunInterrupted` whose finished methods are ``histories``."""
+    from . import comparison
+    from .comparison import RunInterrupted
+
+    box: dict = {}
+    with _stop_on_sigint() as stop:
+        def work():
+            try:
+                box["result"] = comparison.run_methods(problem, algos, keys, n_init=n_init, n_iter=n_iter,
+                                                       segments=segments, should_stop=stop.is_set,
+                                                       long_run_s=comparison.LONG_RUN_S)
+            except BaseException as err:  # handed to the main thread
+                box["error"] = err
+
+        worker = threading.Thread(target=work, name="nbo-jax-run", daemon=True)
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.1)
+    if isinstance(box.get("error"), RunInterrupted):
+        err = box["error"]
+        return err.histories, err.timings, err
+    if "error" in box:
+        raise box["error"]
+    return (*box["result"], None)
+
+
+def _interrupted_record(stopped) -> dict:
+    """``config["interrupted"]`` of a run stopped by Ctrl-C."""
+    return {"by": "SIGINT (Ctrl-C)", "method": stopped.interrupted, "not_run": list(stopped.not_run),
+            "finished": sorted(stopped.histories),
+            "note": "the interrupted method's steps are not saved (a compiled run returns at its end); "
+                    "the finished methods are whole"}
+
+
+def _report_interrupted(stopped, out: Optional[pathlib.Path]) -> int:
+    """Print what a Ctrl-C left (and where it was written); returns :data:`EXIT_INTERRUPTED`."""
+    lost = ([f"{stopped.interrupted} (interrupted)"] if stopped.interrupted else []) + \
+        [f"{n} (not run)" for n in stopped.not_run]
+    where = f"wrote the finished methods ({', '.join(sorted(stopped.histories))}) to {out}" if out is not None \
+        else "no method had finished: nothing was written"
+    print(f"\nnbo-jax: stopped by Ctrl-C; {where}; left out: {', '.join(lost) or 'none'}", file=sys.stderr,
+          flush=True)
+    return EXIT_INTERRUPTED
+
+
 # --------------------------------------------------------------------------- run
 def _validate_counts(args, parser) -> None:
     checks = [("--n-init", args.n_init, 1), ("--seeds", args.seeds, 1), ("--iterations", args.iterations, 0),
               ("--width", args.width, 1), ("--depth", args.depth, 2), ("--candidates", args.candidates, 1),
-              ("--epochs", args.epochs, 1)]
+              ("--epochs", args.epochs, 1), ("--segments", args.segments, 1)]
     for option, value, minimum in checks:
         if value is not None and value < minimum:
             parser.error(f"{option} must be >= {minimum}, got {value}")
@@ -407,10 +506,11 @@ def _cmd_run(args, parser, argv) -> int:
 def _run_all(args, argv, algos, problem, out: pathlib.Path) -> int:
     import jax
 
-    from .comparison import run_methods
-
     keys = jax.random.split(jax.random.key(args.seed), args.seeds)
-    histories, timings = run_methods(problem, algos, keys, n_init=args.n_init, n_iter=args.iterations)
+    histories, timings, stopped = _run_methods_stoppable(problem, algos, keys, n_init=args.n_init,
+                                                         n_iter=args.iterations, segments=args.segments)
+    if stopped is not None and not histories:
+        return _report_interrupted(stopped, None)
 
     fstar = problem.optimal_value
     config = {
@@ -427,9 +527,12 @@ def _run_all(args, argv, algos, problem, out: pathlib.Path) -> int:
         "n_seeds": args.seeds,
         "seed": args.seed,
         "x64": bool(args.x64),
+        "segments": args.segments,
         "neural_bo": ({k: getattr(args, k) for k in NEURAL_BO_OPTIONS if getattr(args, k) is not None}
                       if "neural-bo" in algos else None),
     }
+    if stopped is not None:
+        config["interrupted"] = _interrupted_record(stopped)
     rows = analysis.summary_rows(histories, fstar, analysis.wall_seconds(timings))
     curves, ylabel, note = _curves(histories, fstar)
     print(f"\nfinal {ylabel} after {args.n_init + args.iterations} evaluations, {args.seeds} seeds "
@@ -457,7 +560,7 @@ def _run_all(args, argv, algos, problem, out: pathlib.Path) -> int:
     print("\nwrote:")
     for kind, path in paths.items():
         print(f"  {kind}: {path}")
-    return 0
+    return 0 if stopped is None else _report_interrupted(stopped, out)
 
 
 # --------------------------------------------------------------------------- compare
@@ -552,7 +655,7 @@ def _cmd_compare(args, parser, argv) -> int:
     from . import comparison, registry
 
     for option, value, minimum in (("--n-init", args.n_init, 1), ("--seeds", args.seeds, 3),
-                                   ("--iterations", args.iterations, 0)):
+                                   ("--iterations", args.iterations, 0), ("--segments", args.segments, 1)):
         if value < minimum:
             parser.error(f"{option} must be >= {minimum}, got {value}")
     if not 0 < args.alpha < 1:
@@ -573,13 +676,22 @@ def _cmd_compare(args, parser, argv) -> int:
         _check_constrained(built, problem, parser, "--algorithms")
         _attach_pde(built, problem, parser, "--algorithms", options)
         out = _output_dir(args, parser, f"compare_{problem.name}_d{problem.dim}")
-        result = comparison.compare(problem, built, n_init=args.n_init, n_iter=args.iterations, seeds=args.seeds,
-                                    seed=args.seed, reference=reference, alpha=args.alpha)
+        import jax
+
+        keys = jax.random.split(jax.random.key(args.seed), args.seeds)
+        histories, timings, stopped = _run_methods_stoppable(problem, built, keys, n_init=args.n_init,
+                                                             n_iter=args.iterations, segments=args.segments)
         config = {"command": "compare", "argv": list(argv) if argv is not None else sys.argv[1:],
                   "algorithms": names, "options": options, "noise": args.noise, "noise_std": problem.noise_std,
-                  "n_seeds": args.seeds, "seed": args.seed, "alpha": args.alpha, "x64": bool(args.x64)}
-        paths = comparison.save(result, out, config,
-                                title=f"{problem.name} (d={problem.dim}), {args.seeds} seeds, noise std {problem.noise_std:.3g}")
+                  "n_seeds": args.seeds, "seed": args.seed, "alpha": args.alpha, "x64": bool(args.x64),
+                  "segments": args.segments}
+        title = f"{problem.name} (d={problem.dim}), {args.seeds} seeds, noise std {problem.noise_std:.3g}"
+        if stopped is not None:
+            return _save_interrupted_compare(stopped, problem, config, out, title, args.n_init)
+        result = comparison.result_from_histories(problem, histories, timings, reference=reference,
+                                                  n_init=args.n_init, n_evaluations=args.n_init + args.iterations,
+                                                  alpha=args.alpha)
+        paths = comparison.save(result, out, config, title=title)
         welch_no = "4.2" if problem.constraints is not None else "3.2"
         for name, fn in ((f"final {result.metric}, median [q25, q75]", comparison.summary_table),
                          ("Table 3.1 (Phan-Trong 2024, PhD thesis): KS normality p-values", comparison.ks_table),
@@ -591,6 +703,25 @@ def _cmd_compare(args, parser, argv) -> int:
         for kind, path in paths.items():
             print(f"  {kind}: {path}")
         return 0
+
+
+def _save_interrupted_compare(stopped, problem, config, out: pathlib.Path, title: str, n_init: int) -> int:
+    """``compare`` stopped by Ctrl-C: the finished methods' histories, ``config.json`` (with
+    ``"interrupted"``) and ``regret.png``, without the statistical tables (they need every
+    method); returns :data:`EXIT_INTERRUPTED`."""
+    if not stopped.histories:
+        return _report_interrupted(stopped, None)
+    config = dict(config, problem=problem.name, dim=problem.dim, n_init=n_init,
+                  interrupted=_interrupted_record(stopped))
+    paths = analysis.save_results(out, stopped.histories, config, optimal_value=problem.optimal_value,
+                                  timings=stopped.timings)
+    curves, label, _ = _curves(stopped.histories, problem.optimal_value)
+    paths["plot"] = analysis.plot_regret(curves, out / "regret.png", title=title, n_init=n_init, ylabel=label)
+    print("\nthe statistical tables are not written: the run was interrupted before every method finished")
+    print("\nwrote:")
+    for kind, path in paths.items():
+        print(f"  {kind}: {path}")
+    return _report_interrupted(stopped, out)
 
 
 # --------------------------------------------------------------------------- plot

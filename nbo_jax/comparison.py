@@ -26,12 +26,14 @@ finite.
 from __future__ import annotations
 
 import csv
+import contextlib
 import dataclasses
+import logging
 import math
 import pathlib
 import time
 from functools import partial
-from typing import Collection, Mapping, Optional, Sequence
+from typing import Callable, Collection, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -41,6 +43,82 @@ from .analysis.tables import markdown_table as markdown  # the one table rendere
 from .types import BOAlgorithm, Problem
 
 LOG_FLOOR = 1e-12
+# a method whose projected run time exceeds this many seconds is announced (run_methods' long_run_s)
+LONG_RUN_S = 600.0
+
+
+class RunInterrupted(Exception):
+    """Raised by :func:`run_methods` when its ``should_stop`` returned True: the run stopped at
+    a step or method boundary.
+
+    Attributes:
+        histories: the methods that finished, as :func:`run_methods` returns them (whole).
+        timings: their timings.
+        interrupted: the method stopped during its run (its steps are lost: a compiled run
+            returns nothing until its last step), or ``None`` when the stop came between methods.
+        not_run: the methods that were not started.
+    """
+
+    def __init__(self, histories: dict, timings: dict, interrupted: Optional[str], not_run: list):
+        self.histories, self.timings, self.interrupted, self.not_run = histories, timings, interrupted, not_run
+        stopped = f"during {interrupted!r}" if interrupted else "between methods"
+        super().__init__(f"run stopped {stopped}; finished: {sorted(histories)}, not run: {not_run}")
+
+
+class _Stop(Exception):
+    """Raised inside a step hook to end a compiled run at that step."""
+
+
+class _StepHook:
+    """The host-side step hook of one method in :func:`run_methods`: the progress bar, the
+    projected run time (announced once when longer than ``long_run_s``) and the stop check.
+
+    Called with the step index ``t`` (``0..n_iter-1``) after each step; runs whose seeds go in
+    sequence call it ``runs`` times over (``t`` starts again at 0 for each seed)."""
+
+    def __init__(self, name: str, n_iter: int, runs: int, *, progress: bool, should_stop, long_run_s,
+                 verbose: bool, clock=time.perf_counter):
+        self.name, self.n_iter, self.total = name, n_iter, max(1, n_iter * runs)
+        self.progress, self.should_stop, self.long_run_s, self.verbose = progress, should_stop, long_run_s, verbose
+        self.clock = clock
+        self.start = clock()
+        self.last, self.wraps, self.estimated = -1, 0, False
+        self.projected_s: Optional[float] = None
+        self.stopped = False
+
+    def __call__(self, t) -> None:
+        now = self.clock()
+        if self.progress:
+            from .loop import _tick
+
+            _tick(t, self.n_iter)
+        step = int(np.max(np.asarray(t)))
+        if step < self.last:  # the next seed of a run in sequence
+            self.wraps += 1
+        self.last = step
+        done = self.wraps * self.n_iter + step + 1
+        elapsed = now - self.start
+        if not self.estimated and (done >= 3 or elapsed >= 2.0 or done >= self.total):
+            self.estimated = True
+            self.projected_s = elapsed / done * self.total
+            if self.verbose and self.long_run_s is not None and self.projected_s > self.long_run_s:
+                print(f"\n  {self.name}: this run is projected to take about {_duration(self.projected_s)} "
+                      f"({elapsed / done:.3g} s per step from its first {done} of {self.total} steps). For a "
+                      "shorter run: fewer iterations or seeds, a smaller network (width, candidates, epochs), or "
+                      "segments of growing capacity (segments=; --segments in nbo-jax); Ctrl-C in nbo-jax stops "
+                      "at the next step and writes the finished methods.", flush=True)
+        if done < self.total and self.should_stop is not None and self.should_stop():  # the last step finishes
+            self.stopped = True
+            raise _Stop(f"{self.name}: stopped at step {step + 1} of {self.n_iter}")
+
+
+def _duration(seconds: float) -> str:
+    """``3725.0`` -> ``"1.0 h"``; ``90`` -> ``"1.5 min"``; ``12`` -> ``"12 s"``."""
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    if seconds >= 60:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds:.0f} s"
 
 
 @dataclasses.dataclass
@@ -92,6 +170,8 @@ def run_methods(
     progress: bool = True,
     verbose: bool = True,
     vmap_seeds: bool | Collection[str] = True,
+    should_stop: Optional[Callable[[], bool]] = None,
+    long_run_s: Optional[float] = LONG_RUN_S,
 ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, float]]]:
     """Run each algorithm on ``problem`` for every key and time compilation and run apart.
 
@@ -121,6 +201,17 @@ def run_methods(
             can run faster in sequence on a CPU (GP-UCB on Ackley-10, 10 seeds of 10 + 200, one
             core: 697 s vmapped, 137 s in sequence). The results agree in float64; in float32
             a batched seed may drift from the same seed run alone.
+        should_stop: a callable checked before each method, after its compilation and after
+            every step (a host callback, like the progress bar's): when it returns True the run
+            stops there and :class:`RunInterrupted` is raised with the methods that finished.
+            The ``nbo-jax`` command line passes a flag set by Ctrl-C. A compiled run returns
+            nothing until its last step, so the method stopped mid-run is lost; the finished
+            ones are whole.
+        long_run_s: when a method's run is projected to take longer than this many seconds
+            (from its first 3 steps, or its first steps of 2 s or more) a line says so, with
+            the projection and what shortens it (``verbose`` only; ``None``: never). The
+            projection is made by the step hook, so only with ``progress`` or ``should_stop``;
+            with ``segments > 1`` the first steps are the cheapest and it is a lower bound.
 
     Returns:
         ``(histories, timings)``: ``histories[name]`` the numpy fields of the vmapped
@@ -134,6 +225,7 @@ def run_methods(
             method not in ``algorithms`` or neither a bool nor a collection of names, or the errors of
         :func:`nbo_jax.run_bo` on the algorithms, the problem or the counts, all raised
         before anything runs.
+        RunInterrupted: ``should_stop()`` returned True (carries the finished methods).
     """
     import jax
 
@@ -161,10 +253,18 @@ def run_methods(
     else:
         raise TypeError(f"vmap_seeds must be a bool or a collection of algorithm names, got {vmap_seeds!r}")
 
+    if should_stop is not None and not callable(should_stop):
+        raise TypeError(f"should_stop must be a callable returning a bool, got {should_stop!r}")
+    if long_run_s is not None and not (isinstance(long_run_s, (int, float)) and long_run_s >= 0):
+        raise ValueError(f"long_run_s must be a number >= 0 or None, got {long_run_s!r}")
+
     n_seeds = len(keys)
     n_total = n_init + n_iter
     histories, timings = {}, {}
-    for name, algo in algorithms.items():
+    names = list(algorithms)
+    for i, (name, algo) in enumerate(algorithms.items()):
+        if should_stop is not None and should_stop():
+            raise RunInterrupted(histories, timings, None, names[i:])
         q = algo.q
         iters = -(-n_iter // q)
         batched = name in vmapped
@@ -173,13 +273,27 @@ def run_methods(
                   f"{'vmapped' if batched else 'in sequence'} ({n_init} initial + {iters * q} evaluations each)",
                   flush=True)
 
-        def one(key, algo=algo, iters=iters):
-            return run_bo(key, algo, problem, n_init=n_init, n_iter=iters, progress=progress, segments=segments)
+        hook = (_StepHook(name, iters, 1 if batched else n_seeds, progress=progress, should_stop=should_stop,
+                          long_run_s=long_run_s, verbose=verbose)
+                if progress or should_stop is not None else False)
+
+        def one(key, algo=algo, iters=iters, hook=hook):
+            return run_bo(key, algo, problem, n_init=n_init, n_iter=iters, progress=hook, segments=segments)
 
         t0 = time.perf_counter()
         compiled = jax.jit(jax.vmap(one) if batched else partial(jax.lax.map, one)).lower(keys).compile()
         t1 = time.perf_counter()
-        hist = jax.block_until_ready(compiled(keys))
+        if should_stop is not None and should_stop():
+            raise RunInterrupted(histories, timings, None, names[i:])
+        if hook:
+            hook.start = hook.clock()
+        try:
+            with _quiet_stop_logs():
+                hist = jax.block_until_ready(compiled(keys))
+        except Exception as err:
+            if hook and hook.stopped:  # the step hook ended the run (JAX wraps its _Stop in its own error)
+                raise RunInterrupted(histories, timings, name, names[i + 1:]) from None
+            raise
         t2 = time.perf_counter()
         arrays = analysis.history_to_numpy(hist)
         histories[name] = {k: v[:, :n_total] for k, v in arrays.items()}
@@ -189,6 +303,24 @@ def run_methods(
             print(f"  {name}: compile {t1 - t0:.2f} s, run {t2 - t1:.2f} s; "
                   f"NaN/inf observations: {n_bad} of {n_seeds * n_total}", flush=True)
     return histories, timings
+
+
+class _DropStopRecords(logging.Filter):
+    """Drops the log record of a step hook's :class:`_Stop` (``jax.debug.callback failed``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], _Stop))
+
+
+@contextlib.contextmanager
+def _quiet_stop_logs():
+    """Inside the block, JAX does not log the traceback of a stop raised by a step hook."""
+    logger, drop = logging.getLogger("jax._src.debugging"), _DropStopRecords()
+    logger.addFilter(drop)
+    try:
+        yield
+    finally:
+        logger.removeFilter(drop)
 
 
 def compare(

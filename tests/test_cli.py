@@ -325,3 +325,97 @@ def test_run_and_compare_build_the_same_neural_bo_with_the_same_noise():
     assert len(calls) == 1
     given = parser.parse_args(["run", "--algorithm", "neural-bo", "--nu", "0.5", "--width", "32"])
     assert cli._build_algorithms(given, given.subparser)["neural-bo"].config.kwargs == {"nu": 0.5, "width": 32}
+
+
+# --------------------------------------------------------------------------- Ctrl-C and the cost estimate
+def _sigint_at(monkeypatch, method_index: int, step: int):
+    """Make the progress bar of the ``method_index``-th method send SIGINT to this process after
+    its step ``step`` (0-based), then give the main thread time to handle it."""
+    import signal
+    import time
+
+    import nbo_jax.loop
+
+    starts = []
+
+    def tick(t, total):
+        t = int(np.max(np.asarray(t)))
+        if t == 0:
+            starts.append(total)
+        if len(starts) == method_index + 1 and t == step:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.5)
+
+    monkeypatch.setattr(nbo_jax.loop, "_tick", tick)
+
+
+def test_ctrl_c_writes_the_finished_methods_and_exits_130(tmp_path, monkeypatch, capsys):
+    import signal
+
+    before = signal.getsignal(signal.SIGINT)
+    _sigint_at(monkeypatch, method_index=1, step=1)  # during neural-bo's second step
+    out = tmp_path / "stopped"
+    code = main(["run", "--problem", "branin", "--algorithm", "random,neural-bo", "--n-init", "3", "--iterations",
+                 "6", "--seeds", "1", "--width", "8", "--candidates", "16", "--epochs", "1", "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 130
+    assert signal.getsignal(signal.SIGINT) is before  # the CLI's handler is removed
+    histories, record = analysis.load_results(out)
+    assert sorted(histories) == ["random"] and histories["random"]["y"].shape == (1, 9)  # whole
+    assert record["config"]["interrupted"]["method"] == "neural-bo"
+    assert record["config"]["interrupted"]["not_run"] == []
+    assert (out / "regret.png").is_file()
+    assert "stopped by Ctrl-C" in captured.err and str(out) in captured.err
+    assert "neural-bo (interrupted)" in captured.err
+    assert "neural-bo: compile" not in captured.out  # it did not run to its end
+
+
+def test_ctrl_c_in_compare_stops_between_methods(tmp_path, monkeypatch, capsys):
+    _sigint_at(monkeypatch, method_index=0, step=1)  # random's last step: it finishes, neural-bo never starts
+    out = tmp_path / "stopped"
+    code = main(["compare", "--problem", "branin", "--algorithms", "random,neural-bo", "--n-init", "2",
+                 "--iterations", "2", "--seeds", "3", "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 130
+    histories, record = analysis.load_results(out)
+    assert sorted(histories) == ["random"] and histories["random"]["y"].shape == (3, 4)
+    assert record["config"]["interrupted"]["method"] is None
+    assert record["config"]["interrupted"]["not_run"] == ["neural-bo"]
+    assert not (out / "table_welch.md").exists()
+    assert "running neural-bo" not in captured.out
+    assert str(out) in captured.err and "neural-bo (not run)" in captured.err
+
+
+def test_a_long_run_is_announced_with_its_projected_time(tmp_path, monkeypatch, capsys):
+    import nbo_jax.comparison
+
+    monkeypatch.setattr(nbo_jax.comparison, "LONG_RUN_S", 0.0)  # every run is "long"
+    assert main([*COMMANDS["run"], "--iterations", "4", "--out", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    assert "random: this run is projected to take about" in out and "of 4 steps" in out
+    assert "--segments" in out
+
+
+def test_projected_time_of_a_slow_method():
+    """The width-256 Neural-BO of 1500 steps at 15 s a step is announced after its first step."""
+    from nbo_jax.comparison import _StepHook
+
+    now = [0.0]
+    printed = io.StringIO()
+    hook = _StepHook("neural-bo", 1500, 1, progress=False, should_stop=None, long_run_s=600.0, verbose=True,
+                     clock=lambda: now[0])
+    now[0] = 15.0
+    with contextlib.redirect_stdout(printed):
+        hook(np.int32(0))
+    assert hook.projected_s == pytest.approx(15.0 * 1500)
+    assert "neural-bo: this run is projected to take about 6.2 h" in printed.getvalue()
+    quick = _StepHook("random", 100, 1, progress=False, should_stop=None, long_run_s=600.0, verbose=True,
+                      clock=lambda: now[0])
+    with contextlib.redirect_stdout(printed):
+        for t in range(3):
+            quick(np.int32(t))
+    assert "random:" not in printed.getvalue()
+
+
+def test_default_run_says_nothing_of_its_cost(tiny_run):
+    assert "projected" not in tiny_run[2]
