@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._checks import check_bool, check_int
+from .search_space import SearchSpace
 from .transforms.batch import fantasize
 from .loop import _check_algorithm, _check_key
 from .types import (
@@ -297,12 +298,16 @@ class AskTell:
         _check_key(key)
         self.algorithm = algorithm
         self.domain = None
+        self.space = bounds if isinstance(bounds, SearchSpace) else None
         if isinstance(bounds, FiniteDomain):
             self.domain = finite_domain(bounds.points, (bounds.lower, bounds.upper), name="bounds.points")
             self.dtype = _user_dtype((bounds.lower, bounds.upper))
+        elif self.space is not None:
+            self.dtype = np.dtype(np.float64)
         else:
             self.dtype = _user_dtype(bounds)
-        self.bounds = as_bounds(bounds, name="bounds")
+        # a mixed space's box of its points (a category as its index; possibly one value wide)
+        self.bounds = Bounds(bounds.lower, bounds.upper) if self.space is not None else as_bounds(bounds, name="bounds")
         self.capacity = check_int("capacity", capacity, 1)
         self.auto_grow = check_bool("auto_grow", auto_grow)
         self._warned_range = False
@@ -330,8 +335,8 @@ class AskTell:
     def _init_state(self, key, capacity: int):
         c = self._c if self.algorithm.constrained else None
         args = (key, self._jnp(self._x), self._jnp(self._y), self._jnp(c))
-        if self.domain is None:
-            return self._init(*args, bounds=self.bounds, capacity=capacity)
+        if self.domain is None:  # a mixed space is static: compiled once per space and capacity
+            return self._init(*args, bounds=self.bounds if self.space is None else self.space, capacity=capacity)
         # a finite domain is checked on its concrete points: compiled with it as a constant
         return jax.jit(lambda *a: self.algorithm.init(*a, bounds=self.domain, capacity=capacity))(*args)
 
@@ -363,6 +368,12 @@ class AskTell:
             j = int(np.nonzero((x[i] < self.bounds.lower) | (x[i] > self.bounds.upper))[0][0])
             raise ValueError(f"{xn} row {i} is outside the bounds: coordinate {j} is {float(x[i, j])!r}, the box "
                              f"is [{float(self.bounds.lower[j])!r}, {float(self.bounds.upper[j])!r}]; nothing was recorded")
+        if self.space is not None:
+            off = np.nonzero(~self.space.contains(x, atol=1e-9))[0]
+            if off.size:
+                raise ValueError(f"{xn} row {int(off[0])} is not a configuration of the search space (an integer "
+                                 "parameter off its step or a category index that is not an int); nothing was "
+                                 "recorded")
         if self.domain is not None:
             _, dist = self.domain.nearest(x)
             off = np.nonzero(dist > choice_tolerance(np.float32))[0]
@@ -633,7 +644,8 @@ class AskTell:
             "algorithm": {"name": self.algorithm.name, "q": self.algorithm.q,
                           "config": _config_json(self.algorithm)},
             "bounds": {"lower": self.bounds.lower.tolist(), "upper": self.bounds.upper.tolist(),
-                       "dtype": str(self.dtype), "finite": self.domain is not None},
+                       "dtype": str(self.dtype), "finite": self.domain is not None,
+                       "space": None if self.space is None else self.space.to_json()},
             "capacity": self.capacity,
             "auto_grow": self.auto_grow,
             "key_impl": key_impl,
@@ -740,7 +752,9 @@ class AskTell:
         self = cls.__new__(cls)
         self.algorithm = algorithm
         b = meta["bounds"]
-        self.bounds = as_bounds((b["lower"], b["upper"]), name="bounds")
+        self.space = SearchSpace.from_json(b["space"]) if b.get("space") else None
+        self.bounds = (Bounds(self.space.lower, self.space.upper) if self.space is not None
+                       else as_bounds((b["lower"], b["upper"]), name="bounds"))
         self.domain = None
         if b.get("finite"):
             self.domain = FiniteDomain(self.bounds.lower, self.bounds.upper, arrays["domain_points"])

@@ -29,7 +29,8 @@ def initial_data(x0, y0, c0, bounds, capacity: int, *, constrained: bool) -> tup
             (``Dataset.choices``), so the acquisition is scored on them; a
             :class:`~nbo_jax.search_space.SearchSpace` (``x0 (n0, P)``, a categorical
             parameter as its choice's index) makes it hold the points' encodings
-            (``u (cap, D)``, ``Dataset.space``) and is returned as the bounds.
+            (``u (cap, D)``; ``Dataset.space`` when it has an integer or categorical
+            parameter) and is returned as the bounds.
         capacity: total rows (Python int ``>= n0``).
 
     Returns:
@@ -44,6 +45,8 @@ def initial_data(x0, y0, c0, bounds, capacity: int, *, constrained: bool) -> tup
     x0, y0, lower, upper = check_initial(x0, y0, bounds, capacity)
     space = bounds if isinstance(bounds, SearchSpace) else None
     box = space if space is not None else Bounds(lower, upper)  # a space maps x (P,) to u (D,) itself
+    if space is not None and not space.discrete:  # continuous parameters only: searched as a box
+        space = None
     u0 = box.to_unit(x0)
     choices = None
     if isinstance(bounds, FiniteDomain):

@@ -115,6 +115,12 @@ class SearchSpace:
         return sum(len(p.choices) if isinstance(p, Categorical) else 1 for p in self.parameters)
 
     @property
+    def discrete(self) -> bool:
+        """Whether some parameter is an integer or a category (else :meth:`round` is a clip to
+        the cube, and the acquisition optimizer searches the cube as for a box)."""
+        return any(isinstance(p, (Integer, Categorical)) for p in self.parameters)
+
+    @property
     def names(self) -> tuple:
         return tuple(p.name for p in self.parameters)
 
@@ -248,6 +254,35 @@ class SearchSpace:
                     other = j + (j >= current)
                     rows.append(u.at[cols].set(jax.nn.one_hot(other, len(p.choices), dtype=u.dtype)))
         return jnp.stack(rows) if rows else jnp.zeros((0, u.shape[0]), u.dtype)
+
+
+    def to_json(self) -> list:
+        """The parameters as JSON-ready dicts (for saves).
+
+        Raises:
+            TypeError: a category that JSON cannot hold exactly (not a str, int, float, bool
+                or None), naming the parameter."""
+        out = []
+        for p in self.parameters:
+            if isinstance(p, Categorical):
+                bad = [c for c in p.choices if not (c is None or isinstance(c, (str, bool, int, float)))]
+                if bad:
+                    raise TypeError(f"parameter {p.name!r}: choice {bad[0]!r} cannot be saved as JSON")
+                out.append(dict(kind="categorical", name=p.name, choices=list(p.choices)))
+            elif isinstance(p, Integer):
+                out.append(dict(kind="integer", name=p.name, low=int(p.low), high=int(p.high), step=int(p.step),
+                                log=bool(p.log)))
+            else:
+                out.append(dict(kind="continuous", name=p.name, low=float(p.low), high=float(p.high), log=bool(p.log)))
+        return out
+
+    @staticmethod
+    def from_json(items: Sequence[dict]) -> "SearchSpace":
+        """The space of :meth:`to_json`'s dicts (checked by :func:`search_space`)."""
+        kinds = {"continuous": lambda d: Continuous(d["name"], d["low"], d["high"], d["log"]),
+                 "integer": lambda d: Integer(d["name"], d["low"], d["high"], d["step"], d["log"]),
+                 "categorical": lambda d: Categorical(d["name"], tuple(d["choices"]))}
+        return search_space([kinds[d["kind"]](d) for d in items])
 
 
 jax.tree_util.register_static(SearchSpace)

@@ -99,10 +99,10 @@ def test_mixed_space_log_step_int_categorical_maximize():
     sampler = NBOSampler(nbo.gp_bo(**SMALL_GP), n_startup_trials=8, seed=0)
     study = optuna.create_study(sampler=sampler, direction="maximize")
     study.optimize(_mixed, n_trials=18)
-    # the relative search space: the two floats and the int (rounded to Python ints); the
-    # categorical and the fixed float go to the independent sampler
+    # the relative search space: the two floats, the int (rounded to Python ints) and the
+    # categorical (one-hot); the fixed float goes to the independent sampler
     space = sampler.infer_relative_search_space(study, study.trials[-1])
-    assert list(space) == ["lr", "n", "w"]
+    assert list(space) == ["c", "lr", "n", "w"]
     assert space["lr"].log and space["w"].step == 0.05 and isinstance(space["n"], optuna.distributions.IntDistribution)
     for t in study.trials:
         p = t.params
@@ -113,6 +113,9 @@ def test_mixed_space_log_step_int_categorical_maximize():
         assert p["c"] in ("a", "b", "c") and p["fixed"] == 2.0
     bo = [t for t in study.trials if _relative(t)]
     assert [t.number for t in bo] == list(range(8, 18))  # every trial after the startup
+    # the category is modelled: the BO trials settle on "b", worth +0.5 (seed 0: c, c, a, a, then b
+    # six times); the random sampler picks it a third of the time
+    assert [t.params["c"] for t in bo[-4:]].count("b") >= 3, [t.params["c"] for t in bo]
     # maximized, not minimized: the BO trials' float part (max 0) beats the random ones'. Medians
     # over seeds 0-7: BO -0.12 to -0.49, random -0.52 to -1.79; minimizing by mistake: -2.2 to -3.4
     part = lambda ts: float(np.median([_float_part(t.params["lr"], t.params["w"]) for t in ts]))

@@ -201,3 +201,26 @@ def test_mixed_problems_reach_their_published_minima(x64):
         u = jax.random.uniform(jax.random.key(0), (4096, problem.bounds.unit_dim), jnp.float64)
         x = problem.bounds.from_unit(problem.bounds.round(u))
         assert float(jnp.min(jax.vmap(problem.objective)(x))) >= problem.optimal_value - 1e-4
+
+
+def test_ask_tell_on_a_mixed_space_asks_valid_points_saves_and_refuses_invalid_ones(tmp_path):
+    """AskTell takes a SearchSpace as its bounds: asks are valid configurations, a save
+    restores the space and continues bit for bit, and a told point off an integer's step is
+    refused by name."""
+    import nbo_jax as nbo
+
+    problem = _mixed_problem()
+    space, f = problem.bounds, jax.jit(problem.objective)
+    x0 = np.array([[0.0, 1, 0], [1.0, 5, 1], [-1.0, 9, 2]])
+    algo = nbo.gp_bo(fit_steps=5, acq_optimizer=dict(raw_samples=64, num_restarts=2, steps=5))
+    opt = nbo.AskTell(algo, space, 12, jax.random.key(0), x0, [float(f(x)) for x in x0])
+    for _ in range(3):
+        x = np.reshape(opt.ask(), -1)
+        assert space.contains(x) and x[2] == round(x[2])
+        opt.tell(x, float(f(jnp.asarray(x))))
+    opt.save(tmp_path / "s")
+    again = nbo.AskTell.load(tmp_path / "s")
+    assert again.space == space
+    np.testing.assert_array_equal(again.ask(), opt.ask())
+    with pytest.raises(ValueError, match="not a configuration of the search space"):
+        opt.tell([0.5, 2.5, 0.0], 1.0)

@@ -10,20 +10,21 @@ trial's parameters at once, with an independent sampler for the rest)::
     study = optuna.create_study(sampler=NeuralBOSampler(seed=0))
     study.optimize(objective, n_trials=50)
 
-What the nbo_jax algorithm samples (the *relative search space*): the float and integer
-parameters (``suggest_float``/``suggest_int``, with ``log=True`` or ``step=`` too) that every
-completed trial suggested with the same distribution
-(:class:`optuna.search_space.IntersectionSearchSpace`), except single-valued ones; an integer
-is modelled as a continuous coordinate and the proposal rounded to its step (returned as a
-Python ``int``). Categorical parameters, and the first ``n_startup_trials`` trials, go to the
-independent sampler (default :class:`optuna.samplers.RandomSampler`); so does a categorical
-that a caller passes to ``sample_relative`` itself.
+What the nbo_jax algorithm samples (the *relative search space*): the float, integer and
+categorical parameters (``suggest_float``/``suggest_int``, with ``log=True`` or ``step=`` too,
+and ``suggest_categorical``) that every completed trial suggested with the same distribution
+(:class:`optuna.search_space.IntersectionSearchSpace`), except single-valued ones, as a mixed
+search space (:class:`nbo_jax.search_space.SearchSpace`): a log-scaled parameter in log space,
+an integer on its step, a category one-hot, and every proposal a valid configuration
+(integers returned as Python ``int``, categories as the choice itself). Parameters outside that
+space (conditional ones, which some trials do not suggest, as Optuna's ``GPSampler`` treats
+them) and the first ``n_startup_trials`` trials go to the independent sampler (default
+:class:`optuna.samplers.RandomSampler`).
 
 The sampler is stateless between trials: every relative sample rebuilds the optimizer from
 the study's history (:class:`nbo_jax.AskTell`), so it works with any Optuna storage (in
 memory, RDB, journal) and with many processes or study handles sharing one study:
 
-- log-scale parameters are modelled in ``log10`` (bounds ``[log10 low, log10 high]``);
 - COMPLETE trials are the observations (values negated for ``direction="maximize"``:
   nbo_jax algorithms minimize);
 - FAIL and PRUNED trials are failed evaluations (``y = NaN``): the model learns the point is
@@ -60,6 +61,7 @@ try:
     import optuna
     from optuna.distributions import (
         BaseDistribution,
+        CategoricalDistribution,
         FloatDistribution,
         IntDistribution,
     )
@@ -73,6 +75,7 @@ from .._checks import check_int
 from ..registry import get as _get_algorithm
 from ..algorithms import neural_bo
 from ..ask_tell import AskTell, per_algorithm, quiet_failures
+from ..search_space import Categorical, Continuous, Integer, SearchSpace, search_space as _search_space
 from ..types import BOAlgorithm, Bounds
 
 # a trial's relative sample, shared with other processes through the storage (chunks below
@@ -101,9 +104,9 @@ def _check_algorithm(algorithm) -> BOAlgorithm:
     return algorithm
 
 
-@functools.partial(jax.jit, static_argnames=("init", "capacity"))
-def _padded_init(key, x, y, lower, upper, *, init, capacity: int):
-    return init(key, x, y, None, bounds=Bounds(lower, upper), capacity=capacity)
+@functools.partial(jax.jit, static_argnames=("init", "capacity", "space"))
+def _padded_init(key, x, y, lower, upper, *, init, capacity: int, space=None):
+    return init(key, x, y, None, bounds=Bounds(lower, upper) if space is None else space, capacity=capacity)
 
 
 _FIXED_SHAPE: dict[int, tuple] = {}
@@ -122,8 +125,9 @@ def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
         x[: x0.shape[0]] = x0
         y = np.zeros((capacity,), y0.dtype)
         y[: y0.shape[0]] = y0
+        space = bounds if isinstance(bounds, SearchSpace) else None
         return _padded_init(key, x, y, np.asarray(bounds.lower), np.asarray(bounds.upper), init=init,
-                            capacity=capacity)
+                            capacity=capacity, space=space)
 
     fixed.compiles_itself = True  # AskTell calls it as it is (no jit around the host padding)
     return algorithm._replace(init=fixed)
@@ -133,19 +137,23 @@ _NUMERIC = (FloatDistribution, IntDistribution)
 
 
 def _modelled(dist: BaseDistribution) -> bool:
-    """A float or integer distribution with more than one value (the relative search space)."""
-    return isinstance(dist, _NUMERIC) and not dist.single()
+    """A float, integer or categorical distribution with more than one value (the relative
+    search space)."""
+    return isinstance(dist, _NUMERIC + (CategoricalDistribution,)) and not dist.single()
 
 
-def _to_internal(value: float, dist: FloatDistribution | IntDistribution) -> float:
-    return math.log10(value) if dist.log else float(value)
-
-
-def _internal_bounds(search_space: dict[str, FloatDistribution]) -> tuple[np.ndarray, np.ndarray]:
-    """``(lower (d,), upper (d,))`` of the internal coordinates (``log10`` for log scales)."""
-    lower = np.array([_to_internal(d.low, d) for d in search_space.values()], dtype=np.float64)
-    upper = np.array([_to_internal(d.high, d) for d in search_space.values()], dtype=np.float64)
-    return lower, upper
+def _space_of(search_space: dict[str, BaseDistribution]) -> SearchSpace:
+    """The mixed search space of Optuna distributions (a stepped float is continuous; its
+    proposals are rounded to the step)."""
+    params = []
+    for name, dist in search_space.items():
+        if isinstance(dist, CategoricalDistribution):
+            params.append(Categorical(name, tuple(dist.choices)))
+        elif isinstance(dist, IntDistribution):
+            params.append(Integer(name, int(dist.low), int(dist.high), int(dist.step), bool(dist.log)))
+        else:
+            params.append(Continuous(name, float(dist.low), float(dist.high), bool(dist.log)))
+    return _search_space(params)
 
 
 def _decimals(value: float) -> int:
@@ -154,11 +162,11 @@ def _decimals(value: float) -> int:
     return max(0, -exponent) if isinstance(exponent, int) else 0
 
 
-def _from_internal(x: np.ndarray, search_space: dict) -> dict[str, float | int]:
-    """The parameters of an internal point ``x (d,)`` (float32 or float64): ``10**x`` for log
-    scales, stepped values rounded to ``low + k step`` (an integer's step is 1 unless given;
-    a float's is written with the decimals of ``low`` and ``step``, so ``0.3``, not
-    ``0.30000000000000004``); all clipped to ``[low, high]``, as Python floats, or Python
+def _params_of(x: np.ndarray, search_space: dict) -> dict[str, Any]:
+    """The parameters of a point ``x (P,)`` of :func:`_space_of` (float32 or float64): a
+    category's choice by its index; stepped values rounded to ``low + k step`` (a float's
+    written with the decimals of ``low`` and ``step``, so ``0.3``, not
+    ``0.30000000000000004``); numbers clipped to ``[low, high]``, as Python floats, or Python
     ints for :class:`IntDistribution`. A float32 coordinate is read as the shortest decimal
     that rounds to it (``1.1584198``, not ``1.1584198474884033``): the float64 value has no
     float32 artefact."""
@@ -166,8 +174,10 @@ def _from_internal(x: np.ndarray, search_space: dict) -> dict[str, float | int]:
     short = x.dtype == np.float32
     params = {}
     for v, (name, dist) in zip(x.tolist(), search_space.items()):
+        if isinstance(dist, CategoricalDistribution):
+            params[name] = dist.choices[min(max(int(round(v)), 0), len(dist.choices) - 1)]
+            continue
         v = float(str(np.float32(v))) if short else float(v)
-        v = 10.0 ** v if dist.log else v
         if dist.step is not None:
             v = dist.low + round((v - dist.low) / dist.step) * dist.step
             if isinstance(dist, FloatDistribution):
@@ -177,28 +187,37 @@ def _from_internal(x: np.ndarray, search_space: dict) -> dict[str, float | int]:
     return params
 
 
-def _points(params_list: Sequence[dict], search_space: dict[str, FloatDistribution],
-            lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(X (n, d), usable (len(params_list),) bool)``: internal coordinates of the parameter
-    dicts that hold every parameter of the space with a value inside its box (a trial of a
-    dynamic search space may lack one or have suggested another range)."""
-    names = list(search_space)
+def _points(params_list: Sequence[dict], search_space: dict[str, BaseDistribution],
+            space: SearchSpace) -> tuple[np.ndarray, np.ndarray]:
+    """``(X (n, P), usable (len(params_list),) bool)``: the points (a category as its index) of
+    the parameter dicts that hold every parameter of the space with a valid value (a trial of
+    a dynamic search space may lack one or have suggested another range)."""
     rows, usable = [], []
     for params in params_list:
-        ok = all(name in params for name in names)
-        if ok:
-            try:
-                row = np.array([_to_internal(float(params[n]), search_space[n]) for n in names], dtype=np.float64)
-            except (TypeError, ValueError):  # log10 of a value <= 0, a non-number
-                ok = False
+        row = []
+        for name, dist in search_space.items():
+            if name not in params:
+                break
+            value = params[name]
+            if isinstance(dist, CategoricalDistribution):
+                if value not in dist.choices:
+                    break
+                row.append(float(dist.choices.index(value)))
             else:
-                span = upper - lower
-                ok = bool(np.all(np.isfinite(row)) and np.all(row >= lower - 1e-9 * span)
-                          and np.all(row <= upper + 1e-9 * span))
+                try:
+                    row.append(float(value))
+                except (TypeError, ValueError):
+                    break
+        ok = len(row) == len(search_space)
         if ok:
-            rows.append(np.clip(row, lower, upper))
+            row = np.asarray(row, np.float64)
+            span = space.upper - space.lower
+            ok = bool(np.all(np.isfinite(row)) and np.all(row >= space.lower - 1e-9 * span)
+                      and np.all(row <= space.upper + 1e-9 * span))
+        if ok:
+            rows.append(np.clip(row, space.lower, space.upper))
         usable.append(ok)
-    X = np.array(rows, dtype=np.float64).reshape(len(rows), len(names))
+    X = np.array(rows, dtype=np.float64).reshape(len(rows), len(search_space))
     return X, np.array(usable, dtype=bool)
 
 
@@ -226,11 +245,10 @@ def _shared_params(trial: FrozenTrial) -> dict[str, Any]:
 
 
 class NBOSampler(BaseSampler):
-    """An Optuna sampler that proposes a trial's float and integer parameters with an nbo_jax
-    algorithm (the module doc says how the study's history is read; an integer is modelled as
-    a continuous coordinate and rounded to its step), everything else (categorical,
-    single-valued and dynamic parameters) with an independent sampler. Implements Optuna's
-    :class:`optuna.samplers.BaseSampler`.
+    """An Optuna sampler that proposes a trial's float, integer and categorical parameters with
+    an nbo_jax algorithm over their mixed search space (the module doc says how the study's
+    history is read), the single-valued and conditional ones with an independent sampler.
+    Implements Optuna's :class:`optuna.samplers.BaseSampler`.
 
     Example::
 
@@ -248,7 +266,7 @@ class NBOSampler(BaseSampler):
         seed: seed of the algorithm's PRNG keys and of the default independent sampler (int
             >= 0); ``None``: drawn at random once.
         independent_sampler: the sampler of parameters outside the relative search space
-            (categorical, single-valued and dynamic ones) and of the startup trials; default
+            (single-valued and conditional ones) and of the startup trials; default
             ``optuna.samplers.RandomSampler(seed=seed)``.
         capacity_step: the optimizer's capacity is the number of observations and pending
             points plus one, rounded up to a multiple of this (int >= 1), so compiled code is
@@ -289,9 +307,9 @@ class NBOSampler(BaseSampler):
         self._independent_sampler.reseed_rng()
 
     def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
-        """The float and integer parameters (``log`` and ``step`` allowed) that every completed
-        trial suggested with the same distribution, except single-valued ones (``low ==
-        high``), sorted by name."""
+        """The float, integer (``log`` and ``step`` allowed) and categorical parameters that
+        every completed trial suggested with the same distribution, except single-valued ones
+        (``low == high``, one choice), sorted by name."""
         return {name: dist for name, dist in self._intersection_search_space.calculate(study).items()
                 if _modelled(dist)}
 
@@ -299,10 +317,10 @@ class NBOSampler(BaseSampler):
                         search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
         """The algorithm's next point for ``trial`` from the study's history: a dict with a
         value for every parameter of ``search_space``, of its distribution's type, inside its
-        range and on its step (floats and integers from the algorithm; categorical and
-        single-valued ones from the independent sampler); ``{}`` (independent sampling) when
-        the space is empty, fewer than ``n_startup_trials`` trials finished, or no COMPLETE
-        trial holds the space's float and integer parameters.
+        range and on its step, a category among its choices (from the algorithm; single-valued
+        ones from the independent sampler); ``{}`` (independent sampling) when the space is
+        empty, fewer than ``n_startup_trials`` trials finished, or no COMPLETE trial holds the
+        space's parameters.
 
         Raises:
             ValueError: a multi-objective study (nbo_jax algorithms minimize one value).
@@ -320,25 +338,25 @@ class NBOSampler(BaseSampler):
         if len(finished) < self._n_startup_trials:
             return {}
 
-        lower, upper = _internal_bounds(space)
+        mixed = _space_of(space)
         sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
-        X, usable = _points([t.params for t in finished], space, lower, upper)
+        X, usable = _points([t.params for t in finished], space, mixed)
         y = np.array([sign * float(t.value) if t.state == TrialState.COMPLETE and t.value is not None else np.nan
                       for t, ok in zip(finished, usable) if ok], dtype=np.float64)
         if not np.any(np.isfinite(y)):
             return {}
         running = [_shared_params(t) for t in trials if t.state == TrialState.RUNNING and t.number != trial.number]
-        P, _ = _points(running, space, lower, upper)
+        P, _ = _points(running, space, mixed)
 
         need = X.shape[0] + P.shape[0] + 1
         capacity = -(-need // self._capacity_step) * self._capacity_step
         key = jax.random.fold_in(_base_key(self._seed), trial.number)
         with quiet_failures():  # failed trials are expected here, not news
-            opt = AskTell(self._fast, (lower, upper), capacity, key, X, y)
+            opt = AskTell(self._fast, mixed, capacity, key, X, y)
         if P.shape[0]:
             opt.add_pending(P)
         # the algorithm's own dtype (float32 without x64), read as the shortest decimal
-        asked = _from_internal(np.asarray(opt.ask(), dtype=opt.state.data.u.dtype), space)
+        asked = _params_of(np.asarray(opt.ask(), dtype=opt.state.data.u.dtype).reshape(-1), space)
         params = {name: asked[name] if name in asked else independent(name) for name in search_space}
 
         # share the point with other processes before the objective suggests it
