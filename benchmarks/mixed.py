@@ -10,9 +10,10 @@ Reported per problem and method: the median [IQR] of the best value found, and t
 normalized score of Bayesmark (Turner et al. 2021): ``(m_random - best) / (m_random -
 best_any)``, 1 = the best value any method found on any seed, 0 = random search's median; and
 one-sided Welch p-values that a method's scores are higher than TPE's and than GPSampler's
-(:func:`nbo_jax.analysis.stats.welch_one_sided`). Results go to ``--out`` as JSON::
+(:func:`nbo_jax.analysis.stats.welch_one_sided`). Results go to ``--out`` as JSON. Optuna's
+GPSampler needs torch, which is not a dependency of nbo_jax (``--with torch`` adds it)::
 
-    uv run python benchmarks/mixed.py --seeds 10 --out results/mixed
+    uv run --with torch python benchmarks/mixed.py --seeds 10 --out results/mixed
 """
 
 from __future__ import annotations
