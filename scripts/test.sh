@@ -14,6 +14,9 @@ set -e
 #    without the extras synced above (no Ray in it: every worker died at `import ray`, and
 #    the cases hung). Off, the workers use this synced environment's Python.
 RAY_ENABLE_UV_RUN_RUNTIME_ENV=0 timeout 420 $UV run --locked pytest -q -p no:cacheprovider tests/ray_cases.py
+#    The docs' Ray and Ray Tune examples (skipped in step 2, which runs every other docs block).
+NBO_DOCS_RAY=1 RAY_ENABLE_UV_RUN_RUNTIME_ENV=0 timeout 300 $UV run --locked pytest -q -p no:cacheprovider \
+    tests/test_docs_examples.py -k integrations
 $UV run --locked pytest -q -p no:cacheprovider tests/optuna_cases.py
 # 2. Everything else, on every core, with the 20 slowest tests listed.
 exec $UV run --locked pytest -q -n auto --maxprocesses=4 --dist worksteal --durations=20 "$@"

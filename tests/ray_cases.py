@@ -230,8 +230,10 @@ def test_tune_searcher_on_a_local_cluster(tmp_path):
     assert df["config/const"].eq(7).all() and df["config/layers"].isin([1, 2, 3]).all()
     assert ((df["config/lr"] >= 1e-4) & (df["config/lr"] <= 1e-1)).all()
     study = searcher.study
-    assert study.n_told == 10 and study.x.shape == (10, 3)  # a, log10 lr, nested/b
+    paths = [m[0] for m in searcher._modelled]
+    assert study.n_told == 10 and study.x.shape == (10, 5)  # a, lr, nested/b, layers, kind (a choice's index)
     bad = df["config/kind"].eq("bad").sum()
     assert len(study.failures) == bad and all("'loss' = nan" in f["error"] for f in study.failures)
-    # the modelled coordinates in the table are the study's points (lr in log10 units)
-    np.testing.assert_allclose(np.sort(np.log10(df["config/lr"].to_numpy())), np.sort(study.x[:, 1]), rtol=1e-9)
+    # the modelled coordinates in the table are the study's points
+    np.testing.assert_allclose(np.sort(df["config/lr"].to_numpy()), np.sort(study.x[:, paths.index(("lr",))]),
+                               rtol=1e-9)

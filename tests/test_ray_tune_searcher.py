@@ -55,5 +55,25 @@ def test_list_constants_and_domains_inside_lists_keep_the_space_s_structure():
         assert len(sizes) == 3 and sizes[0] in (1, 2) and sizes[1] == 3 and 1e-3 <= sizes[2] <= 1e-1
         assert 0.0 <= config["x"] <= 1.0
         searcher.on_trial_complete(f"t{i}", {"loss": config["x"]})
-    assert searcher.study.n_told == 3 and searcher.study.x.shape == (3, 2)  # x, log10 of nest/sizes/2
+    assert searcher.study.n_told == 3 and searcher.study.x.shape == (3, 3)  # x, the choice's index, nest/sizes/2
     assert space["layers"] == [32, 64] and isinstance(space["nest"]["sizes"][0], tune.search.sample.Domain)
+
+
+def test_integers_and_choices_are_modelled_on_their_steps():
+    """tune.randint (upper exclusive), tune.qrandint (upper inclusive, on q), tune.lograndint and
+    tune.choice are coordinates of the searcher's mixed space: every suggestion is a value of
+    its domain, and the study holds one coordinate per parameter (a choice as its index)."""
+    space = {"n": tune.randint(1, 4), "q": tune.qrandint(0, 10, 5), "w": tune.lograndint(1, 100),
+             "act": tune.choice(["relu", "tanh", None]), "lr": tune.loguniform(1e-4, 1e-1)}
+    searcher = NBOSearcher(space, "loss", "min", algorithm=nbo.gp_bo(fit_steps=5, acq_optimizer=dict(
+        raw_samples=32, num_restarts=2, steps=3)), n_init=3, seed=0)
+    seen = []
+    for i in range(5):
+        c = searcher.suggest(f"t{i}")
+        assert c["n"] in (1, 2, 3) and type(c["n"]) is int and c["q"] in (0, 5, 10) and 1 <= c["w"] <= 99
+        assert c["act"] in ("relu", "tanh", None) and 1e-4 <= c["lr"] <= 1e-1
+        seen.append(c)
+        searcher.on_trial_complete(f"t{i}", {"loss": float(c["n"]) + (c["act"] == "tanh")})
+    kinds = {m[0][0]: m[1] for m in searcher._modelled}
+    assert kinds == {"act": "choice", "lr": "float", "n": "int", "q": "int", "w": "int"}
+    assert searcher.study.x.shape == (5, 5)

@@ -1,13 +1,16 @@
 """The library's algorithms in Ray Tune: :class:`NBOSearcher`, a ``ray.tune.search.Searcher``.
 
 Tune runs the trials (on a local or remote Ray cluster, with its schedulers, checkpoints
-and loggers); the searcher proposes each trial's configuration. Float parameters
-(``tune.uniform``, ``tune.loguniform``, ``tune.quniform``) are modelled by the algorithm
-through an :class:`~nbo_jax.integrations.study.AsyncStudy`: trials still running are
-pending points, a trial that errors or reports no finite metric is a failed evaluation.
-Every other parameter (``tune.randint``, ``tune.choice``, ...) is drawn at random from its
-domain, as Tune itself would, and constants (lists included, and domains inside lists) are
-passed through. Grid search is refused.
+and loggers); the searcher proposes each trial's configuration. Float, integer and
+categorical parameters (``tune.uniform``, ``tune.loguniform``, ``tune.quniform``,
+``tune.randint``, ``tune.lograndint``, ``tune.qrandint``, ``tune.choice``) are modelled by the
+algorithm over their mixed search space (:class:`nbo_jax.search_space.SearchSpace`: log
+scales in log space, integers on their step, categories one-hot) through an
+:class:`~nbo_jax.integrations.study.AsyncStudy`: trials still running are pending points, a
+trial that errors or reports no finite metric is a failed evaluation. Other domains
+(``tune.sample_from``, custom samplers) are drawn at random, as Tune itself would, and
+constants (lists included, and domains inside lists) are passed through. Grid search is
+refused.
 
 Example::
 
@@ -34,13 +37,16 @@ import numpy as np
 
 try:
     from ray.tune.search import UNDEFINED_METRIC_MODE, UNDEFINED_SEARCH_SPACE, Searcher
+    from ray.tune.search.sample import Categorical as TuneCategorical
     from ray.tune.search.sample import Domain, Float, LogUniform, Quantized
+    from ray.tune.search.sample import Integer as TuneInteger
     from ray.tune.search.variant_generator import assign_value, parse_spec_vars
 except ImportError as err:  # pragma: no cover - exercised without the extra
     raise ImportError("nbo_jax.integrations.ray_tune needs Ray Tune: pip install 'nbo-jax[ray]'") from err
 
 from .._checks import check_int
 from ..loop import _check_algorithm
+from ..search_space import Categorical, Continuous, Integer, search_space
 from ..types import BOAlgorithm
 from .study import AsyncStudy
 
@@ -66,7 +72,7 @@ class NBOSearcher(Searcher):
     Raises:
         TypeError / ValueError: bad arguments (each message names it: ``space`` not a dict,
         an algorithm given both as ``space`` and as ``algorithm``), a grid search in the
-        space, or a float domain with a sampler other than uniform/log-uniform.
+        space, or a float or integer domain with a sampler other than uniform/log-uniform.
     """
 
     def __init__(self, space: Optional[Dict] = None, metric: Optional[str] = None, mode: Optional[str] = None, *,
@@ -94,7 +100,7 @@ class NBOSearcher(Searcher):
         self._study: Optional[AsyncStudy] = None
         self._live: Dict[str, np.ndarray] = {}
         self._rng = np.random.default_rng(self._seed)
-        self._floats: list = []   # (path, log, quantum, lower, upper) per modelled coordinate
+        self._modelled: list = []  # (path, kind, quantum or categories, lower, upper) per parameter
         self._others: list = []   # (path, Domain) drawn at random
         self._template: dict = {}  # the space: its constants, its domains replaced at each suggest
         if space:
@@ -107,26 +113,37 @@ class NBOSearcher(Searcher):
             raise ValueError(f"space: grid search ({[_name(p) for p, _ in grids]}) cannot be combined with "
                              "NBOSearcher; use tune.choice or a float range")
         self._template = copy.deepcopy(space)
-        lower, upper = [], []
+        params = []
         for path, domain in domains:
             name = _name(path)
-            if isinstance(domain, Float):
+            if isinstance(domain, TuneCategorical):
+                categories = list(domain.categories)
+                params.append(Categorical(name, tuple(range(len(categories)))))  # indices: JSON-able
+                self._modelled.append((tuple(path), "choice", categories, 0, len(categories) - 1))
+            elif isinstance(domain, (Float, TuneInteger)):
                 sampler = domain.get_sampler()
                 quantum = None
                 if isinstance(sampler, Quantized):
-                    quantum, sampler = float(sampler.q), sampler.get_sampler()
+                    quantum, sampler = sampler.q, sampler.get_sampler()
                 log = isinstance(sampler, LogUniform)
                 if not log and type(sampler).__name__ not in ("_Uniform", "Uniform"):
                     raise ValueError(f"space: {name!r} uses the {sampler} sampler; NBOSearcher models uniform and "
-                                     "log-uniform floats")
-                lo, hi = float(domain.lower), float(domain.upper)
-                self._floats.append((tuple(path), log, quantum, lo, hi))
-                lower.append(math.log10(lo) if log else lo)
-                upper.append(math.log10(hi) if log else hi)
+                                     "log-uniform domains")
+                if isinstance(domain, Float):
+                    lo, hi = float(domain.lower), float(domain.upper)
+                    params.append(Continuous(name, lo, hi, log))
+                    self._modelled.append((tuple(path), "float", None if quantum is None else float(quantum), lo, hi))
+                else:  # Tune's integers: upper exclusive, or inclusive and a multiple of q with qrandint
+                    step = 1 if quantum is None else int(quantum)
+                    lo = int(domain.lower)
+                    hi = int(domain.upper) if quantum is not None else int(domain.upper) - 1
+                    hi = lo + (hi - lo) // step * step
+                    params.append(Integer(name, lo, hi, step, log and step == 1))
+                    self._modelled.append((tuple(path), "int", None, lo, hi))
             elif isinstance(domain, Domain):
                 self._others.append((tuple(path), domain))
-        if lower:
-            self._study = AsyncStudy(self._algorithm, (np.array(lower), np.array(upper)), self._n_init,
+        if params:
+            self._study = AsyncStudy(self._algorithm, search_space(params), self._n_init,
                                      jax.random.key(self._seed), capacity=self._capacity)
 
     def set_search_properties(self, metric: Optional[str], mode: Optional[str], config: Dict, **spec) -> bool:
@@ -154,11 +171,14 @@ class NBOSearcher(Searcher):
         if self._study is not None:
             x = self._study.suggest()
             self._live[trial_id] = x
-            for (path, log, quantum, lo, hi), v in zip(self._floats, x):
-                v = 10.0 ** v if log else float(v)
-                if quantum is not None:
-                    v = round(v / quantum) * quantum
-                assign_value(config, path, float(min(max(v, lo), hi)))
+            for (path, kind, extra, lo, hi), v in zip(self._modelled, x):
+                if kind == "choice":
+                    assign_value(config, path, extra[int(round(v))])
+                elif kind == "int":
+                    assign_value(config, path, int(min(max(round(v), lo), hi)))
+                else:
+                    v = float(v) if extra is None else round(float(v) / extra) * extra
+                    assign_value(config, path, float(min(max(v, lo), hi)))
         for path, domain in self._others:
             value = domain.cast(domain.sample(random_state=np.random.RandomState(self._rng.integers(2**31))))
             assign_value(config, path, value)
@@ -187,21 +207,22 @@ class NBOSearcher(Searcher):
 
     @property
     def study(self) -> Optional[AsyncStudy]:
-        """The :class:`AsyncStudy` over the float parameters (values as minimized: negated
-        for ``mode="max"``; log-uniform ones in log10 units), or ``None`` before a space."""
+        """The :class:`AsyncStudy` over the modelled parameters (one coordinate each, in the
+        space's order: a category as its index; values as minimized: negated for
+        ``mode="max"``), or ``None`` before a space."""
         return self._study
 
     # ------------------------------------------------------------------ checkpoints
     def get_state(self) -> Dict:
         return {"study": None if self._study is None else self._study.state_dict(), "live": self._live,
-                "rng": self._rng.bit_generator.state, "floats": self._floats, "others": self._others,
+                "rng": self._rng.bit_generator.state, "modelled": self._modelled, "others": self._others,
                 "template": self._template, "metric": self._metric, "mode": self._mode}
 
     def set_state(self, state: Dict) -> None:
         self._study = None if state["study"] is None else AsyncStudy.from_state_dict(state["study"], self._algorithm)
         self._live = dict(state["live"])
         self._rng.bit_generator.state = state["rng"]
-        self._floats, self._others, self._template = state["floats"], state["others"], state["template"]
+        self._modelled, self._others, self._template = state["modelled"], state["others"], state["template"]
         self._metric, self._mode = state["metric"], state["mode"]
 
     def save(self, checkpoint_path: str) -> None:

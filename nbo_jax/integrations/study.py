@@ -29,7 +29,8 @@ import numpy as np
 from .._checks import check_int
 from ..ask_tell import AskTell, _leaf_from_numpy, _leaf_to_numpy, quiet_failures
 from ..loop import _check_algorithm, _check_key, initial_design
-from ..types import BOAlgorithm, as_bounds
+from ..search_space import SearchSpace
+from ..types import BOAlgorithm, Bounds, as_bounds
 
 FORMAT = "nbo_jax.AsyncStudy/1"
 
@@ -47,8 +48,10 @@ class AsyncStudy:
     Args:
         algorithm: a :class:`~nbo_jax.types.BOAlgorithm` without constraints. With ``q > 1``
             each ``ask`` yields ``q`` points, handed out one by one.
-        bounds: the box, as :class:`~nbo_jax.AskTell` reads it; points are float64 numpy
-            arrays ``(d,)`` inside it.
+        bounds: the box, as :class:`~nbo_jax.AskTell` reads it, or a mixed
+            :class:`~nbo_jax.search_space.SearchSpace`; points are float64 numpy arrays
+            ``(d,)`` inside it (for a space: one number per parameter, a category as its
+            index).
         n_init: the size of the initial design (uniform in the box), >= 1. If every one of
             its results failed, further points are uniform too, until one succeeds.
         key: a PRNG key (``jax.random.key(seed)``).
@@ -66,11 +69,12 @@ class AsyncStudy:
             raise ValueError(f"algorithm: {algorithm.name!r} models constraints; an AsyncStudy records one value "
                              "per point (use nbo_jax.AskTell to tell constraint values)")
         self.algorithm = algorithm
-        self.bounds = as_bounds(bounds, name="bounds")
+        self.space = bounds if isinstance(bounds, SearchSpace) else None
+        self.bounds = Bounds(bounds.lower, bounds.upper) if self.space is not None else as_bounds(bounds, name="bounds")
         self.n_init = check_int("n_init", n_init, 1)
         self.capacity = check_int("capacity", capacity, 1)
         self._key, k_design = jax.random.split(key)
-        self.design = np.asarray(initial_design(k_design, self.bounds, self.n_init, np.float32), np.float64)
+        self.design = np.asarray(initial_design(k_design, self._domain, self.n_init, np.float32), np.float64)
         self.design = np.clip(self.design, self.bounds.lower, self.bounds.upper)
         self.n_suggested = 0
         self._x = np.zeros((0, self.bounds.dim))   # told points until the optimizer starts; it holds them after
@@ -91,7 +95,7 @@ class AsyncStudy:
         elif self.optimizer is None and not np.isfinite(self._told()[1]).any():
             # nothing to model yet (no result, or only failures): more uniform points
             k = jax.random.fold_in(self._key, self.n_suggested)
-            x = np.asarray(initial_design(k, self.bounds, 1, np.float32)[0], np.float64)
+            x = np.asarray(initial_design(k, self._domain, 1, np.float32)[0], np.float64)
             x = np.clip(x, self.bounds.lower, self.bounds.upper)
         else:
             if self.optimizer is None:
@@ -107,7 +111,7 @@ class AsyncStudy:
         self._key, k = jax.random.split(self._key)
         capacity = max(self.capacity, len(self._y) + len(self._busy) + self.algorithm.q)
         with quiet_failures():  # failures are expected here and recorded in self.failures
-            self.optimizer = AskTell(self.algorithm, self.bounds, capacity, k, self._x, self._y, auto_grow=True)
+            self.optimizer = AskTell(self.algorithm, self._domain, capacity, k, self._x, self._y, auto_grow=True)
         self._x = self._y = None  # the optimizer's history from now on
         if len(self._busy):
             self.optimizer.add_pending(self._busy)
@@ -135,6 +139,11 @@ class AsyncStudy:
             self._x = np.concatenate([self._x, x[None]], axis=0)
             self._y = np.append(self._y, y)
         self._busy = np.delete(self._busy, hit[0], axis=0)
+
+    @property
+    def _domain(self):
+        """The search domain: the mixed space, or the box."""
+        return self.bounds if self.space is None else self.space
 
     def _told(self) -> tuple[np.ndarray, np.ndarray]:
         """``(x (n, d), y (n,))`` told so far, without copies: the study's own arrays until the
@@ -188,6 +197,7 @@ class AsyncStudy:
             "design": self.design, "n_suggested": self.n_suggested, "x": self.x, "y": self.y,
             "busy": self._busy, "queue": self._queue, "failures": list(self.failures),
             "key": key_data, "key_impl": key_impl, "optimizer": None,
+            "space": None if self.space is None else self.space.to_json(),
         }
         if self.optimizer is not None:
             state["optimizer"] = self.optimizer._snapshot()
@@ -206,7 +216,9 @@ class AsyncStudy:
         _check_algorithm(algorithm)
         self = cls.__new__(cls)
         self.algorithm = algorithm
-        self.bounds = as_bounds((state["lower"], state["upper"]), name="bounds")
+        self.space = SearchSpace.from_json(state["space"]) if state.get("space") else None
+        self.bounds = (Bounds(self.space.lower, self.space.upper) if self.space is not None
+                       else as_bounds((state["lower"], state["upper"]), name="bounds"))
         self.n_init, self.capacity = int(state["n_init"]), int(state["capacity"])
         self.design, self.n_suggested = np.asarray(state["design"]), int(state["n_suggested"])
         self._x, self._y = np.asarray(state["x"]), np.asarray(state["y"])
