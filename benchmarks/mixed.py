@@ -14,6 +14,7 @@ one-sided Welch p-values that a method's scores are higher than TPE's and than G
 GPSampler needs torch, which is not a dependency of nbo_jax (``--with torch`` adds it)::
 
     uv run --with torch python benchmarks/mixed.py --seeds 10 --out results/mixed
+    uv run python benchmarks/mixed.py --out results/mixed --table-only   # the table again
 """
 
 from __future__ import annotations
@@ -81,11 +82,19 @@ def main(argv=None) -> int:
     parser.add_argument("--n-init", type=int, default=5)
     parser.add_argument("--n-iter", type=int, default=40)
     parser.add_argument("--out", default="results/mixed")
+    parser.add_argument("--table-only", action="store_true", help="print the table of the stored mixed.json")
     args = parser.parse_args(argv)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results = {}
-    for pname in args.problems:
+    if args.table_only:
+        stored = json.loads((out / "mixed.json").read_text())
+        results = stored["results"]
+        args.problems = list(results)
+        args.methods = list(next(iter(results.values())))
+        for k in ("seeds", "n_init", "n_iter"):
+            setattr(args, k, stored["args"][k])
+    for pname in [] if args.table_only else args.problems:
         problem = PROBLEMS[pname]()
         finals, seconds = {}, {}
         for m in args.methods:
@@ -101,7 +110,8 @@ def main(argv=None) -> int:
         scores = {m: (m_random - v) / (m_random - best_any) for m, v in finals.items()}
         results[pname] = {m: {"final": finals[m].tolist(), "score": scores[m].tolist(), "seconds": seconds[m]}
                           for m in finals}
-    (out / "mixed.json").write_text(json.dumps(dict(args=vars(args), results=results), indent=1))
+    if not args.table_only:
+        (out / "mixed.json").write_text(json.dumps(dict(args=vars(args), results=results), indent=1))
     print(f"\n{args.seeds} seeds, {args.n_init} + {args.n_iter} evaluations, noise-free; "
           "median [25%, 75%] of the best value; normalized score (Bayesmark) median; "
           "one-sided Welch p that the method's scores are higher than TPE's / GPSampler's\n")
@@ -111,7 +121,8 @@ def main(argv=None) -> int:
         for m, r in per.items():
             f, s = np.asarray(r["final"]), np.asarray(r["score"])
             q = np.percentile(f, [25, 50, 75])
-            p = [welch_one_sided(np.asarray(per[b]["score"]), s) if b in per and b != m else float("nan")
+            # welch_one_sided(a, b): small when mean(b) < mean(a); here a = this method's scores
+            p = [welch_one_sided(s, np.asarray(per[b]["score"])) if b in per and b != m else float("nan")
                  for b in ("tpe", "gp-optuna")]
             print(f"| {pname} | {m} | {q[1]:.4g} [{q[0]:.4g}, {q[2]:.4g}] | {np.median(s):.3f} | "
                   f"{p[0]:.3g} | {p[1]:.3g} |")
