@@ -47,9 +47,15 @@ def _init_ask(algorithm):
     return jax.jit(run).lower(jax.random.key(0))
 
 
-@pytest.mark.parametrize("case", [c for _, c in CASES], ids=[i for i, _ in CASES])
-def test_an_algorithm_pickles_and_unpickles_to_one_that_runs_the_same(case):
-    """The unpickled algorithm's jitted init + ask is the same program as the original's
+# the cases whose unpickled init + ask is also compared as a program (tracing every case
+# twice cost a minute of the suite; the recipe comparison covers the others)
+LOWERED = {"gp-ei", "neural-bo", "pinn-bo", "batched-gp-ts-q3", "turbo2-neural-bo"}
+
+
+@pytest.mark.parametrize("case_id, case", CASES, ids=[i for i, _ in CASES])
+def test_an_algorithm_pickles_and_unpickles_to_one_that_runs_the_same(case_id, case):
+    """The unpickled algorithm has the same recipe (factory call, name, ``q``, batch rule);
+    for the :data:`LOWERED` cases its jitted init + ask is the same program as the original's
     (identical StableHLO, constants included: the same output for every key), without
     compiling either (cloudpickle takes the same ``__reduce__``: its copy is compared by
     recipe)."""
@@ -60,7 +66,8 @@ def test_an_algorithm_pickles_and_unpickles_to_one_that_runs_the_same(case):
         assert (again.name, again.q, again.batch_rule, again.constrained) == (
             algorithm.name, algorithm.q, algorithm.batch_rule, algorithm.constrained)
         assert repr(again.config) == repr(algorithm.config)
-    assert _init_ask(copies[0]).as_text() == _init_ask(algorithm).as_text()
+    if case_id in LOWERED:
+        assert _init_ask(copies[0]).as_text() == _init_ask(algorithm).as_text()
 
 
 @pytest.mark.parametrize("factory", [nbo.neural_bo, nbo.gp_bo])

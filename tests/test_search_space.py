@@ -60,7 +60,7 @@ def test_integers_own_equal_intervals_and_log_integers_log_intervals():
     assert log.decode([[u_of(99.6)]])[0]["n"] == 100
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, derandomize=True)
 @given(st.lists(st.floats(0.0, 1.0), min_size=SPACE.unit_dim, max_size=SPACE.unit_dim))
 def test_round_is_the_encoding_of_the_decoded_configuration(u):
     """Any point of the cube: the JAX rounding map gives the encoding of what the host decodes
@@ -76,7 +76,7 @@ def test_round_is_the_encoding_of_the_decoded_configuration(u):
     config = SPACE.decode(u)[0]
     expect = [config["lr"], config["layers"], ("adam", "sgd", 3).index(config["optimizer"]), config["batch"],
               config["dropout"]]
-    np.testing.assert_allclose(x, expect, rtol=1e-5)
+    np.testing.assert_allclose(x, expect, rtol=1e-5, atol=1e-30)  # XLA flushes subnormals
     assert SPACE.contains(x, atol=1e-4)
     np.testing.assert_allclose(np.asarray(SPACE.to_unit(jnp.asarray(x, jnp.float32)))[1:6], rounded[1:6], atol=1e-5)
 

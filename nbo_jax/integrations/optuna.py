@@ -13,10 +13,13 @@ trial's parameters at once, with an independent sampler for the rest)::
 What the nbo_jax algorithm samples (the *relative search space*): the float, integer and
 categorical parameters (``suggest_float``/``suggest_int``, with ``log=True`` or ``step=`` too,
 and ``suggest_categorical``) that every completed trial suggested with the same distribution
-(:class:`optuna.search_space.IntersectionSearchSpace`), except single-valued ones, as a mixed
-search space (:class:`nbo_jax.search_space.SearchSpace`): a log-scaled parameter in log space,
-an integer on its step, a category one-hot, and every proposal a valid configuration
-(integers returned as Python ``int``, categories as the choice itself). Parameters outside that
+(:class:`optuna.search_space.IntersectionSearchSpace`), except single-valued ones. With a
+categorical parameter the algorithm searches their mixed search space
+(:class:`nbo_jax.search_space.SearchSpace`: a log-scaled parameter in log space, an integer on
+its step, a category one-hot; every proposal a valid configuration), compiled once per space;
+without one, a box of coordinates (``log10`` of a log-scaled parameter; an integer a
+continuous coordinate, its proposal rounded to its step), compiled once per dimension.
+Integers are returned as Python ``int``, categories as the choice itself. Parameters outside that
 space (conditional ones, which some trials do not suggest, as Optuna's ``GPSampler`` treats
 them) and the first ``n_startup_trials`` trials go to the independent sampler (default
 :class:`optuna.samplers.RandomSampler`).
@@ -142,6 +145,28 @@ def _modelled(dist: BaseDistribution) -> bool:
     return isinstance(dist, _NUMERIC + (CategoricalDistribution,)) and not dist.single()
 
 
+def _boxed(search_space: dict[str, BaseDistribution]) -> bool:
+    """Whether the optimizer works in a box (no categorical parameter): every parameter a
+    coordinate (``log10`` of a log-scaled one; an integer continuous, its proposal rounded to
+    its step), so one compiled optimizer serves every space of the same dimension (the bounds
+    are arrays); else in the mixed search space (:func:`_space_of`), compiled per space."""
+    return not any(isinstance(d, CategoricalDistribution) for d in search_space.values())
+
+
+def _coordinate(value: float, dist: BaseDistribution, boxed: bool) -> float:
+    """A numeric parameter's coordinate: ``log10`` of a log-scaled one in a box, else itself."""
+    return math.log10(value) if boxed and dist.log else float(value)
+
+
+def _domain_of(search_space: dict[str, BaseDistribution]) -> Bounds | SearchSpace:
+    """The optimizer's domain (:func:`_boxed`): the box of the coordinates, or the mixed space."""
+    if not _boxed(search_space):
+        return _space_of(search_space)
+    lower = [_coordinate(d.low, d, True) for d in search_space.values()]
+    upper = [_coordinate(d.high, d, True) for d in search_space.values()]
+    return Bounds(np.array(lower, np.float64), np.array(upper, np.float64))
+
+
 def _space_of(search_space: dict[str, BaseDistribution]) -> SearchSpace:
     """The mixed search space of Optuna distributions (a stepped float is continuous; its
     proposals are rounded to the step)."""
@@ -163,8 +188,8 @@ def _decimals(value: float) -> int:
 
 
 def _params_of(x: np.ndarray, search_space: dict) -> dict[str, Any]:
-    """The parameters of a point ``x (P,)`` of :func:`_space_of` (float32 or float64): a
-    category's choice by its index; stepped values rounded to ``low + k step`` (a float's
+    """The parameters of a point ``x (P,)`` of :func:`_domain_of` (float32 or float64): a
+    category's choice by its index; ``10**x`` for a log scale in a box; stepped values rounded to ``low + k step`` (a float's
     written with the decimals of ``low`` and ``step``, so ``0.3``, not
     ``0.30000000000000004``); numbers clipped to ``[low, high]``, as Python floats, or Python
     ints for :class:`IntDistribution`. A float32 coordinate is read as the shortest decimal
@@ -172,12 +197,14 @@ def _params_of(x: np.ndarray, search_space: dict) -> dict[str, Any]:
     float32 artefact."""
     x = np.asarray(x)
     short = x.dtype == np.float32
+    boxed = _boxed(search_space)
     params = {}
     for v, (name, dist) in zip(x.tolist(), search_space.items()):
         if isinstance(dist, CategoricalDistribution):
             params[name] = dist.choices[min(max(int(round(v)), 0), len(dist.choices) - 1)]
             continue
         v = float(str(np.float32(v))) if short else float(v)
+        v = 10.0 ** v if boxed and dist.log else v
         if dist.step is not None:
             v = dist.low + round((v - dist.low) / dist.step) * dist.step
             if isinstance(dist, FloatDistribution):
@@ -188,8 +215,9 @@ def _params_of(x: np.ndarray, search_space: dict) -> dict[str, Any]:
 
 
 def _points(params_list: Sequence[dict], search_space: dict[str, BaseDistribution],
-            space: SearchSpace) -> tuple[np.ndarray, np.ndarray]:
-    """``(X (n, P), usable (len(params_list),) bool)``: the points (a category as its index) of
+            space: Bounds | SearchSpace) -> tuple[np.ndarray, np.ndarray]:
+    """``(X (n, P), usable (len(params_list),) bool)``: the points of :func:`_domain_of` (a
+    category as its index, ``log10`` of a log scale in a box) of
     the parameter dicts that hold every parameter of the space with a valid value (a trial of
     a dynamic search space may lack one or have suggested another range)."""
     rows, usable = [], []
@@ -205,8 +233,8 @@ def _points(params_list: Sequence[dict], search_space: dict[str, BaseDistributio
                 row.append(float(dist.choices.index(value)))
             else:
                 try:
-                    row.append(float(value))
-                except (TypeError, ValueError):
+                    row.append(_coordinate(float(value), dist, isinstance(space, Bounds)))
+                except (TypeError, ValueError):  # log10 of a value <= 0, a non-number
                     break
         ok = len(row) == len(search_space)
         if ok:
@@ -338,7 +366,7 @@ class NBOSampler(BaseSampler):
         if len(finished) < self._n_startup_trials:
             return {}
 
-        mixed = _space_of(space)
+        mixed = _domain_of(space)
         sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
         X, usable = _points([t.params for t in finished], space, mixed)
         y = np.array([sign * float(t.value) if t.state == TrialState.COMPLETE and t.value is not None else np.nan
