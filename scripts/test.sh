@@ -13,10 +13,10 @@ set -e
 #    the driver's `uv run` flags in a fresh copy of the project, i.e. a new environment
 #    without the extras synced above (no Ray in it: every worker died at `import ray`, and
 #    the cases hung). Off, the workers use this synced environment's Python.
-RAY_ENABLE_UV_RUN_RUNTIME_ENV=0 timeout 420 $UV run --locked pytest -q -p no:cacheprovider tests/ray_cases.py
-#    The docs' Ray and Ray Tune examples (skipped in step 2, which runs every other docs block).
-NBO_DOCS_RAY=1 RAY_ENABLE_UV_RUN_RUNTIME_ENV=0 timeout 300 $UV run --locked pytest -q -p no:cacheprovider \
-    tests/test_docs_examples.py -k integrations
+#    The docs' Ray and Ray Tune examples (NBO_DOCS_RAY=1; step 2 runs every other docs block)
+#    run here too, in the same process: one Ray start for both.
+NBO_DOCS_RAY=1 RAY_ENABLE_UV_RUN_RUNTIME_ENV=0 timeout 480 $UV run --locked pytest -q -p no:cacheprovider \
+    tests/ray_cases.py tests/test_docs_examples.py -k "ray_cases or integrations"
 $UV run --locked pytest -q -p no:cacheprovider tests/optuna_cases.py
 # 2. Everything else, on every core, with the 20 slowest tests listed.
 exec $UV run --locked pytest -q -n auto --maxprocesses=4 --dist worksteal --durations=20 "$@"
