@@ -140,7 +140,7 @@ def _mixed_problem():
     return nbo.Problem("mixed", 3, space, f, optimal_value=0.0)
 
 
-@pytest.mark.parametrize("name", ["gp-ei", "random"])
+@pytest.mark.parametrize("name", ["gp-ei"])
 def test_run_bo_on_a_mixed_space_asks_valid_configurations_and_vmaps(name, x64):
     """Every algorithm searches the space's encodings: each asked point is a valid
     configuration (integers on their step, categories as indices), the GP finds the optimum's
