@@ -161,7 +161,16 @@ def test_segmented_algorithms_cover_every_state_structure(x64):
     assert set(SEGMENTED) <= set(NAMES)
 
 
-@pytest.mark.parametrize("name", NAMES)
+# presets that share a sibling's model and code path and differ only in their acquisition or
+# settings (the sibling in parentheses runs the test): CI's 15 minutes
+SHARED_PATH = {"gp-ucb",  # (gp-ei)
+               "gp-cei",  # (gp-lcb-c)
+               "neural-ucb",  # (neural-bo, neural-ts)
+               "dngo",  # (adaptive-basis)
+               "neural-greedy-posterior"}  # (neural-greedy)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n not in SHARED_PATH])
 def test_run_bo_jit_vmap_and_a_vmapped_seed_equals_the_seed_run_alone_in_float64(name, x64):
     """``run_bo`` under ``jit`` and ``vmap`` over two seeds, batches of ``q = 3``, constraint
     values passed as data, some evaluations failing (shapes, bounds, distinct batches, the
