@@ -319,7 +319,7 @@ def refine_argmax(
     climbed = climb(utility, starts, options, lower, upper)
     pool = jnp.concatenate([best[None, :], climbed if space is None else space.round(climbed)], axis=0)
     best = argmax_point(jnp.where(_is_written(pool, data), -jnp.inf, utility(pool)), pool)
-    if space is None or space.neighbours(best).shape[0] == 0:
+    if space is None:  # Dataset.space is set only for a space with a discrete parameter
         return best
     return _alternate(utility, best, data, options, space)
 
