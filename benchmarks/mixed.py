@@ -15,6 +15,7 @@ GPSampler needs torch, which is not a dependency of nbo_jax (``--with torch`` ad
 
     uv run --with torch python benchmarks/mixed.py --seeds 10 --out results/mixed
     uv run python benchmarks/mixed.py --out results/mixed --table-only   # the table again
+    uv run python benchmarks/mixed.py --methods gp-ei --update   # rerun one method, keep the others
 """
 
 from __future__ import annotations
@@ -83,34 +84,42 @@ def main(argv=None) -> int:
     parser.add_argument("--n-iter", type=int, default=40)
     parser.add_argument("--out", default="results/mixed")
     parser.add_argument("--table-only", action="store_true", help="print the table of the stored mixed.json")
+    parser.add_argument("--update", action="store_true",
+                        help="run the given methods and problems only, keeping the stored results of the others")
     args = parser.parse_args(argv)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    results = {}
-    if args.table_only:
+    finals, seconds = {}, {}
+    if args.table_only or args.update:
         stored = json.loads((out / "mixed.json").read_text())
-        results = stored["results"]
-        args.problems = list(results)
-        args.methods = list(next(iter(results.values())))
+        for pname, per in stored["results"].items():
+            finals[pname] = {m: np.asarray(r["final"]) for m, r in per.items()}
+            seconds[pname] = {m: r["seconds"] for m, r in per.items()}
         for k in ("seeds", "n_init", "n_iter"):
-            setattr(args, k, stored["args"][k])
+            if args.table_only or getattr(args, k) != stored["args"][k]:
+                if args.update:
+                    raise SystemExit(f"--update needs the stored {k} ({stored['args'][k]}), got {getattr(args, k)}")
+                setattr(args, k, stored["args"][k])
     for pname in [] if args.table_only else args.problems:
         problem = PROBLEMS[pname]()
-        finals, seconds = {}, {}
         for m in args.methods:
             t0 = time.perf_counter()
             if m in OURS:
-                finals[m] = run_ours(m, problem, args.seeds, args.n_init, args.n_iter)
+                final = run_ours(m, problem, args.seeds, args.n_init, args.n_iter)
             else:
-                finals[m] = run_optuna(m, problem, args.seeds, args.n_init + args.n_iter)
-            seconds[m] = time.perf_counter() - t0
-            print(f"{pname} {m}: median {np.median(finals[m]):.4g} ({seconds[m]:.0f} s)", flush=True)
-        best_any = min(float(np.min(v)) for v in finals.values())
-        m_random = float(np.median(finals["random"])) if "random" in finals else float("nan")
-        scores = {m: (m_random - v) / (m_random - best_any) for m, v in finals.items()}
-        results[pname] = {m: {"final": finals[m].tolist(), "score": scores[m].tolist(), "seconds": seconds[m]}
-                          for m in finals}
+                final = run_optuna(m, problem, args.seeds, args.n_init + args.n_iter)
+            finals.setdefault(pname, {})[m] = final
+            seconds.setdefault(pname, {})[m] = time.perf_counter() - t0
+            print(f"{pname} {m}: median {np.median(final):.4g} ({seconds[pname][m]:.0f} s)", flush=True)
+    results = {}
+    for pname, per in finals.items():
+        best_any = min(float(np.min(v)) for v in per.values())
+        m_random = float(np.median(per["random"])) if "random" in per else float("nan")
+        results[pname] = {m: {"final": v.tolist(), "score": ((m_random - v) / (m_random - best_any)).tolist(),
+                              "seconds": seconds[pname][m]} for m, v in per.items()}
+    methods = list(dict.fromkeys(m for per in results.values() for m in per))
     if not args.table_only:
+        args.methods, args.problems = methods, list(results)
         (out / "mixed.json").write_text(json.dumps(dict(args=vars(args), results=results), indent=1))
     print(f"\n{args.seeds} seeds, {args.n_init} + {args.n_iter} evaluations, noise-free; "
           "median [25%, 75%] of the best value; normalized score (Bayesmark) median; "
@@ -127,7 +136,7 @@ def main(argv=None) -> int:
             print(f"| {pname} | {m} | {q[1]:.4g} [{q[0]:.4g}, {q[2]:.4g}] | {np.median(s):.3f} | "
                   f"{p[0]:.3g} | {p[1]:.3g} |")
     mean = {m: float(np.mean([np.median(per[m]["score"]) for per in results.values() if m in per]))
-            for m in args.methods}
+            for m in methods}
     print("\nmean over problems of the median score: " + ", ".join(f"{m} {v:.3f}" for m, v in mean.items()))
     print(f"written to {out / 'mixed.json'}")
     return 0

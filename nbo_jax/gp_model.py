@@ -272,7 +272,95 @@ class NTKKernel:
         return theta / self.normalizer(u.shape[-1])
 
 
-Kind = Union[str, NTKKernel]
+@dataclasses.dataclass(frozen=True)
+class MixedKernel:
+    """A kernel for mixed inputs (hashable, static: pass it as ``kind``): the unit-cube columns
+    of continuous and integer parameters (``continuous``) under a stationary kernel ``base``,
+    and each categorical parameter's one-hot block under the overlap (Hamming) kernel,
+    combined as CoCaBO's mixture (Ru, Alvi, Nguyen, Osborne & Roberts 2020, "Bayesian
+    optimisation over multiple continuous and categorical inputs", ICML, eq. 5)::
+
+        k_c(u, u') = base(r),  r = || (u_C - u'_C) / l_C ||          (GPML eq. 4.17 / 4.9)
+        k_h(u, u') = exp(-(1/H) sum_h [z_h != z'_h] / l_h)           (BoTorch's CategoricalKernel)
+        k(u, u')   = (1 - w) (k_c + k_h) / 2 + w k_c k_h
+
+    with ``z_h`` the choice of categorical parameter ``h`` (``[z_h != z'_h] = 1 - <b_h, b'_h>``
+    on one-hot blocks ``b_h``, exact for one-hot rows), ``H`` categorical parameters and the
+    mixing weight ``w`` fixed (CoCaBO learns it; BoTorch's ``MixedSingleTaskGP`` is the same
+    sum plus product with three learned scales). ``k(u, u) = 1`` on encodings, so ``s_f^2`` is
+    the prior variance, as for the stationary kernels. Lengthscales: ``(C + H,)``, the
+    continuous columns' then one per categorical parameter (:attr:`n_lengthscales`); a space
+    with no continuous column is ``k_h`` alone, one without categories ``k_c`` alone.
+
+    Attributes:
+        base: ``"matern52"`` or ``"rbf"``.
+        continuous: the continuous and integer columns, increasing ints.
+        categorical: ``(first column, number of choices)`` of each one-hot block.
+        weight: ``w`` in ``[0, 1]`` (default 1/2).
+
+    Raises:
+        ValueError: an unknown ``base``, a ``weight`` outside ``[0, 1]``, a block with fewer
+            than one choice, or no column at all.
+    """
+
+    base: str = "matern52"
+    continuous: tuple = ()
+    categorical: tuple = ()
+    weight: float = 0.5
+
+    def __post_init__(self):
+        if self.base not in STATIONARY_KERNELS:
+            raise ValueError(f"base must be one of {STATIONARY_KERNELS}, got {self.base!r}")
+        if not 0.0 <= float(self.weight) <= 1.0:
+            raise ValueError(f"weight must be in [0, 1], got {self.weight!r}")
+        if any(int(k) < 1 for _, k in self.categorical):
+            raise ValueError(f"every categorical block needs at least one choice, got {self.categorical!r}")
+        if not self.continuous and not self.categorical:
+            raise ValueError("a MixedKernel needs a continuous column or a categorical block")
+
+    @property
+    def n_lengthscales(self) -> int:
+        """``C + H``: one lengthscale per continuous column and per categorical parameter."""
+        return len(self.continuous) + len(self.categorical)
+
+    def correlation(self, a: Array, b: Array, lengthscale: Array) -> Array:
+        """``k(a_i, b_j)`` (no ``s_f^2``) for ``a (n, D)``, ``b (m, D)`` and ``lengthscale
+        (C + H,)`` -> ``(n, m)``."""
+        C = len(self.continuous)
+        k_c = k_h = None
+        if C:
+            cols = jnp.asarray(self.continuous)
+            k_c = _CORRELATIONS[self.base](scaled_sq_distance(a[:, cols], b[:, cols], lengthscale[:C]))
+        if self.categorical:
+            differ = jnp.stack([1.0 - a[:, s:s + k] @ b[:, s:s + k].T for s, k in self.categorical], axis=-1)
+            k_h = jnp.exp(-jnp.mean(differ / lengthscale[C:], axis=-1))
+        if k_c is None or k_h is None:
+            return k_h if k_c is None else k_c
+        w = self.weight
+        return (1.0 - w) * 0.5 * (k_c + k_h) + w * k_c * k_h
+
+    def column_lengthscales(self, lengthscale: Array, unit_dim: int) -> Array:
+        """``(D,)``: each unit-cube column's lengthscale from ``lengthscale (C + H,)`` (a
+        one-hot block's columns share their parameter's), for what reads lengthscales per
+        column (a trust region's shape)."""
+        out = jnp.ones((unit_dim,), lengthscale.dtype)
+        C = len(self.continuous)
+        if C:
+            out = out.at[jnp.asarray(self.continuous)].set(lengthscale[:C])
+        for h, (s, k) in enumerate(self.categorical):
+            out = out.at[s:s + k].set(lengthscale[C + h])
+        return out
+
+
+jax.tree_util.register_static(MixedKernel)
+
+Kind = Union[str, NTKKernel, MixedKernel]
+
+
+def n_lengthscales(kind: "Kind", d: int) -> int:
+    """The length of ``GPParams.log_lengthscale`` for ``kind`` on ``d`` input columns: ``d``
+    (the NTK ignores them), :attr:`MixedKernel.n_lengthscales` for a mixed kernel."""
+    return kind.n_lengthscales if isinstance(kind, MixedKernel) else d
 
 
 def _resolve(kind: Kind) -> Kind:
@@ -280,7 +368,7 @@ def _resolve(kind: Kind) -> Kind:
 
     Raises:
         ValueError: unknown ``kind``."""
-    if isinstance(kind, NTKKernel):
+    if isinstance(kind, (NTKKernel, MixedKernel)):
         return kind
     if not isinstance(kind, str) or kind not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS} or an NTKKernel, got {kind!r}")
@@ -323,6 +411,8 @@ def kernel_matrix(kind: Kind, params: GPParams, a: Array, b: Array) -> Array:
     kind = _resolve(kind)
     if isinstance(kind, NTKKernel):
         return params.outputscale * kind.correlation(a, b)
+    if isinstance(kind, MixedKernel):
+        return params.outputscale * kind.correlation(a, b, params.lengthscale)
     r2 = scaled_sq_distance(a, b, params.lengthscale)
     return params.outputscale * _CORRELATIONS[kind](r2)
 
@@ -720,6 +810,8 @@ __all__ = [
     "STATIONARY_KERNELS",
     "NTK_ACTIVATIONS",
     "NTKKernel",
+    "MixedKernel",
+    "n_lengthscales",
     "prior_variance",
     "GPParams",
     "ParamBounds",

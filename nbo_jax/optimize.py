@@ -31,7 +31,9 @@ region holds none). ``region=None`` runs exactly the cube's code.
 and categorical parameters encoded in the cube), the raw samples are rounded to valid
 configurations (:meth:`~nbo_jax.search_space.SearchSpace.round`), the climb maximizes the
 utility of the rounded point (it moves the continuous columns), and the best point then takes
-up to :data:`MIXED_SEARCH_STEPS` discrete moves to its best neighbour (one integer step, or one
+every combination of the categories when there are at most :data:`MIXED_ENUMERATION_LIMIT`
+(the best ``num_restarts`` climbed again; BoTorch's ``optimize_acqf_mixed``), then up to
+:data:`MIXED_SEARCH_STEPS` discrete moves to its best neighbour (one integer step, or one
 other category) and one more continuous climb: BoTorch's
 ``optimize_acqf_mixed_alternating`` (Daulton et al. 2022). Every answer is a valid
 configuration; integers are rounded inside the search, not afterwards only.
@@ -50,6 +52,7 @@ import optax
 
 from .base import SearchRegion
 from .lbfgsb import minimize_lbfgsb
+from .search_space import Categorical
 from .types import Dataset
 
 Array = jax.Array
@@ -321,6 +324,7 @@ def refine_argmax(
     best = argmax_point(jnp.where(_is_written(pool, data), -jnp.inf, utility(pool)), pool)
     if space is None:  # Dataset.space is set only for a space with a discrete parameter
         return best
+    best = _enumerate(utility, best, data, options, space)
     return _alternate(utility, best, data, options, space)
 
 
@@ -328,6 +332,42 @@ def _rounded(utility: Callable[[Array], Array], space) -> Callable[[Array], Arra
     """``utility`` of the configurations points round to (:meth:`SearchSpace.round`): flat in
     the discrete columns, so a climb moves the continuous ones only."""
     return lambda u: utility(space.round(u))
+
+
+def _categorical_combinations(space) -> tuple[np.ndarray, np.ndarray] | None:
+    """Every combination of a mixed space's categories as ``(M, D)`` one-hot rows (0 outside
+    the categorical columns) and the ``(D,)`` bool mask of those columns; ``None`` without a
+    category or with more than :data:`MIXED_ENUMERATION_LIMIT` combinations."""
+    blocks = [cols for p, cols in space.columns() if isinstance(p, Categorical)]
+    sizes = [b.stop - b.start for b in blocks]
+    if not blocks or math.prod(sizes) > MIXED_ENUMERATION_LIMIT:
+        return None
+    rows = np.zeros((math.prod(sizes), space.unit_dim))
+    for m, choice in enumerate(np.ndindex(*sizes)):
+        for b, j in zip(blocks, choice):
+            rows[m, b.start + j] = 1.0
+    mask = np.zeros(space.unit_dim, bool)
+    for b in blocks:
+        mask[b] = True
+    return rows, mask
+
+
+def _enumerate(utility: Callable[[Array], Array], u: Array, data: Dataset, options: "AcqOptimizer", space) -> Array:
+    """From a climbed configuration ``u (D,)``: every combination of the categories with ``u``'s
+    other columns, the best ``num_restarts`` of them climbed in their continuous columns
+    (BoTorch's ``optimize_acqf_mixed`` enumerates the combinations and optimizes each; here
+    the climbs start from ``u``'s continuous part); never worse than ``u``. Only with at most
+    :data:`MIXED_ENUMERATION_LIMIT` combinations (else ``u``)."""
+    combos = _categorical_combinations(space)
+    if combos is None:
+        return u
+    rows, mask = combos
+    cands = jnp.where(jnp.asarray(mask), jnp.asarray(rows, u.dtype), u[None, :])
+    vals = jnp.where(_is_written(cands, data), -jnp.inf, utility(cands))
+    vals = jnp.where(jnp.isnan(vals), -jnp.inf, vals)
+    starts = cands[jax.lax.top_k(vals, min(options.num_restarts, rows.shape[0]))[1]]
+    pool = jnp.concatenate([u[None], space.round(climb(utility, starts, options))], axis=0)
+    return argmax_point(jnp.where(_is_written(pool, data), -jnp.inf, utility(pool)), pool)
 
 
 def _alternate(utility: Callable[[Array], Array], u: Array, data: Dataset, options: "AcqOptimizer", space) -> Array:
@@ -355,6 +395,9 @@ def _alternate(utility: Callable[[Array], Array], u: Array, data: Dataset, optio
 
 
 MIXED_SEARCH_STEPS = 8
+MIXED_ENUMERATION_LIMIT = 64
+"""The most combinations of categories a mixed space's acquisition optimizer enumerates at its
+climbed point (:func:`refine_argmax`); a space with more relies on the local search alone."""
 """Moves of the discrete local search of a mixed space's acquisition optimizer (each to the
 best neighbour: one integer step or one other category)."""
 

@@ -188,6 +188,33 @@ def test_the_mixed_optimizer_finds_the_enumerated_maximum(x64):
         assert config["a"] == pytest.approx(0.25, abs=1e-4)
 
 
+@pytest.mark.parametrize("limit", [64, 0])
+def test_few_category_combinations_are_enumerated(limit, x64, monkeypatch):
+    """Two categories that pay only together (a deceptive utility: every single move from the
+    start loses): one category at a time stays at the start, the enumeration of the 12
+    combinations (BoTorch's optimize_acqf_mixed) finds the pair and climbs its continuous part."""
+    import nbo_jax.optimize as opt
+    from nbo_jax.dataset import Dataset
+
+    monkeypatch.setattr(opt, "MIXED_ENUMERATION_LIMIT", limit)
+    space = search_space([Categorical("c", ("p", "q", "r")), Categorical("e", (0, 1, 2, 3)), Continuous("a", 0.0, 1.0)])
+
+    def utility(u):  # best at c = "r", e = 3, a = 0.75; 0.5 at the start (p, 0); else 0
+        x = space.from_unit(u)
+        pair = jnp.where((x[:, 0] == 2) & (x[:, 1] == 3), 1.0, jnp.where((x[:, 0] == 0) & (x[:, 1] == 0), 0.5, 0.0))
+        return pair - (x[:, 2] - 0.75) ** 2
+
+    start = jnp.asarray(space.encode([dict(c="p", e=0, a=0.1)]))
+    data = Dataset.empty(4, space.unit_dim, jnp.float64, space=space)
+    u = opt.refine_argmax(jax.random.key(0), utility(start), start, utility,
+                          opt.acq_optimizer(raw_samples=8, num_restarts=2, steps=30), data)
+    config = space.decode(np.asarray(u))[0]
+    if limit:
+        assert (config["c"], config["e"]) == ("r", 3) and config["a"] == pytest.approx(0.75, abs=1e-4)
+    else:
+        assert (config["c"], config["e"]) == ("p", 0)
+
+
 def test_mixed_problems_reach_their_published_minima(x64):
     from nbo_jax.benchmarks.mixed import PROBLEMS
 

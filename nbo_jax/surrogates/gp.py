@@ -56,6 +56,12 @@ class GPFit(NamedTuple):
     learn_constant: bool
     warm_start: bool = True
 
+    def on(self, space) -> "GPFit":
+        """This fit for data on ``space`` (``Dataset.space``): with a categorical parameter and
+        a stationary kernel, the kernel becomes :func:`mixed_kernel` of the space; else ``self``."""
+        kind = mixed_kernel(space, self.kind)
+        return self if kind is None else self._replace(kind=kind)
+
     def gp_prior(self, d: int) -> Optional[gpm.GPPrior]:
         return gpm.botorch_prior(d) if self.prior == "botorch" else None
 
@@ -76,7 +82,7 @@ class GPFit(NamedTuple):
         """Fit from the warm start ``params`` (with ``warm_start``), then the prior mode (with
         a prior; without a warm start, the neutral point when there is no prior), then random
         starts: ``n_restarts`` in all, vmapped; the best objective wins."""
-        d = u.shape[1]
+        d = gpm.n_lengthscales(self.kind, u.shape[1])
         starts = [params] if self.warm_start else []
         if len(starts) < self.n_restarts and (self.prior != "none" or not starts):
             starts.append(self.initial(d, u.dtype))
@@ -105,6 +111,36 @@ class GPSurrogateState(NamedTuple):
     posterior: gpm.GPPosterior
     lml: Array
     key: Array
+    kernel: Optional[gpm.MixedKernel] = None
+
+
+def mixed_kernel(space, base: gpm.Kind) -> Optional[gpm.MixedKernel]:
+    """The :class:`~nbo_jax.gp_model.MixedKernel` of a mixed search space (``Dataset.space``,
+    a :class:`~nbo_jax.search_space.SearchSpace`) with a categorical parameter, over the
+    stationary kernel ``base``: its continuous and integer columns under ``base``, each
+    categorical parameter's one-hot block under the overlap kernel; ``None`` for no space, a
+    space without a category, or a kernel that is not stationary (the NTK reads the one-hot
+    columns as they are)."""
+    if space is None or not isinstance(base, str) or base not in gpm.STATIONARY_KERNELS:
+        return None
+    from ..search_space import Categorical
+
+    continuous, categorical = [], []
+    for p, cols in space.columns():
+        if isinstance(p, Categorical):
+            categorical.append((cols.start, cols.stop - cols.start))
+        else:
+            continuous.append(cols.start)
+    if not categorical:
+        return None
+    return gpm.MixedKernel(base, tuple(continuous), tuple(categorical))
+
+
+def _lengthscales(state: "GPSurrogateState", params: gpm.GPParams, d: int) -> Array:
+    """``(d,)`` per unit-cube column (a mixed kernel's expanded by its blocks)."""
+    if state.kernel is None:
+        return params.lengthscale
+    return state.kernel.column_lengthscales(params.lengthscale, d)
 
 
 def when(refit, refitted, kept):
@@ -118,38 +154,46 @@ def when(refit, refitted, kept):
 def gp(fit: GPFit) -> Surrogate:
     """The exact GP (module doc) as a :class:`~nbo_jax.base.Surrogate` whose state is a
     :class:`GPSurrogateState`: posterior mean and std at ``(N, d)`` points (``(N,)`` each),
-    the ARD lengthscales (``(d,)``, not for the NTK kernel), a joint posterior draw."""
-    kind = fit.kind
-    has_lengthscales = not isinstance(kind, gpm.NTKKernel)
+    the ARD lengthscales (``(d,)``, not for the NTK kernel), a joint posterior draw. On a
+    mixed space with a categorical parameter the kernel is :func:`mixed_kernel`'s (kept in
+    ``state.kernel``)."""
+    has_lengthscales = not isinstance(fit.kind, gpm.NTKKernel)
 
     def update(state: GPSurrogateState, data: Dataset, rows, refit) -> GPSurrogateState:
+        f = fit.on(data.space)
+        kind = f.kind
         key, k_fit = jax.random.split(state.key)
         y = data.y
         jit = fit.jitter_of(data.u.dtype)
 
         def refitted():
-            params = fit.refit(data.u, y, data.mask, state.params, k_fit)
+            params = f.refit(data.u, y, data.mask, state.params, k_fit)
             return gpm.condition(kind, params, data.u, y, data.mask, jit)
 
         post = when(refit, refitted,
                     lambda: gpm.append_rows(kind, state.posterior, data.u, y, data.mask, rows, jit))
-        return GPSurrogateState(post.params, post, gpm.posterior_lml(post, y), key)
+        return GPSurrogateState(post.params, post, gpm.posterior_lml(post, y), key, state.kernel)
 
     def init(key: Array, data: Dataset, rows: Array) -> GPSurrogateState:
+        f = fit.on(data.space)
         d, dtype = data.u.shape[1], data.u.dtype
-        params = fit.initial(d, dtype)
+        params = f.initial(gpm.n_lengthscales(f.kind, d), dtype)
         # placeholder posterior of the right shapes (no data), replaced by the fit
-        post = gpm.condition(kind, params, data.u, data.y, jnp.zeros_like(data.mask))
-        return update(GPSurrogateState(params, post, jnp.zeros((), dtype), key), data, None, True)
+        post = gpm.condition(f.kind, params, data.u, data.y, jnp.zeros_like(data.mask))
+        kernel = f.kind if isinstance(f.kind, gpm.MixedKernel) else None
+        return update(GPSurrogateState(params, post, jnp.zeros((), dtype), key, kernel), data, None, True)
+
+    def kind_of(state: GPSurrogateState) -> gpm.Kind:
+        return fit.kind if state.kernel is None else state.kernel
 
     def posterior(state: GPSurrogateState, u: Array) -> SurrogatePosterior:
-        mean, var = gpm.predict(kind, state.posterior, u)
+        mean, var = gpm.predict(kind_of(state), state.posterior, u)
         std = jnp.sqrt(jnp.maximum(var, jnp.finfo(var.dtype).eps * 1e-3))
-        ls = state.params.lengthscale if has_lengthscales else None
+        ls = _lengthscales(state, state.params, u.shape[-1]) if has_lengthscales else None
         return SurrogatePosterior(u, mean, std, None, lengthscales=ls)
 
     def sample(state: GPSurrogateState, key: Array):
-        return lambda u: gpm.sample_joint(kind, state.posterior, u, key)
+        return lambda u: gpm.sample_joint(kind_of(state), state.posterior, u, key)
 
     return Surrogate(init, update, posterior, sample, pathwise=False, name="gp", counts_by_mean=has_lengthscales)
 
@@ -162,17 +206,19 @@ def gp_columns(fit: GPFit, *, std_floor: bool = True) -> Surrogate:
     ``data.mask``). Its posterior at ``(N, d)`` points: the objective's mean/std ``(N,)`` and
     the constraints' ``constraint_mean``/``constraint_std`` ``(N, K)``; ``lengthscales`` the
     objective's (as BoTorch's SCBO tutorial). ``std_floor``: floor the variance at
-    ``eps 1e-3`` (for climbs; False keeps the exact marginals)."""
-    kind = fit.kind
-    has_lengthscales = not isinstance(kind, gpm.NTKKernel)
+    ``eps 1e-3`` (for climbs; False keeps the exact marginals). On a mixed space with a
+    categorical parameter every column's kernel is :func:`mixed_kernel`'s."""
+    has_lengthscales = not isinstance(fit.kind, gpm.NTKKernel)
 
     def update(state: GPSurrogateState, data: Dataset, rows, refit) -> GPSurrogateState:
+        f = fit.on(data.space)
+        kind = f.kind
         T, M, u = data.y, data.mask, data.u
         key, k_fit = jax.random.split(state.key)
-        jit = fit.jitter_of(u.dtype)
+        jit = f.jitter_of(u.dtype)
 
         def refitted():
-            params = jax.vmap(lambda p, y, m, k: fit.refit(u, y, m, p, k))(
+            params = jax.vmap(lambda p, y, m, k: f.refit(u, y, m, p, k))(
                 state.params, T.T, M.T, jax.random.split(k_fit, T.shape[1]))
             return jax.vmap(lambda p, y, m: gpm.condition(kind, p, u, y, m, jit))(params, T.T, M.T)
 
@@ -180,25 +226,30 @@ def gp_columns(fit: GPFit, *, std_floor: bool = True) -> Surrogate:
             return jax.vmap(lambda p, y, m: gpm.append_rows(kind, p, u, y, m, rows, jit))(state.posterior, T.T, M.T)
 
         post = when(refit, refitted, appended)
-        return GPSurrogateState(post.params, post, jax.vmap(gpm.posterior_lml)(post, T.T), key)
+        return GPSurrogateState(post.params, post, jax.vmap(gpm.posterior_lml)(post, T.T), key, state.kernel)
 
     def init(key: Array, data: Dataset, rows: Array) -> GPSurrogateState:
+        f = fit.on(data.space)
         (cap, J), d, dtype = data.y.shape, data.u.shape[1], data.u.dtype
-        params = jax.tree.map(lambda a: jnp.broadcast_to(a, (J,) + a.shape), fit.initial(d, dtype))
+        initial = f.initial(gpm.n_lengthscales(f.kind, d), dtype)
+        params = jax.tree.map(lambda a: jnp.broadcast_to(a, (J,) + a.shape), initial)
         # placeholder posterior of the right shapes (replaced by the fit; no factorization)
         post = gpm.GPPosterior(params, jnp.broadcast_to(data.u, (J, cap, d)), jnp.zeros((J, cap), bool),
                                jnp.broadcast_to(jnp.eye(cap, dtype=dtype), (J, cap, cap)), jnp.zeros((J, cap), dtype))
-        return update(GPSurrogateState(params, post, jnp.zeros((J,), dtype), key), data, None, True)
+        kernel = f.kind if isinstance(f.kind, gpm.MixedKernel) else None
+        return update(GPSurrogateState(params, post, jnp.zeros((J,), dtype), key, kernel), data, None, True)
 
     def posterior(state: GPSurrogateState, u: Array) -> SurrogatePosterior:
+        kind = fit.kind if state.kernel is None else state.kernel
         mean, var = jax.vmap(lambda p: gpm.predict(kind, p, u))(state.posterior)  # (J, N) each
         if std_floor:
             var = jnp.maximum(var, jnp.finfo(var.dtype).eps * 1e-3)
         std = jnp.sqrt(var)
-        ls = state.params.lengthscale[0] if has_lengthscales else None
+        ls = jax.tree.map(lambda a: a[0], state.params)
+        ls = _lengthscales(state, ls, u.shape[-1]) if has_lengthscales else None
         return SurrogatePosterior(u, mean[0], std[0], None, mean[1:].T, std[1:].T, lengthscales=ls)
 
     return Surrogate(init, update, posterior, multi_output=True, name="gp")
 
 
-__all__ = ["GPFit", "GPSurrogateState", "gp", "gp_columns", "when"]
+__all__ = ["GPFit", "GPSurrogateState", "gp", "gp_columns", "mixed_kernel", "when"]
