@@ -66,6 +66,7 @@ class Problem:
             :class:`~nbo_jax.search_space.SearchSpace` (then ``d`` is its number of
             parameters and a point holds a categorical parameter's choice as its index).
         objective: noise-free ``f: (d,) -> ()``; a pure jnp function (vmap it for batches).
+            A multi-objective problem's returns ``(m,)``, every objective minimized.
         noise_std: standard deviation of the additive Gaussian observation noise
             (same units as ``f``); ``0.0`` for noiseless.
         optimal_value: the known global minimum ``f*`` (``None`` when unknown).
@@ -79,6 +80,11 @@ class Problem:
         choices: ``(N, d)`` points of a finite domain (:class:`FiniteDomain`), or ``None``
             for the box; build finite problems with :func:`finite_problem`.
         metric: the problem's own :class:`TaskMetric`, or ``None`` (simple regret).
+        reference_point: for ``m`` objectives, ``m`` finite floats bounding the dominated
+            hypervolume (:func:`nbo_jax.pareto.hypervolume`; BoTorch's ``ref_point`` negated
+            where BoTorch maximizes), or ``None``.
+        max_hypervolume: the hypervolume of the true Pareto front against
+            ``reference_point`` (``None`` when unknown).
 
     Problems compare by identity (``eq=False``) so they can be static arguments of ``jit``.
     """
@@ -97,6 +103,8 @@ class Problem:
     metadata: dict = dataclasses.field(default_factory=dict)
     choices: Optional[np.ndarray] = None
     metric: Optional[TaskMetric] = None
+    reference_point: Optional[tuple] = None
+    max_hypervolume: Optional[float] = None
 
     def __post_init__(self):
         if not isinstance(self.dim, (int, np.integer)) or isinstance(self.dim, bool) or self.dim < 1:
@@ -114,6 +122,16 @@ class Problem:
             object.__setattr__(self, "choices", dom.points)
         if self.metric is not None and not isinstance(self.metric, TaskMetric):
             raise TypeError(f"Problem.metric must be an nbo_jax.TaskMetric or None, got {type(self.metric).__name__}")
+        if self.reference_point is not None:
+            ref = np.asarray(self.reference_point, dtype=np.float64)
+            if ref.ndim != 1 or ref.shape[0] != self.n_objectives or not np.all(np.isfinite(ref)):
+                raise ValueError(f"Problem.reference_point must be {self.n_objectives} finite floats (one per "
+                                 f"objective), got {self.reference_point!r}")
+            object.__setattr__(self, "reference_point", tuple(float(v) for v in ref))
+        if self.max_hypervolume is not None:
+            if not np.isfinite(self.max_hypervolume) or self.max_hypervolume <= 0:
+                raise ValueError(f"Problem.max_hypervolume must be a finite float > 0 or None, got {self.max_hypervolume!r}")
+            object.__setattr__(self, "max_hypervolume", float(self.max_hypervolume))
 
     @property
     def domain(self):
@@ -124,12 +142,22 @@ class Problem:
         return FiniteDomain(self.bounds.lower, self.bounds.upper, self.choices)
 
     def __call__(self, x: Array) -> Array:
-        """Noise-free objective on one point ``(d,)`` or a batch ``(..., d)``."""
+        """Noise-free objective on one point ``(d,)`` or a batch ``(..., d)`` (``(..., m)``
+        for ``m`` objectives)."""
         x = jnp.asarray(x)
         if x.ndim == 1:
             return self.objective(x)
         flat = x.reshape(-1, x.shape[-1])
-        return jax.vmap(self.objective)(flat).reshape(x.shape[:-1])
+        out = jax.vmap(self.objective)(flat)
+        return out.reshape(x.shape[:-1] + out.shape[1:])
+
+    @property
+    def n_objectives(self) -> int:
+        """``m``, the number of objectives: 1 for a scalar objective, ``m`` for ``(m,)``."""
+        shape = jax.eval_shape(self.objective, jax.ShapeDtypeStruct((self.dim,), jnp.zeros(()).dtype)).shape
+        if len(shape) > 1:
+            raise ValueError(f"problem.objective must map (d,) to () or (m,), got output shape {shape}")
+        return int(shape[0]) if shape else 1
 
     @property
     def n_constraints(self) -> int:

@@ -1,7 +1,8 @@
 """Benchmark problems: synthetic test functions, constrained problems, problems with a known
 PDE, COCO's BBOB problems (:mod:`nbo_jax.benchmarks.bbob`, evaluated by ``cocoex``; built
 with :func:`nbo_jax.benchmarks.bbob.problem`, not :func:`get`), mixed-space problems
-(:mod:`nbo_jax.benchmarks.mixed`), and the :func:`get` factory.
+(:mod:`nbo_jax.benchmarks.mixed`), multi-objective problems
+(:mod:`nbo_jax.benchmarks.multi_objective`, built by its ``PROBLEMS``), and the :func:`get` factory.
 
 :func:`get` dispatches constrained names (see :mod:`nbo_jax.benchmarks.constrained`) to
 :func:`nbo_jax.benchmarks.constrained.get`, PDE names (:mod:`nbo_jax.benchmarks.pde_problems`,
@@ -22,7 +23,7 @@ import importlib
 
 from typing import Optional
 
-from . import bbob, constrained, finite, heat, mixed, pde_problems, synthetic
+from . import bbob, constrained, finite, heat, mixed, multi_objective, pde_problems, synthetic
 from .constrained import (
     ackley_constraints,
     branin_constraints,
@@ -64,6 +65,7 @@ __all__ = [
     "constrained",
     "finite",
     "mixed",
+    "multi_objective",
     "TASKS",
     "ackley",
     "levy",
