@@ -1,10 +1,12 @@
 """Mixed search spaces: our algorithms against Optuna's TPE and GPSampler and random search.
 
 The problems of :mod:`nbo_jax.benchmarks.mixed` (CoCaBO's Func2C and Func3C, Ackley-6 with
-three integer inputs), noise-free, ``--n-init`` + ``--n-iter`` evaluations (Optuna: the same
-number of trials, its samplers' own start-up designs), ``--seeds`` seeds. Our algorithms run
-vmapped over the seeds in one ``run_bo`` (float32); each Optuna study runs alone with
-``seed=s`` and suggests floats, integers and categories natively.
+three integer inputs; ``--suite synthetic``, the default) and the scikit-learn tuning tasks of
+:mod:`nbo_jax.benchmarks.tuning` (``--suite tuning``; ``all`` for both), noise-free,
+``--n-init`` + ``--n-iter`` evaluations (Optuna: the same number of trials, its samplers' own
+start-up designs), ``--seeds`` seeds. Our algorithms run vmapped over the seeds in one
+``run_bo`` (float32); each Optuna study runs alone with ``seed=s`` and suggests floats,
+integers and categories natively.
 
 Reported per problem and method: the median [IQR] of the best value found, and the
 normalized score of Bayesmark (Turner et al. 2021): ``(m_random - best) / (m_random -
@@ -16,6 +18,7 @@ GPSampler needs torch, which is not a dependency of nbo_jax (``--with torch`` ad
     uv run --with torch python benchmarks/mixed.py --seeds 10 --out results/mixed
     uv run python benchmarks/mixed.py --out results/mixed --table-only   # the table again
     uv run python benchmarks/mixed.py --methods gp-ei --update   # rerun one method, keep the others
+    uv run --with torch python benchmarks/mixed.py --suite tuning --update   # add the tuning tasks
 """
 
 from __future__ import annotations
@@ -32,10 +35,13 @@ import numpy as np
 import nbo_jax as nbo
 from nbo_jax.analysis.stats import welch_one_sided
 from nbo_jax.benchmarks.mixed import PROBLEMS
+from nbo_jax.benchmarks.tuning import TUNING
 from nbo_jax.search_space import Categorical, Integer
 
 OURS = ("gp-ei", "neural-bo", "random")
 OPTUNA = ("tpe", "gp-optuna")
+SUITES = {"synthetic": list(PROBLEMS), "tuning": list(TUNING), "all": list(PROBLEMS) + list(TUNING)}
+ALL = {**PROBLEMS, **TUNING}
 
 
 def run_ours(name: str, problem, seeds: int, n_init: int, n_iter: int) -> np.ndarray:
@@ -77,7 +83,9 @@ def run_optuna(name: str, problem, seeds: int, n_trials: int) -> np.ndarray:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--problems", nargs="+", default=list(PROBLEMS), choices=list(PROBLEMS))
+    parser.add_argument("--problems", nargs="+", choices=list(ALL), help="default: those of --suite")
+    parser.add_argument("--suite", choices=list(SUITES), default="synthetic",
+                        help="the problems when --problems is not given: synthetic (default), tuning or all")
     parser.add_argument("--methods", nargs="+", default=list(OURS + OPTUNA), choices=list(OURS + OPTUNA))
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--n-init", type=int, default=5)
@@ -87,6 +95,7 @@ def main(argv=None) -> int:
     parser.add_argument("--update", action="store_true",
                         help="run the given methods and problems only, keeping the stored results of the others")
     args = parser.parse_args(argv)
+    args.problems = args.problems or SUITES[args.suite]
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     finals, seconds = {}, {}
@@ -101,7 +110,7 @@ def main(argv=None) -> int:
                     raise SystemExit(f"--update needs the stored {k} ({stored['args'][k]}), got {getattr(args, k)}")
                 setattr(args, k, stored["args"][k])
     for pname in [] if args.table_only else args.problems:
-        problem = PROBLEMS[pname]()
+        problem = ALL[pname]()
         for m in args.methods:
             t0 = time.perf_counter()
             if m in OURS:

@@ -1,7 +1,8 @@
 """Benchmark problems: synthetic test functions, constrained problems, problems with a known
 PDE, COCO's BBOB problems (:mod:`nbo_jax.benchmarks.bbob`, evaluated by ``cocoex``; built
 with :func:`nbo_jax.benchmarks.bbob.problem`, not :func:`get`), mixed-space problems
-(:mod:`nbo_jax.benchmarks.mixed`), multi-objective problems
+(:mod:`nbo_jax.benchmarks.mixed`), scikit-learn tuning tasks on mixed spaces
+(:mod:`nbo_jax.benchmarks.tuning`, built by its ``TUNING``), multi-objective problems
 (:mod:`nbo_jax.benchmarks.multi_objective`, built by its ``PROBLEMS``), and the :func:`get` factory.
 
 :func:`get` dispatches constrained names (see :mod:`nbo_jax.benchmarks.constrained`) to
@@ -23,7 +24,7 @@ import importlib
 
 from typing import Optional
 
-from . import bbob, constrained, finite, heat, mixed, multi_objective, pde_problems, synthetic
+from . import bbob, constrained, finite, heat, mixed, multi_objective, pde_problems, synthetic, tuning
 from .constrained import (
     ackley_constraints,
     branin_constraints,
@@ -66,6 +67,7 @@ __all__ = [
     "finite",
     "mixed",
     "multi_objective",
+    "tuning",
     "TASKS",
     "ackley",
     "levy",

@@ -1,0 +1,260 @@
+"""Hyperparameter tuning of scikit-learn models on the data sets scikit-learn ships (no
+download), in the style of Bayesmark (Turner, Eriksson, McCourt, Kiili, Laaksonen, Xu and
+Guyon 2021, "Bayesian optimization is superior to random search for machine learning
+hyperparameter tuning: analysis of the black-box optimization challenge 2020", NeurIPS 2020
+competition track, Section 2: a task is a model x a data set x a metric, its loss the
+cross-validated metric). Each task is a :class:`~nbo_jax.types.Problem` whose ``bounds`` is a
+mixed :class:`~nbo_jax.search_space.SearchSpace` (a point holds one number per parameter, a
+category as its index; minimization; ``optimal_value=None``, unknown)::
+
+    task               model (scikit-learn)            data (n x d)          loss
+    svc_breast_cancer  StandardScaler + SVC            breast_cancer 569x30  1 - accuracy
+                       C log [1e-2, 1e3], gamma log [1e-4, 1], kernel {rbf, poly, sigmoid}
+    knn_wine           scaler + KNeighborsClassifier   wine 178x13           1 - accuracy
+                       n_neighbors {1..25}, p {1..4}, weights {uniform, distance},
+                       scaler {none, standard, minmax}
+    rf_diabetes        RandomForestRegressor, 10 trees diabetes 442x10       MSE
+                       max_depth {1..15}, max_features [0.1, 1], min_samples_leaf log
+                       {1..32}, bootstrap {True, False}
+
+    loss(config) = mean over the 3 folds of the metric's loss on the held-out fold
+                   (StratifiedKFold for classifiers, KFold for the regressor; 3 folds,
+                   shuffled with random_state=0; the forest's random_state=0)
+
+The ranges follow Bayesmark's ``bayesmark/sklearn_funcs.py`` (kNN's ``n_neighbors`` and ``p``,
+the SVM's log-scaled ``C`` and ``gamma``, the forest's ``max_depth``), widened where the data
+are standardized (``gamma``) and given a categorical parameter each (the SVM's kernel, kNN's
+weights and scaler, the forest's bootstrap), so every task mixes parameter kinds. Bayesmark
+cross-validates on 80 % of the data with 5 folds; the whole data set and 3 folds keep one
+evaluation near 10-50 ms on one core. Evaluations are deterministic (fixed splitter and seeds)
+and memoized per configuration.
+
+The objective runs scikit-learn on the host through :func:`jax.pure_callback`
+(``vmap_method="broadcast_all"``: one callback receives every seed's point of a step), so it
+sits inside the jit-compiled, vmapped :func:`nbo_jax.run_bo`. scikit-learn (Pedregosa et al.
+2011, "Scikit-learn: machine learning in Python", JMLR 12) comes with the ``tasks`` extra.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from typing import Any
+
+import jax
+import numpy as np
+
+from ..search_space import Categorical, Continuous, Integer, SearchSpace, search_space
+from ..types import Problem
+from .synthetic import _as_float
+
+Array = jax.Array
+
+N_FOLDS = 3
+"""Cross-validation folds of every task."""
+SEED = 0
+"""``random_state`` of the fold splitter and of the random forest."""
+
+_SPACES = {
+    "svc_breast_cancer": (Continuous("C", 1e-2, 1e3, log=True), Continuous("gamma", 1e-4, 1.0, log=True),
+                          Categorical("kernel", ("rbf", "poly", "sigmoid"))),
+    "knn_wine": (Integer("n_neighbors", 1, 25), Integer("p", 1, 4), Categorical("weights", ("uniform", "distance")),
+                 Categorical("scaler", ("none", "standard", "minmax"))),
+    "rf_diabetes": (Integer("max_depth", 1, 15), Continuous("max_features", 0.1, 1.0),
+                    Integer("min_samples_leaf", 1, 32, log=True), Categorical("bootstrap", (True, False))),
+}
+# task -> (scikit-learn loader, classification?)
+_DATA = {"svc_breast_cancer": ("load_breast_cancer", True), "knn_wine": ("load_wine", True),
+         "rf_diabetes": ("load_diabetes", False)}
+
+
+def _sklearn():
+    """Import scikit-learn, or raise an ImportError naming the ``tasks`` extra."""
+    try:
+        import sklearn  # noqa: F401
+    except ImportError as err:  # pragma: no cover - the extra is installed in the test environment
+        raise ImportError("the tuning tasks need scikit-learn, from the 'tasks' extra "
+                          f"(pip install 'nbo-jax[tasks]'): {err}") from err
+
+
+def _check_task(name: str) -> None:
+    if name not in _SPACES:
+        raise ValueError(f"name: unknown tuning task {name!r}; tasks: {sorted(_SPACES)}")
+
+
+@functools.cache
+def load_data(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The data set of task ``name`` (loaded once, cached): ``X (n, d)`` float64 features and
+    ``y (n,)`` targets (int64 class labels, float64 for the regression task).
+
+    Raises:
+        ValueError: unknown task name. ImportError: the ``tasks`` extra is missing."""
+    _check_task(name)
+    _sklearn()
+    from sklearn import datasets
+
+    loader, classification = _DATA[name]
+    X, y = getattr(datasets, loader)(return_X_y=True)
+    return np.asarray(X, np.float64), np.asarray(y, np.int64 if classification else np.float64)
+
+
+def space(name: str) -> SearchSpace:
+    """The :class:`~nbo_jax.search_space.SearchSpace` of task ``name`` (module table).
+
+    Raises:
+        ValueError: unknown task name."""
+    _check_task(name)
+    return search_space(_SPACES[name])
+
+
+def configuration(space: SearchSpace, x) -> dict:
+    """The typed configuration of a point ``x (P,)`` (one number per parameter): a float for a
+    continuous parameter (clipped to its range, which float32 may miss by an ulp), a Python
+    ``int`` for an integer one, the choice itself for a categorical one (``x`` holds its index).
+
+    Raises:
+        ValueError: ``x`` not of shape ``(P,)``, not finite, outside the space beyond float32
+            rounding, off an integer's step or not a category's index (naming the parameter)."""
+    x = np.asarray(x, np.float64)
+    if x.shape != (space.dim,):
+        raise ValueError(f"x must have shape ({space.dim},), one number per parameter, got {x.shape}")
+    config = {}
+    for p, v in zip(space.parameters, x):
+        if not math.isfinite(v):
+            raise ValueError(f"parameter {p.name!r}: value {v} is not finite")
+        if isinstance(p, Continuous):
+            tol = 1e-6 * max(abs(p.low), abs(p.high))
+            if not (p.low - tol <= v <= p.high + tol):
+                raise ValueError(f"parameter {p.name!r}: {v} is outside [{p.low}, {p.high}]")
+            config[p.name] = float(min(max(v, p.low), p.high))
+            continue
+        low, high, step = (0, len(p.choices) - 1, 1) if isinstance(p, Categorical) else (p.low, p.high, p.step)
+        k = (v - low) / step
+        if abs(k - round(k)) > 1e-4 or not (low <= v + 1e-4 and v - 1e-4 <= high):
+            what = "a category's index" if isinstance(p, Categorical) else f"a value of {{{low}, ..., {high}}} step {step}"
+            raise ValueError(f"parameter {p.name!r}: {v} is not {what}")
+        i = low + step * round(k)
+        config[p.name] = p.choices[i] if isinstance(p, Categorical) else int(i)
+    return config
+
+
+def estimator(name: str, config: dict):
+    """The unfitted scikit-learn estimator of task ``name`` at ``config`` (a dict by parameter
+    name, typed values as :func:`configuration` returns): a ``Pipeline`` for the SVM and kNN,
+    a ``RandomForestRegressor(n_estimators=10, random_state=0)`` for the forest.
+
+    Raises:
+        ValueError: unknown task name. KeyError: a parameter missing from ``config``."""
+    _check_task(name)
+    _sklearn()
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
+    if name == "svc_breast_cancer":
+        from sklearn.svm import SVC
+
+        return make_pipeline(StandardScaler(), SVC(C=config["C"], gamma=config["gamma"], kernel=config["kernel"]))
+    if name == "knn_wine":
+        from sklearn.neighbors import KNeighborsClassifier
+
+        scaler = {"none": "passthrough", "standard": StandardScaler(), "minmax": MinMaxScaler()}[config["scaler"]]
+        return make_pipeline(scaler, KNeighborsClassifier(n_neighbors=config["n_neighbors"], p=config["p"],
+                                                          weights=config["weights"]))
+    from sklearn.ensemble import RandomForestRegressor
+
+    return RandomForestRegressor(n_estimators=10, max_depth=config["max_depth"],
+                                 max_features=config["max_features"],
+                                 min_samples_leaf=config["min_samples_leaf"], bootstrap=config["bootstrap"],
+                                 random_state=SEED)
+
+
+def cv_loss(name: str, config: dict) -> float:
+    """The loss of task ``name`` at ``config`` (module box): ``1 - `` the mean 3-fold
+    accuracy for a classifier, the mean 3-fold mean squared error (target units squared) for
+    the regressor; float64, memoized per configuration.
+
+    Raises:
+        ValueError: unknown task name. KeyError: a parameter missing from ``config``.
+        ImportError: the ``tasks`` extra is missing."""
+    _check_task(name)
+    return _cv_loss(name, tuple(config[p.name] for p in _SPACES[name]))
+
+
+@functools.lru_cache(maxsize=65536)
+def _cv_loss(name: str, values: tuple) -> float:
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
+
+    X, y = load_data(name)
+    classification = _DATA[name][1]
+    folds = (StratifiedKFold if classification else KFold)(N_FOLDS, shuffle=True, random_state=SEED)
+    model = estimator(name, dict(zip((p.name for p in _SPACES[name]), values)))
+    with warnings.catch_warnings():  # BO tries configurations that fit badly on purpose
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        scores = cross_val_score(model, X, y, cv=folds,
+                                 scoring="accuracy" if classification else "neg_mean_squared_error")
+    return float(1.0 - np.mean(scores)) if classification else float(-np.mean(scores))
+
+
+@functools.cache
+def _problem(name: str) -> Problem:
+    sp = space(name)
+
+    def host(x):
+        x = np.asarray(x)
+        flat = x.reshape(-1, sp.dim)
+        out = np.array([cv_loss(name, configuration(sp, row)) for row in flat], np.float64)
+        return out.reshape(x.shape[:-1]).astype(x.dtype)
+
+    def objective(x: Array) -> Array:
+        x = _as_float(x)
+        if x.shape != (sp.dim,):
+            raise ValueError(f"{name} objective: x must have shape ({sp.dim},), got {x.shape}")
+        return jax.pure_callback(host, jax.ShapeDtypeStruct((), x.dtype), x, vmap_method="broadcast_all")
+
+    loader, classification = _DATA[name]
+    return Problem(name, sp.dim, sp, objective, optimal_value=None,
+                   metadata={"source": "Turner et al. 2021 (Bayesmark), scikit-learn tuning",
+                             "data": f"sklearn.datasets.{loader}", "folds": N_FOLDS, "seed": SEED,
+                             "loss": "1 - accuracy" if classification else "mean squared error"})
+
+
+def _builder(name: str, doc: str):
+    def build() -> Problem:
+        _sklearn()
+        return _problem(name)
+
+    build.__name__ = build.__qualname__ = name
+    build.__doc__ = doc + """
+
+    ``objective(x (P,)) -> ()`` in ``x``'s float dtype, evaluated by scikit-learn on the host
+    (:func:`jax.pure_callback`, ``vmap_method="broadcast_all"``); cached (one
+    :class:`~nbo_jax.types.Problem` per process, so ``jit`` compiles once).
+
+    Raises:
+        ImportError: the ``tasks`` extra (scikit-learn) is missing."""
+    return build
+
+
+svc_breast_cancer = _builder(
+    "svc_breast_cancer",
+    """An RBF/polynomial/sigmoid support vector classifier on standardized Wisconsin breast
+    cancer data (569 x 30, 2 classes): ``C`` log in ``[1e-2, 1e3]``, ``gamma`` log in
+    ``[1e-4, 1]``, ``kernel`` in ``(rbf, poly, sigmoid)``; loss ``1 - `` 3-fold accuracy.""")
+knn_wine = _builder(
+    "knn_wine",
+    """k nearest neighbours on the wine data (178 x 13, 3 classes): ``n_neighbors`` in
+    ``{1..25}``, Minkowski ``p`` in ``{1..4}``, ``weights`` in ``(uniform, distance)``,
+    ``scaler`` in ``(none, standard, minmax)``; loss ``1 - `` 3-fold accuracy.""")
+rf_diabetes = _builder(
+    "rf_diabetes",
+    """A random forest of 10 regression trees on the diabetes data (442 x 10): ``max_depth`` in
+    ``{1..15}``, ``max_features`` (a fraction) in ``[0.1, 1]``, ``min_samples_leaf`` log in
+    ``{1..32}``, ``bootstrap`` in ``(True, False)``; loss the 3-fold mean squared error.""")
+
+TUNING: dict[str, Any] = {"svc_breast_cancer": svc_breast_cancer, "knn_wine": knn_wine, "rf_diabetes": rf_diabetes}
+"""Name -> builder of the tuning problems."""
+
+__all__ = ["N_FOLDS", "SEED", "TUNING", "configuration", "cv_loss", "estimator", "knn_wine", "load_data",
+           "rf_diabetes", "space", "svc_breast_cancer"]

@@ -1,0 +1,93 @@
+"""The scikit-learn tuning tasks (nbo_jax.benchmarks.tuning): each objective equals the 3-fold
+cross-validated loss computed here with scikit-learn directly, points decode to the typed values
+the estimator receives, and a vmapped batch equals its points evaluated alone."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+
+from sklearn import datasets  # noqa: E402
+from sklearn.ensemble import RandomForestRegressor  # noqa: E402
+from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score  # noqa: E402
+from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import MinMaxScaler, StandardScaler  # noqa: E402
+from sklearn.svm import SVC  # noqa: E402
+
+from nbo_jax.benchmarks import tuning  # noqa: E402
+
+# (task, point x (P,) exact in float32, the reference model at that point, loader, classification?)
+CASES = [
+    ("svc_breast_cancer", [8.0, 2.0 ** -7, 1.0],
+     lambda: make_pipeline(StandardScaler(), SVC(C=8.0, gamma=2.0 ** -7, kernel="poly")),
+     datasets.load_breast_cancer, True),
+    ("knn_wine", [7.0, 1.0, 1.0, 2.0],
+     lambda: make_pipeline(MinMaxScaler(), KNeighborsClassifier(n_neighbors=7, p=1, weights="distance")),
+     datasets.load_wine, True),
+    ("rf_diabetes", [4.0, 0.5, 8.0, 1.0],
+     lambda: RandomForestRegressor(n_estimators=10, max_depth=4, max_features=0.5, min_samples_leaf=8,
+                                   bootstrap=False, random_state=0),
+     datasets.load_diabetes, False),
+]
+
+
+@pytest.mark.parametrize("name, x, model, loader, classification", CASES, ids=[c[0] for c in CASES])
+def test_objective_is_the_cross_validated_loss(name, x, model, loader, classification):
+    X, y = loader(return_X_y=True)
+    folds = (StratifiedKFold if classification else KFold)(3, shuffle=True, random_state=0)
+    scores = cross_val_score(model(), X, y, cv=folds, scoring="accuracy" if classification else "neg_mean_squared_error")
+    expected = 1.0 - scores.mean() if classification else -scores.mean()
+    problem = tuning.TUNING[name]()
+    assert problem.optimal_value is None and problem.dim == len(x) == problem.bounds.dim
+    value = problem.objective(jnp.asarray(x, jnp.float32))
+    assert value.shape == () and value.dtype == jnp.float32
+    np.testing.assert_allclose(float(value), expected, rtol=1e-6)
+    assert tuning.cv_loss(name, tuning.configuration(problem.bounds, x)) == pytest.approx(expected, rel=1e-12)
+
+
+def test_points_decode_to_the_values_scikit_learn_receives():
+    space = tuning.space("knn_wine")
+    config = tuning.configuration(space, np.float32([7.0, 3.0, 1.0, 0.0]))
+    assert config == {"n_neighbors": 7, "p": 3, "weights": "distance", "scaler": "none"}
+    assert type(config["n_neighbors"]) is int and type(config["p"]) is int
+    params = tuning.estimator("knn_wine", config).get_params()
+    assert params["steps"][0][1] == "passthrough"
+    assert (params["kneighborsclassifier__n_neighbors"], params["kneighborsclassifier__p"],
+            params["kneighborsclassifier__weights"]) == (7, 3, "distance")
+
+    rf = tuning.estimator("rf_diabetes", tuning.configuration(tuning.space("rf_diabetes"), [15, 1.0, 32, 0])).get_params()
+    assert (rf["max_depth"], rf["max_features"], rf["min_samples_leaf"], rf["bootstrap"]) == (15, 1.0, 32, True)
+    assert type(rf["max_depth"]) is int and rf["bootstrap"] is True
+
+    svc_space = tuning.space("svc_breast_cancer")
+    # float32's nearest value to the log-scaled lower bound 1e-2 lies below it: clipped, not refused
+    svc = tuning.configuration(svc_space, np.float32([1e-2, 1.0, 2.0]))
+    assert svc == {"C": 1e-2, "gamma": 1.0, "kernel": "sigmoid"} and type(svc["C"]) is float
+    assert tuning.estimator("svc_breast_cancer", svc).get_params()["svc__kernel"] == "sigmoid"
+
+
+@pytest.mark.parametrize("x, match", [([7.0, 3.0, 2.0, 0.0], "'weights'"), ([7.5, 3.0, 1.0, 0.0], "'n_neighbors'"),
+                                      ([7.0, 5.0, 1.0, 0.0], "'p'"), ([7.0, 3.0, 1.0], r"shape \(4,\)")])
+def test_invalid_points_are_refused_naming_the_parameter(x, match):
+    with pytest.raises(ValueError, match=match):
+        tuning.configuration(tuning.space("knn_wine"), x)
+
+
+def test_unknown_task_is_refused():
+    with pytest.raises(ValueError, match="name: unknown tuning task 'svm'"):
+        tuning.space("svm")
+
+
+def test_vmapped_batch_equals_single_evaluations():
+    problem = tuning.knn_wine()
+    X = jnp.asarray([[1.0, 2.0, 0.0, 0.0], [25.0, 4.0, 1.0, 1.0]], jnp.float32)
+    batch = jax.jit(jax.vmap(problem.objective))(X)
+    singles = [float(problem.objective(x)) for x in X]
+    assert batch.shape == (2,)
+    np.testing.assert_array_equal(np.asarray(batch), np.float32(singles))
+    assert singles[0] != singles[1]  # two different losses: an exchanged order would fail
