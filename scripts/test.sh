@@ -13,9 +13,8 @@ set -e
 #    the driver's `uv run` flags in a fresh copy of the project, i.e. a new environment
 #    without the extras synced above (no Ray in it: every worker died at `import ray`, and
 #    the cases hung). Off, the workers use this synced environment's Python.
-#    (The docs' Ray and Ray Tune examples, skipped by step 2, run with NBO_DOCS_RAY=1:
-#    NBO_DOCS_RAY=1 RAY_ENABLE_UV_RUN_RUNTIME_ENV=0 uv run pytest tests/test_docs_examples.py -k integrations;
-#    they add half a minute to a suite at the edge of CI's 15 minutes.)
+#    The docs' Ray and Ray Tune examples run here too (the last Ray case, on the same cluster
+#    and the same compiled GP; step 2 runs every other docs block).
 RAY_ENABLE_UV_RUN_RUNTIME_ENV=0 timeout 420 $UV run --locked pytest -q -p no:cacheprovider tests/ray_cases.py
 $UV run --locked pytest -q -p no:cacheprovider tests/optuna_cases.py
 # 2. Everything else, on every core, with the 20 slowest tests listed.

@@ -206,34 +206,44 @@ def test_optimize_checks_its_arguments():
         optimize(sphere, BOX, 5, algorithm=nbo.neural_cbo())
 
 
-# ---------------------------------------------------------------- Ray Tune
-def test_tune_searcher_on_a_local_cluster(tmp_path):
-    from ray import tune
+# ---------------------------------------------------------------- the docs' Ray examples
+def test_the_docs_ray_and_ray_tune_examples_run(tmp_path, monkeypatch):
+    """The Ray and Ray Tune blocks of docs/guide/integrations.md, in order in one namespace as
+    a reader pastes them, as written (tests/test_docs_examples.py runs every other block).
+    Here, last in the file, they find this file's cluster running (their ``ray.init`` keeps
+    it: one Ray start) and its compiled GP (``SMALL_GP`` on ``BOX``, the example's
+    algorithm and box); their ``ray.shutdown()`` ends the cluster. The Ray Tune example is
+    this file's Tune case: a mixed space (log-float, integer, choice, constant) with failed
+    trials, checked against the searcher's study (NBOSearcher on nested and list spaces:
+    tests/test_ray_tune_searcher.py)."""
+    from test_docs_examples import RAY, ROOT, _blocks
 
-    from nbo_jax.integrations.ray_tune import NBOSearcher
-
-    def trainable(config):
-        x = np.array([config["a"], math.log10(config["lr"]), config["nested"]["b"]])
-        loss = float(np.sum((x - np.array([0.3, -2.0, 0.6])) ** 2)) + 0.01 * config["layers"]
-        return {"loss": loss if config["kind"] != "bad" else float("nan")}
-
-    space = {"a": tune.uniform(0.0, 1.0), "lr": tune.loguniform(1e-4, 1e-1), "nested": {"b": tune.uniform(0, 1)},
-             "layers": tune.randint(1, 4), "kind": tune.choice(["good", "good", "bad"]), "const": 7}
-    searcher = NBOSearcher(algorithm=nbo.gp_bo(**SMALL_GP), n_init=5, seed=0)
-    tuner = tune.Tuner(trainable, param_space=space,
-                       tune_config=tune.TuneConfig(search_alg=searcher, metric="loss", mode="min", num_samples=10,
-                                                   max_concurrent_trials=4, reuse_actors=True),
-                       run_config=tune.RunConfig(verbose=0, storage_path=str(tmp_path)))
-    results = tuner.fit()
-    df = results.get_dataframe()
-    assert len(df) == 10
-    assert df["config/const"].eq(7).all() and df["config/layers"].isin([1, 2, 3]).all()
+    blocks = [b for b in _blocks(ROOT / "docs/guide/integrations.md") if RAY.search(b)]
+    assert len(blocks) == 2, "the Ray and Ray Tune examples"
+    monkeypatch.setenv("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"__name__": "__docs__"}
+    for i, block in enumerate(blocks):
+        exec(compile(block, f"docs/guide/integrations.md (Ray block {i + 1})", "exec"), namespace)
+    study = namespace["study"]  # the Ray example: asynchronous BO on 2 workers
+    assert study.n_told == 8 and not study.failures
+    assert study.best()[1] == pytest.approx(sphere(namespace["x_best"]), rel=1e-12)
+    # the Ray Tune example: a mixed space (log-float, integer, choice, a constant) and failed trials
+    df = namespace["results"].get_dataframe()
+    assert len(df) == 6 and not namespace["results"].errors
+    assert df["config/epochs"].eq(10).all() and df["config/layers"].isin([1, 2, 3]).all()
+    assert df["config/act"].isin(["relu", "tanh"]).all()
     assert ((df["config/lr"] >= 1e-4) & (df["config/lr"] <= 1e-1)).all()
+    searcher = namespace["searcher"]
     study = searcher.study
     paths = [m[0] for m in searcher._modelled]
-    assert study.n_told == 10 and study.x.shape == (10, 5)  # a, lr, nested/b, layers, kind (a choice's index)
-    bad = df["config/kind"].eq("bad").sum()
-    assert len(study.failures) == bad and all("'loss' = nan" in f["error"] for f in study.failures)
-    # the modelled coordinates in the table are the study's points
+    assert study.n_told == 6 and study.x.shape == (6, 3)  # lr, layers, act (a choice's index)
+    diverged = int((df["config/lr"] > 0.05).sum())
+    assert len(study.failures) == diverged and all("'loss' = nan" in f["error"] for f in study.failures)
+    assert np.isnan(df["loss"]).sum() == diverged
+    # the trials' configurations are the study's points
     np.testing.assert_allclose(np.sort(df["config/lr"].to_numpy()), np.sort(study.x[:, paths.index(("lr",))]),
                                rtol=1e-9)
+    np.testing.assert_array_equal(np.sort(df["config/layers"].to_numpy()),
+                                  np.sort(study.x[:, paths.index(("layers",))]))
+    assert not ray.is_initialized()  # the example's ray.shutdown()
