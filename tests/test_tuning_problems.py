@@ -11,15 +11,15 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from sklearn import datasets  # noqa: E402
-from sklearn.ensemble import RandomForestRegressor  # noqa: E402
-from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score  # noqa: E402
-from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
-from sklearn.pipeline import make_pipeline  # noqa: E402
-from sklearn.preprocessing import MinMaxScaler, StandardScaler  # noqa: E402
-from sklearn.svm import SVC  # noqa: E402
+from sklearn import datasets
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import MinMaxScaler, StandardScaler
+from sklearn.svm import SVC
 
-from nbo_jax.benchmarks import tuning  # noqa: E402
+from nbo_jax.benchmarks import tuning
 
 # (task, point x (P,) exact in float32, the reference model at that point, loader, classification?)
 CASES = [

@@ -40,7 +40,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from typing import Any
+from collections.abc import Callable
 
 import jax
 import numpy as np
@@ -220,40 +220,49 @@ def _problem(name: str) -> Problem:
                              "loss": "1 - accuracy" if classification else "mean squared error"})
 
 
-def _builder(name: str, doc: str):
-    def build() -> Problem:
-        _sklearn()
-        return _problem(name)
+def svc_breast_cancer() -> Problem:
+    """A support vector classifier on standardized Wisconsin breast cancer data (569 x 30, 2
+    classes): ``C`` log in ``[1e-2, 1e3]``, ``gamma`` log in ``[1e-4, 1]``, ``kernel`` in
+    ``(rbf, poly, sigmoid)``; loss ``1 - `` 3-fold accuracy.
 
-    build.__name__ = build.__qualname__ = name
-    build.__doc__ = doc + """
-
-    ``objective(x (P,)) -> ()`` in ``x``'s float dtype, evaluated by scikit-learn on the host
+    ``objective(x (3,)) -> ()`` in ``x``'s float dtype, evaluated by scikit-learn on the host
     (:func:`jax.pure_callback`, ``vmap_method="broadcast_all"``); cached (one
     :class:`~nbo_jax.types.Problem` per process, so ``jit`` compiles once).
 
     Raises:
         ImportError: the ``tasks`` extra (scikit-learn) is missing."""
-    return build
+    _sklearn()
+    return _problem("svc_breast_cancer")
 
 
-svc_breast_cancer = _builder(
-    "svc_breast_cancer",
-    """An RBF/polynomial/sigmoid support vector classifier on standardized Wisconsin breast
-    cancer data (569 x 30, 2 classes): ``C`` log in ``[1e-2, 1e3]``, ``gamma`` log in
-    ``[1e-4, 1]``, ``kernel`` in ``(rbf, poly, sigmoid)``; loss ``1 - `` 3-fold accuracy.""")
-knn_wine = _builder(
-    "knn_wine",
+def knn_wine() -> Problem:
     """k nearest neighbours on the wine data (178 x 13, 3 classes): ``n_neighbors`` in
     ``{1..25}``, Minkowski ``p`` in ``{1..4}``, ``weights`` in ``(uniform, distance)``,
-    ``scaler`` in ``(none, standard, minmax)``; loss ``1 - `` 3-fold accuracy.""")
-rf_diabetes = _builder(
-    "rf_diabetes",
+    ``scaler`` in ``(none, standard, minmax)``; loss ``1 - `` 3-fold accuracy.
+
+    ``objective(x (4,)) -> ()``, evaluated as :func:`svc_breast_cancer`'s; cached.
+
+    Raises:
+        ImportError: the ``tasks`` extra (scikit-learn) is missing."""
+    _sklearn()
+    return _problem("knn_wine")
+
+
+def rf_diabetes() -> Problem:
     """A random forest of 10 regression trees on the diabetes data (442 x 10): ``max_depth`` in
     ``{1..15}``, ``max_features`` (a fraction) in ``[0.1, 1]``, ``min_samples_leaf`` log in
-    ``{1..32}``, ``bootstrap`` in ``(True, False)``; loss the 3-fold mean squared error.""")
+    ``{1..32}``, ``bootstrap`` in ``(True, False)``; loss the 3-fold mean squared error (target
+    units squared).
 
-TUNING: dict[str, Any] = {"svc_breast_cancer": svc_breast_cancer, "knn_wine": knn_wine, "rf_diabetes": rf_diabetes}
+    ``objective(x (4,)) -> ()``, evaluated as :func:`svc_breast_cancer`'s; cached.
+
+    Raises:
+        ImportError: the ``tasks`` extra (scikit-learn) is missing."""
+    _sklearn()
+    return _problem("rf_diabetes")
+
+
+TUNING: dict[str, Callable[[], Problem]] = {"svc_breast_cancer": svc_breast_cancer, "knn_wine": knn_wine, "rf_diabetes": rf_diabetes}
 """Name -> builder of the tuning problems."""
 
 __all__ = ["N_FOLDS", "SEED", "TUNING", "configuration", "cv_loss", "estimator", "knn_wine", "load_data",
