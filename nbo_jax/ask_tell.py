@@ -329,8 +329,9 @@ class AskTell:
     def _jnp(self, a: Optional[np.ndarray]):
         if a is None:
             return None
+        # cast by numpy, then a plain transfer: jnp.asarray compiles a program per shape
         with np.errstate(over="ignore"):  # a value beyond the model's range is a failure (_holdable)
-            return jnp.asarray(a, jnp.zeros(()).dtype)
+            return jax.device_put(np.asarray(a, _model_dtype()))
 
     def _init_state(self, key, capacity: int):
         c = self._c if self.algorithm.constrained else None

@@ -72,3 +72,59 @@ def test_suggested_floats_have_no_float32_artefact_and_keep_bounds_and_steps():
         study.tell(trial, x + z)
         xs.append(x)
     assert any(float(np.float32(x)) != x for x in xs)  # floats written in float64, not float32 values
+
+
+_SPACE = dict(x=FloatDistribution(-1.0, 1.0), n=IntDistribution(1, 4), c=CategoricalDistribution(["a", "b"]))
+
+
+def _compiles(caplog, run) -> list:
+    """``(thread name, message)`` of every compilation while ``run()`` runs."""
+    import logging
+
+    import jax
+
+    caplog.clear()
+    with jax.log_compiles(True), caplog.at_level(logging.WARNING):
+        run()
+    return [(r.threadName, r.getMessage()) for r in caplog.records if "Finished XLA compilation" in r.getMessage()]
+
+
+def _trials(study, n: int) -> None:
+    for _ in range(n):
+        trial = study.ask(_SPACE)
+        study.tell(trial, trial.params["x"] ** 2 + trial.params["n"])
+
+
+def test_trials_of_one_capacity_compile_nothing(caplog):
+    """Once a capacity's programs are compiled, a trial compiles nothing: its history (a new
+    number of rows each trial) goes to the device without a per-shape conversion program."""
+    study = optuna.create_study(sampler=NBOSampler(nbo.random_search(), n_startup_trials=0, seed=0,
+                                                   capacity_step=11))
+    _trials(study, 3)  # the capacity's programs
+    assert _compiles(caplog, lambda: _trials(study, 5)) == []
+
+
+def test_startup_trials_compile_the_first_model_trial_in_the_background(caplog):
+    """``precompile``: while the startup trials run, a background thread compiles ``init`` and
+    ``ask`` for the first model-based trial's capacity, which then compiles neither; the
+    proposals are those of a sampler that compiles at that trial."""
+    from nbo_jax.integrations import optuna as integration
+
+    def study_of(precompile: bool, step: int):
+        return optuna.create_study(sampler=NBOSampler(nbo.random_search(), n_startup_trials=3, seed=1,
+                                                      capacity_step=step, precompile=precompile))
+
+    study = study_of(True, 13)  # a capacity (13) no other test compiles
+    _trials(study, 3)
+    for thread in list(integration._WARMING.values()):
+        thread.join()
+    model_trial = _compiles(caplog, lambda: _trials(study, 1))
+    assert not [m for _, m in model_trial if "jit(ask)" in m or "jit(_padded_init)" in m], model_trial
+    reference = study_of(False, 14)
+    _trials(reference, 4)
+    assert [t.params for t in study.trials] == [t.params for t in reference.trials]
+
+
+def test_precompile_must_be_a_bool():
+    with pytest.raises(TypeError, match="precompile must be True or False"):
+        NBOSampler("random", precompile="yes")

@@ -40,7 +40,11 @@ memory, RDB, journal) and with many processes or study handles sharing one study
 
 The optimizer's capacity is rounded up to a multiple of ``capacity_step``, so the
 jit-compiled ``ask`` is reused across trials (its shapes change once every
-``capacity_step`` trials). The algorithm's PRNG key for trial ``t`` is
+``capacity_step`` trials). Compiled code is kept per process and configuration (the factory
+call, the space, the capacity), so a second study of the same configuration compiles nothing.
+While the startup trials run (``n_startup_trials``), a background thread compiles the
+algorithm's ``init`` and ``ask`` for the space and the capacity of the first model-based
+trial (``precompile``), so an objective that takes seconds hides the compilation. The algorithm's PRNG key for trial ``t`` is
 ``fold_in(key(seed), t)``: a seeded study with the same trials samples the same points.
 Single-objective studies only; Optuna's trial constraints are not modelled. An algorithm
 whose schedule counts the steps since ``init`` (NeuralGreedy's exploration phase, which is
@@ -50,10 +54,12 @@ algorithms (Neural-BO, GP-BO, NeuralUCB/TS, adaptive basis) lose nothing by the 
 
 from __future__ import annotations
 
+import atexit
 import decimal
 import functools
 import json
 import math
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -74,10 +80,10 @@ try:
 except ImportError as err:  # pragma: no cover - the extra is installed in the test env
     raise ImportError("nbo_jax.integrations.optuna needs Optuna: pip install 'nbo-jax[optuna]'") from err
 
-from .._checks import check_int
+from .._checks import check_bool, check_int
 from ..registry import get as _get_algorithm
 from ..algorithms import neural_bo
-from ..ask_tell import AskTell, per_algorithm, quiet_failures
+from ..ask_tell import AskTell, _compiled, per_algorithm, quiet_failures
 from ..search_space import Categorical, Continuous, Integer, SearchSpace, search_space as _search_space
 from ..types import BOAlgorithm, Bounds
 
@@ -134,6 +140,55 @@ def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
 
     fixed.compiles_itself = True  # AskTell calls it as it is (no jit around the host padding)
     return algorithm._replace(init=fixed)
+
+
+# background compilations, by (id of the canonical padded algorithm, domain, capacity)
+_WARMING: dict[tuple, threading.Thread] = {}
+_WARMING_LOCK = threading.Lock()
+
+
+def _domain_key(domain: Bounds | SearchSpace):
+    """What compiled code depends on: the mixed space itself, or a box's dimension."""
+    return domain if isinstance(domain, SearchSpace) else int(np.shape(domain.lower)[0])
+
+
+def _warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int) -> None:
+    """Compile ``fast``'s ``init`` and ``ask`` (as :class:`AskTell` calls them) for ``domain``
+    and ``capacity``: an optimizer of one dummy observation runs ``init`` and lowers and
+    compiles ``ask`` for its state (``jit``'s cache keeps the program for the real calls).
+    Best effort: an error leaves the compilation to the first real call."""
+    try:
+        lower = np.asarray(domain.lower, np.float64)
+        with quiet_failures():
+            opt = AskTell(fast, domain, capacity, jax.random.key(0), lower[None], np.zeros(1))
+        ask = _compiled(fast)[1]
+        ask.trace(opt.state, jax.random.key(0)).lower().compile()
+    except Exception:  # noqa: BLE001 - the real call compiles (and raises) itself
+        pass
+
+
+def _start_warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int) -> None:
+    """Start :func:`_warm_up` in a background thread, once per process and configuration."""
+    key = (id(fast), _domain_key(domain), capacity)
+    with _WARMING_LOCK:
+        if key in _WARMING:
+            return
+        thread = _WARMING[key] = threading.Thread(target=_warm_up, args=(fast, domain, capacity), daemon=True,
+                                                  name="nbo_jax-optuna-compile")
+    thread.start()
+
+
+def _wait_for_warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int) -> None:
+    """Wait for a background compilation of this configuration (no work done twice)."""
+    thread = _WARMING.get((id(fast), _domain_key(domain), capacity))
+    if thread is not None:
+        thread.join()
+
+
+@atexit.register
+def _join_warm_ups() -> None:  # a compilation is not cut off by the interpreter's exit
+    for thread in list(_WARMING.values()):
+        thread.join()
 
 
 _NUMERIC = (FloatDistribution, IntDistribution)
@@ -299,6 +354,9 @@ class NBOSampler(BaseSampler):
         capacity_step: the optimizer's capacity is the number of observations and pending
             points plus one, rounded up to a multiple of this (int >= 1), so compiled code is
             reused across trials.
+        precompile: while the startup trials run, compile the algorithm for the first
+            model-based trial in a background thread (bool; once per process and
+            configuration); ``False``: compile at that trial.
 
     Raises:
         TypeError / ValueError: bad arguments (the message names the argument): an
@@ -308,12 +366,13 @@ class NBOSampler(BaseSampler):
 
     def __init__(self, algorithm: BOAlgorithm | str | None = None, *, n_startup_trials: int = 10,
                  seed: int | None = None, independent_sampler: BaseSampler | None = None,
-                 capacity_step: int = 32):
+                 capacity_step: int = 32, precompile: bool = True):
         self._algorithm = _check_algorithm(algorithm)
         # one padded init per factory call and process: samplers of the same call share its compiles
         self._fast = per_algorithm(_FIXED_SHAPE, self._algorithm, _fixed_shape_init)
         self._n_startup_trials = check_int("n_startup_trials", n_startup_trials, 0)
         self._capacity_step = check_int("capacity_step", capacity_step, 1)
+        self._precompile = check_bool("precompile", precompile)
         if seed is not None:
             seed = check_int("seed", seed, 0)
         if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
@@ -363,10 +422,12 @@ class NBOSampler(BaseSampler):
             return {name: independent(name) for name in search_space}
         trials = study.get_trials(deepcopy=False, states=_FINISHED + (TrialState.RUNNING,))
         finished = [t for t in trials if t.state in _FINISHED]
+        mixed = _domain_of(space)
         if len(finished) < self._n_startup_trials:
+            if self._precompile:  # the first model-based trial's optimizer, compiled meanwhile
+                _start_warm_up(self._fast, mixed, self._capacity(self._n_startup_trials + 1))
             return {}
 
-        mixed = _domain_of(space)
         sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
         X, usable = _points([t.params for t in finished], space, mixed)
         y = np.array([sign * float(t.value) if t.state == TrialState.COMPLETE and t.value is not None else np.nan
@@ -376,9 +437,9 @@ class NBOSampler(BaseSampler):
         running = [_shared_params(t) for t in trials if t.state == TrialState.RUNNING and t.number != trial.number]
         P, _ = _points(running, space, mixed)
 
-        need = X.shape[0] + P.shape[0] + 1
-        capacity = -(-need // self._capacity_step) * self._capacity_step
+        capacity = self._capacity(X.shape[0] + P.shape[0] + 1)
         key = jax.random.fold_in(_base_key(self._seed), trial.number)
+        _wait_for_warm_up(self._fast, mixed, capacity)
         with quiet_failures():  # failed trials are expected here, not news
             opt = AskTell(self._fast, mixed, capacity, key, X, y)
         if P.shape[0]:
@@ -403,6 +464,10 @@ class NBOSampler(BaseSampler):
         """
         self._refuse_multi_objective(study)
         return self._independent_sampler.sample_independent(study, trial, param_name, param_distribution)
+
+    def _capacity(self, need: int) -> int:
+        """``need`` rounded up to a multiple of ``capacity_step``."""
+        return -(-need // self._capacity_step) * self._capacity_step
 
     def _refuse_multi_objective(self, study: Study) -> None:
         if len(study.directions) > 1:
@@ -430,6 +495,7 @@ class NeuralBOSampler(NBOSampler):
         seed: as :class:`NBOSampler`.
         independent_sampler: as :class:`NBOSampler`.
         capacity_step: as :class:`NBOSampler`.
+        precompile: as :class:`NBOSampler`.
         **algorithm_kwargs: arguments of :func:`nbo_jax.neural_bo` (``width``, ``nu``,
             ``epochs``, ``acq_optimizer``, ...; ``q`` must stay 1).
 
@@ -439,9 +505,11 @@ class NeuralBOSampler(NBOSampler):
     """
 
     def __init__(self, *, n_startup_trials: int = 10, seed: int | None = None,
-                 independent_sampler: BaseSampler | None = None, capacity_step: int = 32, **algorithm_kwargs):
+                 independent_sampler: BaseSampler | None = None, capacity_step: int = 32,
+                 precompile: bool = True, **algorithm_kwargs):
         super().__init__(neural_bo(**algorithm_kwargs), n_startup_trials=n_startup_trials, seed=seed,
-                         independent_sampler=independent_sampler, capacity_step=capacity_step)
+                         independent_sampler=independent_sampler, capacity_step=capacity_step,
+                         precompile=precompile)
 
 
 __all__ = ["NBOSampler", "NeuralBOSampler"]
