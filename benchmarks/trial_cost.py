@@ -99,9 +99,9 @@ def run_all(args) -> None:
             print(f"repeat {r + 1}: {s}: " + ", ".join(f"{t:.1f}" for t in times) + " s", flush=True)
     ref_first = statistics.median(first["gp-optuna"]) if "gp-optuna" in first else float("nan")
     ref_later = statistics.median(later["gp-optuna"]) if later.get("gp-optuna") else float("nan")
-    what = "beyond the objective's sleep" if args.objective_seconds else "wall"
+    what = f"seconds beyond the objective's {args.objective_seconds} s each" if args.objective_seconds else "wall seconds"
     cache = f", JAX compilation cache warm ({args.cache_dir})" if args.cache_dir else ""
-    print(f"\n{args.trials}-trial studies, {what} seconds, medians of {args.repeats} fresh processes{cache}\n")
+    print(f"\n{args.trials}-trial studies, {what}, medians of {args.repeats} fresh processes{cache}\n")
     print("| sampler | first study (s) | later studies (s) | first / GPSampler's | later / GPSampler's |")
     print("|---|---:|---:|---:|---:|")
     for s in args.samplers:

@@ -356,7 +356,8 @@ class NBOSampler(BaseSampler):
             reused across trials.
         precompile: while the startup trials run, compile the algorithm for the first
             model-based trial in a background thread (bool; once per process and
-            configuration); ``False``: compile at that trial.
+            configuration; the process's exit waits for a compilation under way);
+            ``False``: compile at that trial.
 
     Raises:
         TypeError / ValueError: bad arguments (the message names the argument): an
