@@ -364,7 +364,187 @@ def weighted_sum(terms: Sequence[tuple[float, AcquisitionFn]]) -> AcquisitionFn:
     return acq
 
 
+# ---------------------------------------------------------------- several objectives
+OBJECTIVES = ("objectives",)
+"""The ``requires`` of the multi-objective acquisitions: the posterior holds ``m >= 2``
+objectives (``mean``, ``std``, ``sample`` ``(N, m)``, ``incumbent`` ``(cap, m)``, a
+``reference_point``; :class:`~nbo_jax.base.SurrogatePosterior`)."""
+
+
+def _multi(factory: str, reference_point, constraints: bool, extra=()) -> tuple:
+    """Check a multi-objective factory's common arguments; its ``requires``."""
+    if reference_point is not None:
+        try:
+            reference_point = tuple(float(v) for v in reference_point)
+        except (TypeError, ValueError):
+            raise TypeError(f"{factory}: reference_point must be a sequence of m numbers (the objectives' units) "
+                            f"or None, got {reference_point!r}") from None
+        if len(reference_point) < 2 or not all(math.isfinite(v) for v in reference_point):
+            raise ValueError(f"{factory}: reference_point must hold m >= 2 finite numbers, got {reference_point}")
+    if not isinstance(constraints, bool):
+        raise TypeError(f"{factory}: constraints must be True or False, got {constraints!r}")
+    return reference_point, OBJECTIVES + tuple(extra) + (CONSTRAINTS if constraints else ())
+
+
+def _front(post: SurrogatePosterior) -> tuple[Array, Array]:
+    """``(Y (cap, m), ok (cap,))``: the incumbent's observed feasible targets and their rows."""
+    Y = post.incumbent
+    if Y is None or jnp.ndim(Y) != 2:
+        raise ValueError("a multi-objective acquisition needs a posterior of m >= 2 objectives (incumbent (cap, m)); "
+                         "build the algorithm with it (e.g. nbo.gp_bo(acquisition=nbo.acquisition.ehvi())) and "
+                         "give it y (n, m)")
+    return Y, jnp.all(jnp.isfinite(Y), axis=1)
+
+
+def _with_feasibility(log_utility: Array, post: SurrogatePosterior) -> Array:
+    """``log_utility + log PoF`` when the posterior has constraints, else ``log_utility``."""
+    if post.constraint_mean is None:
+        return log_utility
+    return log_utility + log_probability_of_feasibility(post)
+
+
+def random_scalarization(constraints: bool = False, reference_point=None) -> AcquisitionFn:
+    """Random-scalarization Thompson sampling (Paria, Kandasamy & Poczos 2019, "A flexible
+    framework for multi-objective Bayesian optimization using random scalarizations", UAI,
+    Algorithm 1 with the Chebyshev scalarization): per ask, weights ``lambda ~
+    Dirichlet(1, ..., 1)`` (uniform on the simplex) and one posterior draw ``f~_j`` per
+    objective; utility ``-max_j lambda_j (f~_j(x) - z_j)``, ``z`` the ideal point of the
+    observed front (targets' units). With ``constraints``, the draws' scalarization on the
+    candidates whose constraint means are all ``<= 0`` (or the smallest total violation when
+    none is; :func:`lcb_violation` with ``beta = 0``). Reads a posterior draw
+    (``requires = ("objectives", "sample")``): Neural-BO's pathwise draws per objective make
+    it the multi-objective Neural-BO.
+
+    Args:
+        constraints: the algorithm models constraints (``requires`` the constraints' posterior).
+        reference_point: ``(m,)`` the hypervolume reference point in the objectives' units
+            (``None``: inferred); not used by the rule itself, kept by the algorithm.
+
+    Raises:
+        TypeError / ValueError: a bad ``reference_point`` or ``constraints``."""
+    reference_point, needs = _multi("random_scalarization", reference_point, constraints, ("sample",))
+
+    def acq(post: SurrogatePosterior, key: Array) -> Array:
+        Y, ok = _front(post)
+        m = Y.shape[1]
+        lam = jax.random.dirichlet(jax.random.fold_in(key, 1), jnp.ones((m,), post.sample.dtype))
+        ideal = jnp.min(jnp.where(ok[:, None], Y, jnp.inf), axis=0)
+        ideal = jnp.where(jnp.isfinite(ideal), ideal, jnp.min(post.sample, axis=0))
+        score = -jnp.max(lam * (post.sample - ideal), axis=1)
+        if post.constraint_mean is None:
+            return score
+        return _feasible_first(score, lcb_violation(post, 0.0))
+
+    acq.requires = needs
+    acq.reference_point = reference_point
+    return acq
+
+
+def parego(rho: float = 0.05, samples: int = 64, constraints: bool = False, reference_point=None) -> AcquisitionFn:
+    """ParEGO (Knowles 2006, "ParEGO: a hybrid algorithm with on-line landscape approximation
+    for expensive multiobjective optimization problems", IEEE TEVC 10(1)) in BoTorch's qParEGO
+    form (Daulton, Balandat & Bakshy 2020, Section 5): per ask, weights ``lambda ~
+    Dirichlet(1, ..., 1)`` and the augmented Chebyshev scalarization of the objectives
+    normalized to the observed front's range ``[0, 1]``,
+    ``s(y) = max_j lambda_j y~_j + rho sum_j lambda_j y~_j``; utility the log of the Monte
+    Carlo expected improvement of ``s`` over the best observed ``s``, with ``samples`` common
+    normal draws per objective (the improvement smoothed by a softplus of width ``1e-3`` so
+    that the climb has a gradient where no draw improves). With ``constraints``, plus the log
+    probability of feasibility.
+
+    Raises:
+        TypeError / ValueError: ``rho`` not a number ``>= 0``, ``samples`` not an int
+        ``>= 1``, a bad ``reference_point`` or ``constraints``."""
+    _number("parego", rho=rho)
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        raise ValueError(f"parego: samples must be an int >= 1, got {samples!r}")
+    reference_point, needs = _multi("parego", reference_point, constraints)
+
+    def acq(post: SurrogatePosterior, key: Array) -> Array:
+        Y, ok = _front(post)
+        m = Y.shape[1]
+        dtype = post.mean.dtype
+        lam = jax.random.dirichlet(jax.random.fold_in(key, 1), jnp.ones((m,), dtype))
+        lo = jnp.min(jnp.where(ok[:, None], Y, jnp.inf), axis=0)
+        hi = jnp.max(jnp.where(ok[:, None], Y, -jnp.inf), axis=0)
+        lo = jnp.where(jnp.isfinite(lo), lo, 0.0)
+        span = jnp.where(hi > lo, hi - lo, 1.0)
+
+        def scalarized(v):
+            z = lam * (v - lo) / span
+            return jnp.max(z, axis=-1) + rho * jnp.sum(z, axis=-1)
+
+        best = jnp.min(jnp.where(ok, scalarized(jnp.where(ok[:, None], Y, 0.0)), jnp.inf))
+        best = jnp.where(jnp.isfinite(best), best, 1.0 + rho)  # nothing observed: the range's corner
+        eps = jax.random.normal(jax.random.fold_in(key, 2), (samples, m), dtype)
+        draws = post.mean[:, None, :] + post.std[:, None, :] * eps[None]
+        width = 1e-3
+        gain = width * jax.nn.softplus((best - scalarized(draws)) / width)
+        return _with_feasibility(jnp.log(jnp.mean(gain, axis=1)), post)
+
+    acq.requires = needs
+    acq.reference_point = reference_point
+    return acq
+
+
+def _log_box_factor(lower: Array, upper: Array, mean: Array, std: Array) -> Array:
+    """``log E[max(0, u - max(l, Y))]`` for ``Y ~ N(mean, std^2)``, elementwise:
+    ``log(std) + log(h(b) - h(a))``, ``a = (l - mean)/std``, ``b = (u - mean)/std``, ``h`` the
+    EI function (:func:`log_h`); ``l = -inf`` allowed (``h(a) = 0``); ``-inf`` for ``u <= l``."""
+    empty = upper <= lower
+    finite = jnp.isfinite(lower)
+    a = jnp.where(finite, (jnp.where(finite, lower, 0.0) - mean) / std, -1e4)
+    b = jnp.where(empty, a + 1.0, (upper - mean) / std)
+    la, lb = log_h(a), log_h(b)
+    value = jnp.log(std) + lb + _log1mexp(jnp.minimum(la - lb, -1e-30))
+    return jnp.where(empty, -jnp.inf, value)
+
+
+def ehvi(constraints: bool = False, reference_point=None) -> AcquisitionFn:
+    """Log expected hypervolume improvement, analytic for independent Gaussian posteriors
+    (Emmerich, Giannakoglou & Naujoks 2006; Yang, Emmerich, Deutz & Baeck 2019; in log form
+    as BoTorch's ``qLogExpectedHypervolumeImprovement``, Ament et al. 2023). With the
+    non-dominated region of the observed front below the reference point ``r`` split into
+    disjoint boxes ``[l_b, u_b]`` (:func:`nbo_jax.pareto.nondominated_partitioning`)::
+
+        EHVI(x) = sum_b prod_j E[max(0, u_bj - max(l_bj, Y_j))]
+                = sum_b prod_j std_j (h(b_bj) - h(a_bj)),  a = (l - mean)/std, b = (u - mean)/std
+
+    with ``h(z) = z Phi(z) + phi(z)``; the utility is ``log EHVI`` (a logsumexp over the
+    boxes of sums of :func:`log_h` terms: finite gradients where EHVI underflows). ``m = 2``
+    or 3 objectives; the reference point in the targets' units is the posterior's (the
+    algorithm's ``reference_point``, or one inferred from the front). With ``constraints``,
+    plus the log probability of feasibility (Daulton et al. 2020's constrained EHVI).
+
+    Args:
+        constraints: the algorithm models constraints.
+        reference_point: ``(m,)`` in the objectives' units (BoTorch's ``ref_point`` of the
+            negated problem); ``None``: the front's nadir plus 10 % of its range at each ask
+            (:func:`nbo_jax.observations.infer_reference_point`).
+
+    Raises:
+        TypeError / ValueError: a bad ``reference_point`` or ``constraints``."""
+    reference_point, needs = _multi("ehvi", reference_point, constraints)
+
+    def acq(post: SurrogatePosterior, key: Array) -> Array:
+        from .pareto import nondominated_partitioning
+
+        Y, ok = _front(post)
+        boxes = nondominated_partitioning(jnp.where(ok[:, None], Y, 0.0), post.reference_point, ok)
+        lower, upper = boxes.lower[None], boxes.upper[None]  # (1, B, m)
+        logs = _log_box_factor(lower, upper, post.mean[:, None, :], post.std[:, None, :])  # (N, B, m)
+        return _with_feasibility(jax.nn.logsumexp(jnp.sum(logs, axis=-1), axis=-1), post)
+
+    acq.requires = needs
+    acq.reference_point = reference_point
+    return acq
+
+
 __all__ = [
+    "OBJECTIVES",
+    "random_scalarization",
+    "parego",
+    "ehvi",
     "SurrogatePosterior",
     "AcquisitionFn",
     "thompson",

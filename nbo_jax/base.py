@@ -102,6 +102,9 @@ class BOAlgorithm(NamedTuple):
       own batch rule). See :mod:`nbo_jax.transforms.batch`.
     - ``config``: the :class:`FactoryCall` that built it (``None`` for hand-made ones); the
       algorithm pickles as it (with ``name`` and ``q``), so a hand-made one does not pickle.
+    - ``multi_objective``: True for algorithms that take ``m >= 2`` objectives: ``y0 (n0, m)``
+      and ``y (m,)`` / ``(n, m)`` (minimized; e.g. ``gp_bo(acquisition=nbo.acquisition.ehvi())``,
+      and random search, which takes any number).
     - ``model``: the :class:`Surrogate` it asks with, for an algorithm built by
       :func:`nbo_jax.bo.bo_algorithm` (``None`` otherwise): transformations ask it what they
       need (e.g. :attr:`Surrogate.counts_by_mean`) instead of testing a state's type.
@@ -118,6 +121,7 @@ class BOAlgorithm(NamedTuple):
     batch_rule: str = "fantasy"
     config: Optional[FactoryCall] = None
     model: Optional["Surrogate"] = None
+    multi_objective: bool = False
 
     def __reduce__(self):
         """Pickle as the recipe: :attr:`config` (its factory and arguments) with ``name`` and
@@ -166,6 +170,15 @@ class SurrogatePosterior(NamedTuple):
             be climbed.
         lengthscales: ``(d,)`` the model's lengthscales in unit-cube units, where it has
             them (a trust region's shape, Eriksson et al. 2019); ``None`` otherwise.
+        reference_point: ``(m,)``, for ``m >= 2`` objectives only: the hypervolume's
+            reference point in the targets' units (the algorithm's, or one inferred from the
+            observations, :func:`nbo_jax.observations.infer_reference_point`); ``None``
+            for one objective.
+
+    With ``m >= 2`` objectives (an acquisition that ``requires`` ``"objectives"``, e.g.
+    :func:`nbo_jax.acquisition.ehvi`), ``mean``, ``std`` and ``sample`` are ``(N, m)`` and
+    ``incumbent`` is ``(cap, m)``: the observed feasible targets, ``+inf`` in the rows that
+    are not (the current Pareto front is their non-dominated rows).
 
     Units: the surrogate's targets (the outcome transform's, e.g. standardized values).
     """
@@ -178,6 +191,7 @@ class SurrogatePosterior(NamedTuple):
     constraint_std: Optional[Array] = None
     sample: Optional[Array] = None
     lengthscales: Optional[Array] = None
+    reference_point: Optional[Array] = None
 
 
 class SearchRegion(NamedTuple):
@@ -216,7 +230,10 @@ class Surrogate(NamedTuple):
 
     - ``init(key, data, rows) -> state``: the model fitted to ``data`` (a
       :class:`~nbo_jax.dataset.Dataset` of unit-cube inputs whose ``y`` holds the targets
-      the model fits, e.g. standardized values; only rows in ``data.mask`` are observations);
+      the model fits, e.g. standardized values; only rows in ``data.mask`` are observations;
+      on a mixed search space, ``data.space``, the inputs are its encodings: a column per
+      continuous or integer parameter and a one-hot column per category, which is what a
+      network sees; the GP reads the layout to put an overlap kernel on the categories);
       ``rows (n0,)`` the initial rows' indices ``0..n0-1`` (a static length, for models that
       absorb rows one by one; others ignore it).
     - ``update(state, data, rows, refit) -> state``: the model after the rows ``rows (n,)``

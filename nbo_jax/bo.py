@@ -18,7 +18,8 @@ from .base import BATCH_RULES, BOAlgorithm, FactoryCall, SearchRegion, Surrogate
 from .transforms.batch import batched
 from .dataset import Dataset
 from .domains import Bounds
-from .observations import constrained_transform, feasibility_ranked, initial_data, observed_feasible, told_rows
+from .observations import (constrained_transform, feasibility_ranked, infer_reference_point, initial_data,
+                           objective_scaling, observed_feasible, observed_pareto_rows, pareto_ranked, told_rows)
 from .optimize import AcqOptimizer, optimize_acqf
 from .outcome import AFFINE_OUTCOME_TRANSFORMS, OUTCOME_TRANSFORMS
 from .outcome import targets as outcome_targets
@@ -89,6 +90,9 @@ class BOState(NamedTuple):
             no data, so under ``vmap`` it stays unbatched and the schedule a real branch).
         rows_told: ``()`` int32, the rows received: the initial design's and every tell's,
             failed evaluations included (the ``"auto"`` refit schedule; unbatched as ``tells``).
+        reference: with ``m >= 2`` objectives, ``(m,)`` the hypervolume's reference point in
+            the objectives' units (NaN: inferred from the observations at each ask); ``None``
+            for one objective. Its length is the number of objectives.
     """
 
     data: Dataset
@@ -96,6 +100,7 @@ class BOState(NamedTuple):
     model: Any
     tells: Array
     rows_told: Array
+    reference: Optional[Array] = None
 
 
 def _acquisition_name(acquisition: Callable) -> str:
@@ -149,6 +154,15 @@ def check_pairing(surrogate: Surrogate, acquisition: Callable, acq_optimizer: Ac
     if constrained and not surrogate.multi_output:
         raise ValueError(f"the {surrogate.name!r} surrogate models one output; modelling constraints needs a "
                          f"surrogate of every column (multi_output=True)")
+    if reads_objectives(acquisition) and not surrogate.multi_output:
+        raise ValueError(f"acquisition: it reads several objectives, and the {surrogate.name!r} surrogate models one "
+                         f"output; wrap it in nbo.surrogates.independent (one copy per objective)")
+
+
+def reads_objectives(acquisition: Callable) -> bool:
+    """Whether ``acquisition`` is a multi-objective one (its :func:`requires` names
+    ``"objectives"``): the algorithm then models ``m >= 2`` objectives."""
+    return "objectives" in requires(acquisition)
 
 
 def bo_algorithm(
@@ -210,54 +224,85 @@ def bo_algorithm(
         (or a non-affine one with ``constrained``), ``refit_every`` or ``batch_rule``.
     """
     constrained = bool(constrained)
+    multi = reads_objectives(acquisition)
     check_pairing(surrogate, acquisition, acq_optimizer, constrained)
     transform = check_choice("outcome_transform", outcome_transform,
-                             AFFINE_OUTCOME_TRANSFORMS if constrained else OUTCOME_TRANSFORMS)
+                             AFFINE_OUTCOME_TRANSFORMS if constrained or multi else OUTCOME_TRANSFORMS)
     refit_every = check_refit_every(refit_every)
     draws = "sample" in requires(acquisition)
     if batch_rule is None:
-        batch_rule = "independent" if draws else "fantasy"
+        batch_rule = "independent" if draws or multi else "fantasy"
+    reference_point = getattr(acquisition, "reference_point", None)  # the objectives' units, or None
 
-    def scaling(data: Dataset) -> tuple[Array, Array]:
-        """``(shift, scale)``, ``(J,)`` each, of a constrained dataset's columns."""
+    def objectives(state: BOState) -> int:
+        """``m``, static: 1, or the length of the state's reference point."""
+        reference = getattr(state, "reference", None)  # a preset's own state may extend BOState's fields
+        return 1 if reference is None else reference.shape[0]
+
+    def scaling(data: Dataset, m: int = 1) -> tuple[Array, Array]:
+        """``(shift, scale)``, ``(J,)`` each, of a dataset of several columns."""
         if transform == "none":
             J = data.y.shape[1]
             return jnp.zeros((J,), data.y.dtype), jnp.ones((J,), data.y.dtype)
-        return constrained_transform(data.y, data.mask)
+        return objective_scaling(data.y, data.mask, m) if multi else constrained_transform(data.y, data.mask)
 
-    def targets(data: Dataset) -> Dataset:
+    def targets(data: Dataset, m: int = 1) -> Dataset:
         """``data`` with ``y`` the surrogate's targets (0 outside the mask)."""
-        if not constrained:
+        if not constrained and not multi:
             return data._replace(y=outcome_targets(data, transform))
-        shift, scale = scaling(data)
+        shift, scale = scaling(data, m)
         return data._replace(y=jnp.where(data.mask, (data.y - shift) / scale, 0.0))
 
-    def incumbent(data: Dataset, fitted: Dataset) -> Array:
+    def incumbent(data: Dataset, fitted: Dataset, m: int = 1) -> Array:
         """The best observed target of ``fitted`` (``targets(data)``); with constraints the best
         observed feasible objective target (a feasible row is in the mask, where ``fitted``
-        holds its scaled value)."""
+        holds its scaled value); with several objectives the ``(cap, m)`` observed feasible
+        targets (``+inf`` elsewhere)."""
+        if multi:
+            return jnp.where(observed_pareto_rows(data, m)[:, None], fitted.y[:, :m], jnp.inf)
         if not constrained:
             return data.incumbent(fitted.y)
         return jnp.min(jnp.where(observed_feasible(data), fitted.y[:, 0], jnp.inf))
+
+    def reference_in_targets(state: BOState, best: Array) -> Array:
+        """``(m,)`` the reference point in the targets' units: the state's, transformed, or
+        inferred from the incumbent front where it is NaN."""
+        m = objectives(state)
+        shift, scale = scaling(state.data, m)
+        given = (state.reference - shift[:m]) / scale[:m]
+        inferred = infer_reference_point(best, jnp.all(jnp.isfinite(best), axis=1))
+        return jnp.where(jnp.isnan(state.reference), inferred, given)
 
     def refit_now(state: BOState):
         """``True`` (a Python bool) when every tell refits, else the schedule's ``()`` bool."""
         return True if refit_every == 1 else refit_due(refit_every, state.tells, state.rows_told)
 
     def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> BOState:
+        reference = None
+        if multi:
+            reference = _reference_state(y0, reference_point)
         data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=constrained)
-        model = surrogate.init(key, targets(data), jnp.arange(x0.shape[0]))
-        return BOState(data, box, model, jnp.zeros((), jnp.int32), jnp.asarray(x0.shape[0], jnp.int32))
+        m = 1 if reference is None else reference.shape[0]
+        model = surrogate.init(key, targets(data, m), jnp.arange(x0.shape[0]))
+        return BOState(data, box, model, jnp.zeros((), jnp.int32), jnp.asarray(x0.shape[0], jnp.int32),
+                       None if reference is None else reference.astype(data.y.dtype))
 
     def posterior_fn(state: BOState, key: Optional[Array] = None) -> Callable[[Array], SurrogatePosterior]:
         """``u (N, d) -> SurrogatePosterior`` with the incumbent, and, given ``key``, the
         posterior draw of that key (one draw per ask)."""
-        best = incumbent(state.data, targets(state.data))
+        m = objectives(state)
+        best = incumbent(state.data, targets(state.data, m), m)
         draw = surrogate.sample(state.model, key) if key is not None else None
+        ref = reference_in_targets(state, best) if multi else None
 
         def at(u: Array) -> SurrogatePosterior:
             post = surrogate.posterior(state.model, u)._replace(incumbent=best)
-            return post if draw is None else post._replace(sample=draw(u))
+            if multi:
+                post = _by_objective(post, m, ref)
+            if draw is None:
+                return post
+            sample = draw(u)
+            return post._replace(sample=sample[:, :m] if multi else sample)
 
         return at
 
@@ -273,7 +318,10 @@ def bo_algorithm(
             return out
 
         data = state.data
-        if constrained:
+        if multi:  # local raw samples around the observed Pareto front (or the least violating rows)
+            m = objectives(state)
+            data = pareto_ranked(data, m, scaling(data, m)[1])
+        elif constrained:
             # local raw samples around the best feasible rows, or the least violating ones
             data = feasibility_ranked(data, scaling(data)[1])
         elif acq_optimizer.local_rank == "mean":  # around the smallest posterior means
@@ -281,11 +329,12 @@ def bo_algorithm(
         return state.bounds.from_unit(optimize_acqf(utility, k_c, data, acq_optimizer, region))
 
     def tell(state: BOState, x: Array, y: Array, c=None) -> BOState:
-        u, Y = told_rows(state.bounds, x, y, c, constrained=constrained)
+        m = objectives(state)
+        u, Y = told_rows(state.bounds, x, y, c, constrained=constrained, objectives=m)
         rows = state.data.count + jnp.arange(u.shape[0])
         state = state._replace(data=state.data.add_batch(u, Y), tells=state.tells + 1,
                                rows_told=state.rows_told + u.shape[0])
-        return state._replace(model=surrogate.update(state.model, targets(state.data), rows, refit_now(state)))
+        return state._replace(model=surrogate.update(state.model, targets(state.data, m), rows, refit_now(state)))
 
     def posterior(state: BOState, u: Array) -> SurrogatePosterior:
         return posterior_fn(state)(u)
@@ -295,9 +344,44 @@ def bo_algorithm(
         def info(state: BOState) -> dict:
             return surrogate.info(state.model)
 
-    return make_algorithm(init, ask, tell, name=name, surrogate=posterior, info=info, q=q, batch_rule=batch_rule,
-                          constrained=constrained, model=surrogate)
+    algorithm = make_algorithm(init, ask, tell, name=name, surrogate=posterior, info=info, q=q,
+                               batch_rule=batch_rule, constrained=constrained, model=surrogate)
+    return algorithm._replace(multi_objective=True) if multi else algorithm
+
+
+def _reference_state(y0, reference_point) -> Array:
+    """The ``(m,)`` reference point a multi-objective state keeps (NaN: inferred), ``m`` the
+    columns of ``y0 (n0, m)``.
+
+    Raises:
+        ValueError: ``y0`` not ``(n0, m)`` with ``m >= 2``, or a ``reference_point`` of another
+            length or with a NaN/inf."""
+    shape = jnp.shape(y0)
+    if len(shape) != 2 or shape[1] < 2:
+        raise ValueError(f"y0 must have shape (n0, m) with m >= 2 objectives for a multi-objective acquisition, "
+                         f"got shape {shape}")
+    m = shape[1]
+    if reference_point is None:
+        return jnp.full((m,), jnp.nan)
+    ref = jnp.asarray(reference_point, jnp.result_type(float))
+    if ref.shape != (m,):
+        raise ValueError(f"reference_point must hold one value per objective, shape ({m},), got {ref.shape}")
+    if not isinstance(ref, jax.core.Tracer) and not bool(jnp.all(jnp.isfinite(ref))):
+        raise ValueError(f"reference_point must be finite, got {ref.tolist()}")
+    return ref
+
+
+def _by_objective(post: SurrogatePosterior, m: int, reference: Array) -> SurrogatePosterior:
+    """A multi-output posterior (column 0 in ``mean``, the other columns in
+    ``constraint_mean``) regrouped for ``m`` objectives: ``mean``/``std`` ``(N, m)``, the
+    constraints' ``(N, K)`` (``None`` when ``K = 0``), and the reference point."""
+    cm, cs = post.constraint_mean, post.constraint_std
+    mean = jnp.concatenate([post.mean[:, None], cm[:, :m - 1]], axis=1)
+    std = jnp.concatenate([post.std[:, None], cs[:, :m - 1]], axis=1)
+    K = cm.shape[1] - (m - 1)
+    return post._replace(mean=mean, std=std, constraint_mean=cm[:, m - 1:] if K else None,
+                         constraint_std=cs[:, m - 1:] if K else None, reference_point=reference)
 
 
 __all__ = ["AUTO_ROWS_PER_REFIT", "BOState", "bo_algorithm", "check_pairing", "make_algorithm", "reads_constraints",
-           "records_config", "refit_due", "requires"]
+           "reads_objectives", "records_config", "refit_due", "requires"]

@@ -53,10 +53,11 @@ def _check_problem(problem) -> None:
     if jnp.issubdtype(getattr(out, "dtype", jnp.float32), jnp.complexfloating):
         raise TypeError(f"problem.objective of {problem.name!r} returns a complex value ({out.dtype}); the "
                         "objective must be real (return jnp.real(...) or jnp.abs(...) explicitly)")
-    if getattr(out, "shape", None) != ():
+    shape = getattr(out, "shape", None)
+    if shape != () and not (shape is not None and len(shape) == 1 and shape[0] >= 2):
         raise ValueError(f"problem.objective of {problem.name!r} must map one point (d,) = ({problem.dim},) "
-                         f"to a scalar (), got output shape {getattr(out, 'shape', type(out).__name__)}; "
-                         "e.g. return f(x)[0] or jnp.squeeze(...)")
+                         f"to a scalar (), or to (m,) for m >= 2 objectives, got output shape "
+                         f"{getattr(out, 'shape', type(out).__name__)}; e.g. return f(x)[0] or jnp.squeeze(...)")
     if problem.constraints is not None:
         k = problem.n_constraints
         std = np.asarray(problem.constraint_noise_std, dtype=float)
@@ -69,7 +70,13 @@ def _check_problem(problem) -> None:
 
 
 def _check_pair(algorithm, problem) -> None:
-    """A constrained algorithm needs a problem with constraints."""
+    """A constrained algorithm needs a problem with constraints; a problem of several
+    objectives needs an algorithm that takes them."""
+    if problem.n_objectives > 1 and not algorithm.multi_objective:
+        raise ValueError(
+            f"problem {problem.name!r} has {problem.n_objectives} objectives and algorithm {algorithm.name!r} "
+            "optimizes one; use a multi-objective algorithm (e.g. nbo.registry.get('gp-ehvi'), "
+            "nbo.gp_bo(acquisition=nbo.acquisition.ehvi())) or random search")
     if algorithm.constrained and problem.constraints is None:
         raise ValueError(
             f"algorithm {algorithm.name!r} models black-box constraints but problem {problem.name!r} "
@@ -183,7 +190,8 @@ def initial_design(key: Array, bounds: Union[Bounds, FiniteDomain], n: int, dtyp
 def observe(problem: Problem, x: Array, key: Array, dtype=None):
     """Evaluate ``problem`` at ``x (n, d)`` with its observation noise.
 
-    Returns ``(f, y, c_true, c)``: noise-free ``f (n,)``, observed ``y (n,)`` and, for a
+    Returns ``(f, y, c_true, c)``: noise-free ``f (n,)`` (``(n, m)`` for ``m`` objectives),
+    observed ``y`` like ``f`` and, for a
     constrained problem, noise-free ``c_true (n, K)`` and observed ``c (n, K)`` (``None``
     otherwise). The objective and constraint noises are independent Gaussians.
     """
@@ -296,23 +304,39 @@ def _run_bo_impl(key, x0, *, algorithm, problem, n_init, n_iter, progress, segme
     xs, ys, fs, cts, cs, infos = jax.tree.map(lambda *a: jnp.concatenate(a, axis=0), *outs) if len(outs) > 1 \
         else outs[0]
     d = x0.shape[1]
+    per_row = y0.shape[1:]  # () or (m,)
     x = jnp.concatenate([x0, xs.reshape(-1, d)], axis=0)
-    y = jnp.concatenate([y0, ys.reshape(-1)], axis=0)
-    f = jnp.concatenate([f0, fs.reshape(-1)], axis=0)
-    best_f = jax.lax.cummin(jnp.where(jnp.isfinite(f), f, jnp.inf))
-    valid = jnp.isfinite(y)
+    y = jnp.concatenate([y0, ys.reshape((-1,) + per_row)], axis=0)
+    f = jnp.concatenate([f0, fs.reshape((-1,) + per_row)], axis=0)
+    best_f = jax.lax.cummin(jnp.where(jnp.isfinite(f), f, jnp.inf), axis=0)
+    valid = jnp.isfinite(y) if not per_row else jnp.all(jnp.isfinite(y), axis=1)
     extra = {}
     if problem.constraints is not None:
         K = ct0.shape[1]
         c = jnp.concatenate([c0, cs.reshape(-1, K)], axis=0)
         c_true = jnp.concatenate([ct0, cts.reshape(-1, K)], axis=0)
         valid = valid & jnp.all(jnp.isfinite(c), axis=1)
-        feasible = jnp.all(c_true <= 0.0, axis=1) & jnp.isfinite(f)
-        best_feasible_f = jax.lax.cummin(jnp.where(feasible, f, jnp.inf))
+        finite_f = jnp.all(jnp.isfinite(f), axis=1) if per_row else jnp.isfinite(f)
+        feasible = jnp.all(c_true <= 0.0, axis=1) & finite_f
+        best_feasible_f = jax.lax.cummin(jnp.where(feasible[:, None] if per_row else feasible, f, jnp.inf), axis=0)
         extra = dict(c=c, c_true=c_true, feasible=feasible, best_feasible_f=best_feasible_f)
+    if per_row and problem.reference_point is not None:
+        keep = valid & jnp.all(jnp.isfinite(f), axis=1) & extra.get("feasible", True)
+        extra["hypervolume"] = running_hypervolume(f, keep, problem.reference_point)
     extra["info"] = {k: jnp.concatenate([info0[k][None], infos[k]], axis=0) for k in info0}
     jax.debug.callback(_report_invalid, jnp.sum(~valid))
     return History(x, y, f, best_f, valid, **extra)
+
+
+def running_hypervolume(f: Array, keep: Array, reference_point) -> Array:
+    """``(n,)``: the hypervolume dominated by the rows of ``f (n, m)`` in ``keep (n,)`` among
+    the first ``t + 1``, for each ``t`` (:func:`nbo_jax.pareto.hypervolume`)."""
+    from .pareto import hypervolume
+
+    ref = jnp.asarray(reference_point, f.dtype)
+    n = f.shape[0]
+    prefix = jnp.arange(n)[None, :] <= jnp.arange(n)[:, None]
+    return jax.lax.map(lambda rows: hypervolume(f, ref, keep & rows), prefix)
 
 
 _run_bo_jit = jax.jit(

@@ -37,6 +37,13 @@ _SPECS: dict[str, tuple[str, str, dict]] = {
     "ensemble-ts": ("surrogate_bo", "surrogate_bo", {"surrogate": "ensemble", "acquisition": "ts"}),
     "vbll-ts": ("surrogate_bo", "surrogate_bo", {"surrogate": "vbll", "acquisition": "ts"}),
 }
+# several objectives (y (m,) per point; random search takes any number)
+_MULTI_OBJECTIVE_SPECS: dict[str, tuple[str, str, dict]] = {
+    "gp-ehvi": ("gp", "gp_bo", {"acquisition": "ehvi"}),
+    "gp-parego": ("gp", "gp_bo", {"acquisition": "parego"}),
+    "neural-bo-mo": ("neural_bo", "neural_bo", {"multi_objective": True}),
+}
+
 _ALIASES = {
     "neuralbo": "neural-bo",
     "random-search": "random",
@@ -65,11 +72,15 @@ _ALIASES = {
     "smac": "rf-ei",
     "deep-ensemble": "ensemble-ts",
     "vbll": "vbll-ts",
+    "ehvi": "gp-ehvi",
+    "qnehvi": "gp-ehvi",
+    "parego": "gp-parego",
+    "neuralbo-mo": "neural-bo-mo",
 }
 
 
 def _factory(name: str) -> Callable:
-    module, attr, fixed = _SPECS[name]
+    module, attr, fixed = {**_SPECS, **_MULTI_OBJECTIVE_SPECS}[name]
     fn = getattr(importlib.import_module(f"nbo_jax.algorithms.{module}"), attr)
 
     def build(**kwargs):
@@ -86,6 +97,11 @@ def _factory(name: str) -> Callable:
 
 
 REGISTRY: dict[str, Callable] = {name: _factory(name) for name in _SPECS}
+"""The single-objective algorithms (and random search) by name."""
+MULTI_OBJECTIVE: dict[str, Callable] = {name: _factory(name) for name in _MULTI_OBJECTIVE_SPECS}
+"""The algorithms for ``m >= 2`` objectives by name (random search, in :data:`REGISTRY`, takes
+any number)."""
+_ALL = {**REGISTRY, **MULTI_OBJECTIVE}
 
 
 _TURBO = re.compile(r"^turbo(\d*)-")
@@ -106,9 +122,11 @@ def canonical_name(name: str) -> str:
     if match and match.group(1) and int(match.group(1)) < 2:
         raise ValueError(f"algorithm {name!r}: turbo<m>- needs m >= 2 regions; one region is 'turbo-'")
     key = _ALIASES.get(key[len(prefix):], key[len(prefix):])
-    if key not in _SPECS:
+    if key not in _ALL:
         raise ValueError(f"algorithm must be one of {sorted(_SPECS)} (or 'turbo-' / 'turbo<m>-' and one of them), "
-                         f"got {name!r}")
+                         f"or for several objectives one of {sorted(_MULTI_OBJECTIVE_SPECS)}, got {name!r}")
+    if prefix and key in MULTI_OBJECTIVE:
+        raise ValueError(f"algorithm {name!r}: trust regions run single-objective algorithms only")
     return prefix + key
 
 
@@ -141,8 +159,7 @@ def get(name: str, *, turbo: Optional[dict] = None, **kwargs):
     if match:
         regions = int(match.group(1)) if match.group(1) else 1
         return trust_region(REGISTRY[key[match.end():]](**kwargs), regions=regions, **(turbo or {}))
-    return REGISTRY[key](**kwargs)
+    return _ALL[key](**kwargs)
 
 
-
-__all__ = ["REGISTRY", "canonical_name", "get"]
+__all__ = ["MULTI_OBJECTIVE", "REGISTRY", "canonical_name", "get"]

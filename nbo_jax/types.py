@@ -213,6 +213,12 @@ class History(NamedTuple):
             after ``n_init + i q`` observations (entry 0 right after ``init``): ``n_observed``
             (rows in the algorithm's dataset), ``n_failed`` (failed evaluations among them)
             and the algorithm's own (``BOAlgorithm.info``).
+        hypervolume: for a problem with ``m >= 2`` objectives and a ``reference_point``,
+            ``(n,)`` the hypervolume dominated by the noise-free ``f`` of the valid (and
+            feasible) rows so far (:func:`nbo_jax.pareto.hypervolume`); ``None`` otherwise.
+    With ``m >= 2`` objectives ``y``, ``f`` and ``best_f`` are ``(n, m)`` (``best_f`` the
+    running minimum of each objective, the ideal point so far); the Pareto front after
+    ``t`` evaluations is :meth:`pareto_front`.
     ``n = n_init + n_iter * q`` (``q`` = the algorithm's ``q``); a leading batch axis is
     added by ``vmap``.
     """
@@ -227,6 +233,25 @@ class History(NamedTuple):
     feasible: Optional[Array] = None
     best_feasible_f: Optional[Array] = None
     info: Optional[dict] = None
+    hypervolume: Optional[Array] = None
+
+    def pareto_front(self, t: Optional[int] = None) -> Array:
+        """``(n,)`` bool: the rows on the Pareto front of the noise-free objectives ``f (n, m)``
+        among the first ``t`` evaluations (all when ``None``), valid (and feasible) rows only;
+        one history (no batch axis).
+
+        Raises:
+            ValueError: the history has one objective or a batch axis."""
+        from .pareto import is_non_dominated
+
+        if self.f.ndim != 2:
+            raise ValueError(f"pareto_front needs one history of m >= 2 objectives, f of shape (n, m); got "
+                             f"{self.f.shape} (index a vmapped history first: jax.tree.map(lambda a: a[i], h))")
+        n = self.f.shape[0]
+        keep = self.valid if self.feasible is None else self.valid & self.feasible
+        if t is not None:
+            keep = keep & (jnp.arange(n) < t)
+        return is_non_dominated(self.f, keep)
 
     def violation(self) -> Array:
         """Total noise-free violation ``sum_k [c_k(x_t)]^+`` per row, ``(n,)`` (zeros

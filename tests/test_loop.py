@@ -175,7 +175,7 @@ def test_nan_tell_is_a_failure_imputed_with_the_worst_value(compiled):
 
 def test_objective_of_the_wrong_output_shape_is_named():
     bad = nbo.Problem("vector", 2, ([0.0, 0.0], [1.0, 1.0]), lambda x: jnp.sum(x, keepdims=True))
-    with pytest.raises(ValueError, match=r"must map one point \(d,\) = \(2,\) to a scalar \(\), got output shape \(1,\)"):
+    with pytest.raises(ValueError, match=r"must map one point \(d,\) = \(2,\) to a scalar \(\), or to \(m,\) for m >= 2 objectives, got output shape \(1,\)"):
         nbo.run_bo(jax.random.key(0), nbo.random_search(), bad, 2, 2)
 
 

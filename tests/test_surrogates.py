@@ -23,7 +23,7 @@ import optax
 
 from nbo_jax import pde
 from nbo_jax.networks import ACTIVATIONS, network_builder, ntk_mlp
-from nbo_jax.surrogates import (GPFit, adaptive_basis, gp, gp_columns, neural_linear, pinn, random_forest,
+from nbo_jax.surrogates import (GPFit, adaptive_basis, gp, gp_columns, independent, neural_linear, pinn, random_forest,
                                 sample_then_optimize, zero_init_columns)
 from nbo_jax.surrogates.random_forest import ForestSettings
 from nbo_jax.training import TrainConfig, make_optimizer
@@ -43,6 +43,7 @@ def _small(name, **options):
 TABLE = {
     "gp": lambda: gp(_FIT),
     "gp_columns": lambda: gp_columns(_FIT),
+    "independent": lambda: independent(gp(_FIT)),
     "ensemble": lambda: _small("ensemble"),
     "vbll": lambda: _small("vbll"),
     "adaptive_basis": lambda: adaptive_basis(hidden=(8, 8), activation=ACTIVATIONS["tanh"], head="bayesian",
@@ -101,7 +102,7 @@ def test_posterior_shapes_masked_rows_and_vmap_over_seeds(name, x64):
     assert bool(jnp.all(jnp.isfinite(post.mean))) and bool(jnp.all(post.std > 0))
     if surrogate.multi_output:
         assert post.constraint_mean.shape == (5, 2) and post.constraint_std.shape == (5, 2)
-    if name.startswith("gp"):
+    if name.startswith("gp") or name == "independent":  # independent(gp): column 0's
         assert post.lengthscales.shape == (D,)
     else:
         assert post.lengthscales is None

@@ -73,8 +73,8 @@ from .._checks import (
     refuse_renamed,
     resolve_preset,
 )
-from ..acquisition import lcb, lcb_feasible, log_cei, log_ei, thompson_sampling
-from ..bo import bo_algorithm, reads_constraints, records_config, requires
+from ..acquisition import ehvi, lcb, lcb_feasible, log_cei, log_ei, parego, thompson_sampling
+from ..bo import bo_algorithm, reads_constraints, reads_objectives, records_config, requires
 from ..optimize import AcqOptimizer, as_acq_optimizer
 from ..outcome import AFFINE_OUTCOME_TRANSFORMS
 from ..surrogates.gp import GPFit, gp_columns
@@ -83,8 +83,9 @@ from ..types import BOAlgorithm
 
 Array = jax.Array
 
-ACQUISITIONS = ("ei", "ucb", "ts", "cei", "lcb-c")
+ACQUISITIONS = ("ei", "ucb", "ts", "cei", "lcb-c", "ehvi", "parego")
 CONSTRAINED_ACQUISITIONS = ("cei", "lcb-c")
+MULTI_OBJECTIVE_ACQUISITIONS = ("ehvi", "parego")
 
 PRIORS = ("botorch", "none")
 MEANS = ("constant", "zero")
@@ -96,7 +97,7 @@ PRESETS = {
         kernel="rbf", prior="botorch", mean="constant", learn_outputscale=False, fit_optimizer="lbfgs",
         fit_steps=200, n_restarts=2, noise_floor=1e-4, lengthscale_bounds=(2.5e-2, 1e3), refit_every="auto",
         acq_optimizer={"ei": _EI_UCB_OPT, "ucb": _EI_UCB_OPT, "ts": _TS_OPT,
-                       "cei": _EI_UCB_OPT,
+                       "cei": _EI_UCB_OPT, "ehvi": _EI_UCB_OPT, "parego": _EI_UCB_OPT,
                        "lcb-c": AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.25)},
     ),
     "paper": dict(
@@ -104,7 +105,7 @@ PRESETS = {
         n_restarts=4, noise_floor=1e-6, lengthscale_bounds=(1e-2, 1e1), refit_every=1,
         acq_optimizer={a: AcqOptimizer(raw_samples=512 if a == "ts" else 2048, num_restarts=1, steps=0,
                                        local_fraction=0.0, raw_sampler="uniform")
-                       for a in ("ei", "ucb", "ts", "cei", "lcb-c")},
+                       for a in ACQUISITIONS},
     ),
 }
 """Per preset: the GP model, its fit and the acquisition optimizer per acquisition (module doc)."""
@@ -140,6 +141,7 @@ def gp_bo(
     ntk_use_bias: Optional[bool] = None,
     beta: float = 2.0,
     beta_c=None,
+    reference_point=None,
     acq_optimizer: Optional[AcqOptimizer | dict] = None,
     prior: Optional[str] = None,
     mean: Optional[str] = None,
@@ -182,13 +184,19 @@ def gp_bo(
             feasibility; PoF alone while nothing feasible is observed) or ``"lcb-c"``
             (ConfigOpt, Xu et al. 2023; UCB-C, Nguyen et al. 2023: minimize ``mu - sqrt(beta)
             sigma`` over the points whose constraint bounds ``mu_k - sqrt(beta_c) sigma_k``
-            are all ``<= 0``, else the smallest total violation); see the module doc. Or a
+            are all ``<= 0``, else the smallest total violation); for ``m >= 2`` objectives
+            (``y (m,)`` per point): ``"ehvi"`` (log expected hypervolume improvement,
+            :func:`nbo_jax.acquisition.ehvi`) or ``"parego"`` (:func:`nbo_jax.acquisition.parego`),
+            each on one GP per objective; see the module doc. Or a
             function ``acq(SurrogatePosterior, key) -> (N,)`` of the GP's posterior
             (:mod:`nbo_jax.acquisition`): one that reads the constraints' posterior
             (``requires``) makes the algorithm constrained, one that reads the joint draw
             (:func:`nbo_jax.acquisition.thompson_sampling`) scores the raw samples only.
         preset: ``"default"`` (BoTorch's model, fit and optimizer) or ``"paper"``; fills every
             option left ``None`` (module doc).
+        reference_point: ``"ehvi"`` / ``"parego"`` only: the hypervolume reference point,
+            ``m`` numbers in the objectives' units (:func:`nbo_jax.acquisition.ehvi`);
+            ``None``: inferred from the observed front at each ask.
         beta: confidence parameter ``>= 0`` of ``"ucb"`` and ``"lcb-c"`` (a float or a scalar
             JAX array, so it may be vmapped): the bound is ``mu - sqrt(beta) sigma``
             (Srinivas et al. 2010; BoTorch's ``UpperConfidenceBound(beta)``); default 2 as
@@ -327,6 +335,9 @@ def gp_bo(
     if isinstance(kind, gpm.NTKKernel):
         pb = pb._replace(lengthscale=(1.0, 1.0))  # not a parameter of the NTK: fixed, unused
     transform = outcome_transform_of(outcome_transform, standardize)
+    if reference_point is not None and acquisition not in MULTI_OBJECTIVE_ACQUISITIONS:
+        raise ValueError(f"reference_point is used by the multi-objective acquisitions {MULTI_OBJECTIVE_ACQUISITIONS} "
+                         f"only (a callable one takes its own), got acquisition={acquisition!r}")
     if beta_c is not None:
         if acquisition != "lcb-c":
             raise ValueError(f"beta_c is used by acquisition='lcb-c' only, got acquisition={acquisition!r}")
@@ -336,6 +347,7 @@ def gp_bo(
         no_gradient = ("the acquisition reads the GP's joint posterior draw over the raw samples, not a function "
                        "to climb") if "sample" in needs else None
         constrained = reads_constraints(acquisition)
+        multi = reads_objectives(acquisition)
         default_aopt = chosen["acq_optimizer"]["ts" if no_gradient else ("cei" if constrained else "ei")]
     else:
         no_gradient = {"ts": "acquisition='ts': a joint posterior draw over the raw samples is not a function "
@@ -343,15 +355,16 @@ def gp_bo(
                        "lcb-c": "acquisition='lcb-c': its utility is a hard feasibility filter, with no useful "
                                 "gradient"}.get(acquisition)
         constrained = acquisition in CONSTRAINED_ACQUISITIONS
+        multi = acquisition in MULTI_OBJECTIVE_ACQUISITIONS
         default_aopt = chosen["acq_optimizer"][acquisition]
-    if constrained and transform not in AFFINE_OUTCOME_TRANSFORMS:
+    if (constrained or multi) and transform not in AFFINE_OUTCOME_TRANSFORMS:
         raise ValueError(f"outcome_transform={transform!r} is for the unconstrained acquisitions; "
                          f"acquisition={acquisition!r} scales the objective and its constraints affinely: "
                          f"use {' or '.join(map(repr, AFFINE_OUTCOME_TRANSFORMS))}")
-    aopt = as_acq_optimizer(acq_optimizer, default=default_aopt, no_gradient=no_gradient, mean_rank=not constrained)
+    aopt = as_acq_optimizer(acq_optimizer, default=default_aopt, no_gradient=no_gradient, mean_rank=not (constrained or multi))
     fit = GPFit(kind, pb, chosen["prior"], chosen["fit_optimizer"], n_restarts, fit_steps, fit_learning_rate, jitter,
                 chosen["mean"] == "constant", warm_start)
-    if constrained:
+    if constrained or multi:
         # the variance floor keeps the gradient of sqrt finite at observed points (climbs only)
         surrogate = gp_columns(fit, std_floor=aopt.steps > 0)
     else:
@@ -359,8 +372,11 @@ def gp_bo(
     if custom:
         acq, name = acquisition, "gp"
     else:
-        acq = {"ei": log_ei(), "ucb": lcb(beta), "ts": thompson_sampling(), "cei": log_cei(),
-               "lcb-c": lcb_feasible(beta, beta_c)}[acquisition]
+        if acquisition in MULTI_OBJECTIVE_ACQUISITIONS:
+            acq = {"ehvi": ehvi, "parego": parego}[acquisition](reference_point=reference_point)
+        else:
+            acq = {"ei": log_ei(), "ucb": lcb(beta), "ts": thompson_sampling(), "cei": log_cei(),
+                   "lcb-c": lcb_feasible(beta, beta_c)}[acquisition]
         name = f"gp-{acquisition}"
     algo = bo_algorithm(surrogate, acq, acq_optimizer=aopt, name=name, q=q, refit_every=refit_every,
                         outcome_transform=transform,

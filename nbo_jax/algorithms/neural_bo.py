@@ -73,11 +73,12 @@ from .._checks import (
     refuse_renamed,
     resolve_preset,
 )
-from ..acquisition import AcquisitionFn
+from ..acquisition import AcquisitionFn, random_scalarization
 from ..acquisition import thompson as independent_thompson
-from ..bo import BOState, bo_algorithm, make_algorithm, records_config
+from ..bo import BOState, bo_algorithm, make_algorithm, reads_objectives, records_config
 from ..networks import CIRCLE_BELOW_DIM, INPUT_EMBEDDINGS  # noqa: F401 - CIRCLE_BELOW_DIM: as before
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
+from ..surrogates.columns import independent
 from ..surrogates.neural_linear import NeuralLinearState, neural_linear
 from ..types import BOAlgorithm, SearchRegion
 from ..networks import network_builder
@@ -169,6 +170,8 @@ def neural_bo(
     chunk_size: Optional[int] = None,
     input_embedding: Optional[str] = None,
     q: int = 1,
+    multi_objective: bool = False,
+    reference_point=None,
     **kwargs,
 ) -> BOAlgorithm:
     """Build Neural-BO as a :class:`~nbo_jax.types.BOAlgorithm` (Phan-Trong et al. 2023,
@@ -243,6 +246,14 @@ def neural_bo(
             same norm, so the prior variance of the linearized network does not grow toward
             the corners) or ``"auto"`` (the default preset's: ``"circle"`` below ``d =
             CIRCLE_BELOW_DIM = 20`` inputs, ``"linear"`` from there on).
+        multi_objective: optimize ``m >= 2`` objectives (``y (m,)`` per point): one network
+            and its linearized posterior per objective (:func:`nbo_jax.surrogates.independent`)
+            and random-scalarization Thompson sampling on their pathwise draws, at
+            exploration scale ``nu`` (the preset's 0.5 when ``None``; Paria, Kandasamy &
+            Poczos 2019; :func:`nbo_jax.acquisition.random_scalarization`). An ``acquisition``
+            that reads several objectives does the same with its own rule.
+        reference_point: with several objectives, the hypervolume reference point (``m``
+            numbers in the objectives' units) the algorithm keeps; ``None``: inferred.
         q: points per ``ask`` (int >= 1). Thompson sampling asks ``q`` independent draws
             (``batch_rule="independent"``); with ``acquisition`` given, the constant liar
             (``batch_rule="fantasy"``); see the module doc for stochastic acquisitions.
@@ -287,6 +298,16 @@ def neural_bo(
     train_cfg = train_config(chosen["optimizer"], learning_rate, epochs, minibatch_size, m * lam)
     if nu is not None:
         nu = check_scale("nu", nu)
+    multi_objective = check_bool("multi_objective", multi_objective)
+    if multi_objective and acquisition is None:
+        acquisition = random_scalarization(reference_point=reference_point)
+    elif reference_point is not None:
+        raise ValueError("reference_point is used with multi_objective=True only (an acquisition= takes its own)")
+    multi = acquisition is not None and reads_objectives(acquisition)
+    draw_nu = None
+    if multi:  # nu scales each objective's pathwise draw
+        draw_nu = chosen["nu"] if nu is None else check_scale("nu", nu)
+        nu = None
     _check_acquisition(acquisition, nu)
     pathwise = acquisition is None and thompson == "pathwise"
     no_gradient = None
@@ -304,9 +325,12 @@ def neural_bo(
     surrogate = neural_linear(network, width=width, lam=lam, train=train_cfg, warm_start=warm,
                               feature_params=feature_params, fit_scales=fit, mode=posterior, embedding=input_embedding,
                               chunk_size=chunk_size)
-    base = bo_algorithm(surrogate, acq, acq_optimizer=aopt, name="neural-bo", q=1 if pathwise else q,
-                        refit_every=refit_every, outcome_transform=transform,
-                        batch_rule="independent" if acquisition is None else "fantasy")
+    if multi:
+        one = surrogate
+        surrogate = independent(one._replace(sample=lambda state, key: one.sample(state, key, draw_nu)))
+    base = bo_algorithm(surrogate, acq, acq_optimizer=aopt, name="neural-bo-mo" if multi else "neural-bo",
+                        q=1 if pathwise else q, refit_every=refit_every, outcome_transform=transform,
+                        batch_rule="independent" if acquisition is None or multi else "fantasy")
     if not pathwise:
         return base
 

@@ -28,7 +28,8 @@ class RandomSearchState(NamedTuple):
 def random_search(q: int = 1) -> BOAlgorithm:
     """Uniform random search as a :class:`~nbo_jax.types.BOAlgorithm`.
 
-    ``ask`` draws ``x ~ U[lower, upper]^d`` independently of the data (on a finite domain:
+    ``ask`` draws ``x ~ U[lower, upper]^d`` independently of the data (any number of
+    objectives: ``y (m,)`` per point is kept as told) (on a finite domain:
     a uniform draw among the points not evaluated yet); ``q`` points per ask are ``q``
     independent draws (distinct on a finite domain).
 
@@ -43,7 +44,8 @@ def random_search(q: int = 1) -> BOAlgorithm:
         return state.bounds.from_unit(random_point(key, state.data, region))
 
     def tell(state: RandomSearchState, x: Array, y: Array, c=None) -> RandomSearchState:
-        u, y = told_rows(state.bounds, x, y, c, constrained=False)
+        u, y = told_rows(state.bounds, x, y, c, constrained=False,
+                         objectives=state.data.y.shape[1] if state.data.y.ndim == 2 else 1)
         return state._replace(data=state.data.add_batch(u, y))
 
-    return make_algorithm(init, ask, tell, name="random", q=q, batch_rule="independent")
+    return make_algorithm(init, ask, tell, name="random", q=q, batch_rule="independent")._replace(multi_objective=True)

@@ -6,6 +6,7 @@
 its posterior meets, into a BO algorithm."""
 
 from .adaptive_basis import AdaptiveBasisState, adaptive_basis
+from .columns import independent
 from .ensemble import EnsembleState, ensemble
 from .gp import GPFit, GPSurrogateState, gp, gp_columns
 from .neural_linear import NeuralLinearState, neural_linear
@@ -18,5 +19,5 @@ from .zero_init_columns import ZeroInitColumnsState, zero_init_columns
 __all__ = ["AdaptiveBasisState", "EnsembleState", "ForestSettings", "GPFit", "GPSurrogateState", "NeuralLinearState",
            "PINNState", "RandomForestState", "SampleThenOptimizeState", "VBLLState",
            "ZeroInitColumnsState", "adaptive_basis", "ensemble", "gp",
-           "gp_columns", "neural_linear", "pinn", "random_forest", "sample_then_optimize", "vbll",
+           "gp_columns", "independent", "neural_linear", "pinn", "random_forest", "sample_then_optimize", "vbll",
            "zero_init_columns"]
