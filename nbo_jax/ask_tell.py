@@ -5,6 +5,12 @@ needs around them: batches and pending points for asynchronous workers, validati
 told point (nothing bad is recorded), failed evaluations kept as information, asks inside
 the user's bounds in the user's dtype, a capacity that is refused up front (or grown), and
 save/resume to a directory (npz + JSON) that continues bit for bit.
+
+With ``m >= 2`` objectives (an algorithm with ``BOAlgorithm.multi_objective``, given
+``y0 (n0, m)``) every told value is a row ``(m,)``, every objective minimized; the results
+are the observed Pareto front (:meth:`AskTell.pareto_front`: the valid rows that no other
+valid row dominates, :func:`nbo_jax.pareto.is_non_dominated`) and the hypervolume it
+dominates (:meth:`AskTell.hypervolume`).
 """
 
 from __future__ import annotations
@@ -118,6 +124,13 @@ def _holdable(values: np.ndarray) -> np.ndarray:
     """Elementwise: finite and within the range of :func:`_model_dtype` (a value the model
     can hold; any other is a failed evaluation)."""
     return np.isfinite(values) & (np.abs(np.nan_to_num(values)) <= np.finfo(_model_dtype()).max)
+
+
+def _rows_holdable(y: np.ndarray) -> np.ndarray:
+    """``(n,)``: each value of ``y (n,)``, or every objective of a row of ``y (n, m)``, is
+    :func:`_holdable`."""
+    ok = _holdable(y)
+    return ok if ok.ndim == 1 else np.all(ok, axis=1)
 
 
 def _leaf_to_numpy(leaf) -> tuple[np.ndarray, Optional[str]]:
@@ -237,10 +250,11 @@ def _check_arrays(arrays: dict, meta: dict, where: str) -> None:
         raise ValueError(f"{where} is damaged: arrays.npz lacks {missing}")
     d = len(meta["bounds"]["lower"])
     x, y, c = arrays["history_x"], arrays["history_y"], arrays.get("history_c")
-    if x.ndim != 2 or x.shape[1] != d or y.shape != (x.shape[0],) or (c is not None and c.shape[:1] != y.shape):
+    rows_ok = y.shape[:1] == (x.shape[0],) and (y.ndim == 1 or (y.ndim == 2 and y.shape[1] >= 2))
+    if x.ndim != 2 or x.shape[1] != d or not rows_ok or (c is not None and c.shape[:1] != y.shape[:1]):
         shapes = f"history_x {x.shape}, history_y {y.shape}" + ("" if c is None else f", history_c {c.shape}")
         raise ValueError(f"{where} is damaged: its history is truncated or inconsistent ({shapes}; expected "
-                         f"(n, {d}) points and one value per point)")
+                         f"(n, {d}) points and one value, or one row of m objectives, per point)")
     if arrays["pending"].ndim != 2 or arrays["pending"].shape[1] != d:
         raise ValueError(f"{where} is damaged: pending has shape {arrays['pending'].shape}, expected (P, {d})")
 
@@ -275,7 +289,9 @@ class AskTell:
             could not be told (see ``auto_grow`` and :meth:`grow`).
         key: a PRNG key (``jax.random.key(seed)``).
         x0: ``(n0, d)`` initial points inside the box. y0: ``(n0,)`` their observed values
-            (NaN/inf for failed runs).
+            (NaN/inf for failed runs); ``(n0, m)`` for ``m >= 2`` objectives, which needs an
+            algorithm with ``multi_objective`` (e.g. ``nbo.registry.get("gp-ehvi")``, random
+            search); a row with a NaN/inf in any objective is a failed run.
         c0: ``(n0, K)`` observed constraint values (``c <= 0`` feasible): required by an
             algorithm that models constraints; recorded (and ignored by the algorithm)
             otherwise; then every ``tell`` must give ``c`` too.
@@ -285,7 +301,8 @@ class AskTell:
     Raises:
         TypeError / ValueError: bad arguments (messages name them), e.g. ``x0`` outside the
         box, NaN in ``x0``, ``c0`` missing for a constrained algorithm, an ``x0`` row that
-        is not one of a finite domain's points.
+        is not one of a finite domain's points, ``y0 (n0, m)`` for an algorithm of one
+        objective (or ``y0 (n0,)`` for one that needs ``m >= 2``).
 
     Attributes:
         experiment_id: a random hex id made at creation and kept by :meth:`load` and
@@ -342,6 +359,11 @@ class AskTell:
         return jax.jit(lambda *a: self.algorithm.init(*a, bounds=self.domain, capacity=capacity))(*args)
 
     @property
+    def n_objectives(self) -> int:
+        """``m``: 1, or the number of objectives of ``y0 (n0, m)``."""
+        return 1 if self._y.ndim == 1 else self._y.shape[1]
+
+    @property
     def n_constraints(self) -> Optional[int]:
         """``K``, or ``None`` when no constraint values are recorded."""
         return None if self._c is None else self._c.shape[1]
@@ -383,20 +405,49 @@ class AskTell:
                                  f"{float(dist[off[0]]):.3g} away in unit-cube units); nothing was recorded")
         return x
 
-    def _check_rows(self, x, y, c, xn: str, yn: str, cn: str, first: bool = False):
-        """Validated ``(x (n, d), y (n,), c (n, K) | None)`` as float64 numpy arrays."""
-        x = self._check_points(x, xn, first)
-        n = x.shape[0]
+    def _check_values(self, y, n: int, yn: str, first: bool) -> np.ndarray:
+        """Validated values of ``n`` points as float64: ``(n,)``, or ``(n, m)`` with ``m >= 2``
+        objectives (``m`` read from ``y0`` when ``first``, else :attr:`n_objectives`)."""
         if np.iscomplexobj(y) or (isinstance(y, (list, tuple)) and any(isinstance(v, complex) for v in y)):
             raise TypeError(f"{yn} must be real: a complex value would lose its imaginary part; nothing was "
                             "recorded")
         try:
-            y = np.array(y, dtype=np.float64).reshape(-1)
+            y = np.array(y, dtype=np.float64)
         except (TypeError, ValueError):
-            raise TypeError(f"{yn} must be a number or an array of {n} numbers") from None
-        if y.shape[0] != n:
-            raise ValueError(f"{yn} must hold one value per point: {y.shape[0]} value(s) for {n} point(s); "
-                             "nothing was recorded")
+            raise TypeError(f"{yn} must be a number or an array of {n} numbers (n rows of m numbers for m "
+                            "objectives)") from None
+        name = self.algorithm.name
+        if first:
+            m = y.shape[1] if y.ndim == 2 and y.shape[1] >= 2 else 1
+            if m > 1 and not self.algorithm.multi_objective:
+                raise ValueError(f"{yn} has shape {y.shape}: {m} objectives per point, and algorithm {name!r} "
+                                 "optimizes one; use a multi-objective algorithm (e.g. nbo.registry.get('gp-ehvi'), "
+                                 f"'gp-parego', 'neural-bo-mo', random search) or pass {yn} of shape (n0,)")
+        else:
+            m = self.n_objectives
+        if m == 1:
+            if not first and y.ndim == 2 and y.shape == (n, y.shape[1]) and y.shape[1] >= 2:
+                raise ValueError(f"{yn} has shape {y.shape}: {y.shape[1]} values per point, and this optimizer has "
+                                 f"one objective (it was created with y0 of shape (n0,)); tell one value per "
+                                 "point; nothing was recorded")
+            y = y.reshape(-1)
+            if y.shape[0] != n:
+                raise ValueError(f"{yn} must hold one value per point: {y.shape[0]} value(s) for {n} point(s) (this "
+                                 "optimizer has one objective); nothing was recorded")
+            return y
+        if y.ndim == 0:
+            raise ValueError(f"{yn} is a single number, and this optimizer has {m} objectives: tell one row of {m} "
+                             f"values per point, shape ({m},) or (n, {m}); nothing was recorded")
+        if y.shape[-1] != m or y.size != n * m or y.ndim > 2:
+            raise ValueError(f"{yn} must hold {m} objective values per point, shape ({m},) for one point or "
+                             f"(n, {m}) for n = {n}, got shape {y.shape}; nothing was recorded")
+        return y.reshape(n, m)
+
+    def _check_rows(self, x, y, c, xn: str, yn: str, cn: str, first: bool = False):
+        """Validated ``(x (n, d), y (n,) | (n, m), c (n, K) | None)`` as float64 numpy arrays."""
+        x = self._check_points(x, xn, first)
+        n = x.shape[0]
+        y = self._check_values(y, n, yn, first)
         K = None if first else self.n_constraints
         if c is None:
             if first and self.algorithm.constrained:
@@ -421,7 +472,7 @@ class AskTell:
                     raise ValueError(f"{cn} must hold {K} constraint value(s) per point, got shape {c.shape}; "
                                      "nothing was recorded")
                 c = c.reshape(n, K)
-        ok = _holdable(y) if c is None else _holdable(y) & np.all(_holdable(c), axis=1)
+        ok = _rows_holdable(y) if c is None else _rows_holdable(y) & np.all(_holdable(c), axis=1)
         beyond = int(np.sum(np.isfinite(y) & ~_holdable(y)))
         if beyond and not self._warned_range:
             self._warned_range = True
@@ -483,15 +534,17 @@ class AskTell:
 
     def tell(self, x, y, c=None) -> None:
         """Record observations: ``x (d,)`` and a scalar ``y``, or ``x (n, d)`` and ``y (n,)``
-        (any ``n``: results may come one by one); ``c (K,)`` / ``(n, K)`` when constraint
-        values are recorded. NaN/inf ``y`` (or ``c``) is a failed evaluation: recorded,
-        flagged in :attr:`valid`, and the model learns the point is bad. Told points leave
-        the pending list.
+        (any ``n``: results may come one by one); with ``m`` objectives ``y (m,)`` or
+        ``(n, m)``; ``c (K,)`` / ``(n, K)`` when constraint values are recorded. NaN/inf
+        ``y`` (in any objective) or ``c`` is a failed evaluation: recorded, flagged in
+        :attr:`valid`, and the model learns the point is bad. Told points leave the pending
+        list.
 
         Raises:
             TypeError / ValueError: ``x`` of the wrong shape, NaN/inf in ``x``, ``x``
-            outside the bounds, ``y``/``c`` of the wrong size, or no room left; in every
-            case nothing is recorded."""
+            outside the bounds, ``y``/``c`` of the wrong size (a scalar ``y`` for ``m``
+            objectives, ``m`` values for one), or no room left; in every case nothing is
+            recorded."""
         x, y, c = self._check_rows(x, y, c, "x", "y", "c")
         matched = self._pending_rows(x)
         self._room(x.shape[0] - len(matched), "point(s) that were not asked would not fit: call "
@@ -544,13 +597,14 @@ class AskTell:
 
     def __repr__(self) -> str:
         valid = self.valid
+        m = self.n_objectives
         try:
-            best = f"{self.best()[1]:.6g}"
+            best = f"best={self.best()[1]:.6g}" if m == 1 else f"m={m}, front={len(self.pareto_front()[1])}"
         except ValueError:
-            best = "none"
+            best = "best=none" if m == 1 else f"m={m}, front=0"
         failed = int(np.sum(~valid))
         return (f"AskTell({self.algorithm.name!r}, d={self.bounds.dim}, told={len(self._y)}"
-                f"{f' ({failed} failed)' if failed else ''}, pending={len(self._pending)}, best={best}, "
+                f"{f' ({failed} failed)' if failed else ''}, pending={len(self._pending)}, {best}, "
                 f"capacity={self.capacity})")
 
     def _pending_rows(self, x: np.ndarray) -> list[int]:
@@ -587,7 +641,8 @@ class AskTell:
 
     @property
     def y(self) -> np.ndarray:
-        """``(n,)`` observed values as told (NaN/inf for failed evaluations)."""
+        """``(n,)`` observed values as told (NaN/inf for failed evaluations); ``(n, m)`` with
+        ``m`` objectives."""
         return self._y.copy()
 
     @property
@@ -599,7 +654,7 @@ class AskTell:
     def valid(self) -> np.ndarray:
         """``(n,)`` bool: False for failed evaluations (a NaN/inf value, or a finite one beyond
         the range of the model's float dtype, e.g. ``|y| > 3.4e38`` in float32)."""
-        ok = _holdable(self._y)
+        ok = _rows_holdable(self._y)
         if self._c is not None:
             ok &= np.all(_holdable(self._c), axis=1)
         return ok
@@ -615,7 +670,13 @@ class AskTell:
         one when none is feasible).
 
         Raises:
-            ValueError: no valid observation yet."""
+            ValueError: no valid observation yet, or several objectives (no single best:
+            :meth:`pareto_front`)."""
+        m = self.n_objectives
+        if m > 1:
+            raise ValueError(f"best(): this optimizer has {m} objectives, so no single observation is best; "
+                             f"opt.pareto_front() returns the observed non-dominated points (x (k, d), y (k, {m})) "
+                             "and opt.hypervolume(reference_point) the hypervolume they dominate")
         y = np.where(self.valid, self._y, np.inf)
         if self._c is not None:
             feasible = np.all(self._c <= 0, axis=1) & self.valid
@@ -625,6 +686,78 @@ class AskTell:
             raise ValueError("no valid observation yet: every evaluation so far failed")
         i = int(np.argmin(y))
         return self._x[i].astype(self.dtype), float(self._y[i])
+
+    def _candidates(self) -> np.ndarray:
+        """``(n,)`` bool: the rows :meth:`best` and :meth:`pareto_front` choose from: the valid
+        ones, and among them the feasible ones when constraint values are recorded and one is
+        feasible."""
+        keep = self.valid
+        if self._c is not None:
+            feasible = keep & np.all(self._c <= 0, axis=1)
+            if feasible.any():
+                keep = feasible
+        return keep
+
+    def _padded(self, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(Y (N, m), mask (N,))``: the told objectives padded to ``N = max(capacity, n)``
+        rows (one compiled Pareto kernel per capacity), rows outside ``keep`` masked."""
+        n, m = self._y.shape
+        Y = np.zeros((max(self.capacity, n), m))
+        Y[:n] = np.where(keep[:, None], self._y, 0.0)
+        mask = np.zeros(Y.shape[0], bool)
+        mask[:n] = keep
+        return Y, mask
+
+    def _objectives_only(self, method: str) -> None:
+        if self.n_objectives == 1:
+            raise ValueError(f"{method}(): this optimizer has one objective (y0 of shape (n0,)); use opt.best()")
+
+    def pareto_front(self) -> tuple[np.ndarray, np.ndarray]:
+        """The observed Pareto front of an optimizer of ``m >= 2`` objectives (every one
+        minimized): ``(x (k, d), y (k, m))``, the valid observations that no other valid one
+        dominates (:func:`nbo_jax.pareto.is_non_dominated`; one row per repeated point), in
+        the order told; with constraint values, among the feasible ones (``c <= 0``) when
+        one is feasible, as :meth:`best`. ``x`` in the bounds' dtype, ``y`` as told (float64).
+
+        Raises:
+            ValueError: one objective (use :meth:`best`), or no valid observation yet."""
+        from .pareto import is_non_dominated
+
+        self._objectives_only("pareto_front")
+        keep = self._candidates()
+        if not keep.any():
+            raise ValueError("no valid observation yet: every evaluation so far failed")
+        front = np.asarray(is_non_dominated(*self._padded(keep)))[:len(self._y)]
+        return self._x[front].astype(self.dtype), self._y[front].copy()
+
+    def hypervolume(self, reference_point) -> float:
+        """The hypervolume that the observed Pareto front (:meth:`pareto_front`) dominates
+        up to ``reference_point`` (:func:`nbo_jax.pareto.hypervolume`; Zitzler & Thiele
+        1998), in the product of the objectives' units; 0.0 before any valid observation.
+
+        Args:
+            reference_point: ``(m,)`` finite floats, one per objective, worse than the
+                points of interest (e.g. a benchmark's ``Problem.reference_point``).
+
+        Raises:
+            ValueError: one objective, ``reference_point`` not ``(m,)`` finite floats, or
+            ``m`` not in :data:`nbo_jax.pareto.HYPERVOLUME_OBJECTIVES` (2 or 3)."""
+        from .pareto import HYPERVOLUME_OBJECTIVES, hypervolume
+
+        self._objectives_only("hypervolume")
+        m = self.n_objectives
+        try:
+            ref = np.array(reference_point, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"reference_point must be {m} floats, got {reference_point!r}") from None
+        if ref.shape != (m,) or not np.all(np.isfinite(ref)):
+            raise ValueError(f"reference_point must be {m} finite floats (one per objective), got "
+                             f"{ref.tolist()} of shape {ref.shape}")
+        if m not in HYPERVOLUME_OBJECTIVES:
+            raise ValueError(f"hypervolume(): exact for m in {HYPERVOLUME_OBJECTIVES} objectives, this optimizer "
+                             f"has m = {m}")
+        Y, mask = self._padded(self._candidates())
+        return float(hypervolume(Y, ref, mask))
 
     # ------------------------------------------------------------------ save / resume
     def _snapshot(self) -> tuple[dict, dict]:

@@ -10,6 +10,9 @@ from the results told so far, with the points still being evaluated as pending p
 place: asynchronous BO in the sense of Kandasamy et al. 2018 and Snoek et al. 2012 (sec. 3.3).
 A failed evaluation (an exception, a crash, a timeout, a NaN value) is told as a failure:
 recorded with its reason, kept in the history, and the model learns that the point is bad.
+With a multi-objective algorithm (``BOAlgorithm.multi_objective``) each value is a row of
+``m >= 2`` objectives; the results are then the observed Pareto front
+(:meth:`AsyncStudy.pareto_front`).
 
 Nothing here needs Ray; the state round-trips through :meth:`AsyncStudy.state_dict` (numpy
 arrays and JSON-able values) for checkpoints.
@@ -17,7 +20,6 @@ arrays and JSON-able values) for checkpoints.
 
 from __future__ import annotations
 
-import math
 import os
 import pathlib
 import pickle
@@ -33,6 +35,12 @@ from ..search_space import SearchSpace
 from ..types import BOAlgorithm, Bounds, as_bounds
 
 FORMAT = "nbo_jax.AsyncStudy/1"
+
+
+def _finite_rows(y: np.ndarray) -> np.ndarray:
+    """``(n,)``: each value of ``y (n,)``, or every objective of a row of ``y (n, m)``, is finite."""
+    ok = np.isfinite(y)
+    return ok if ok.ndim == 1 else np.all(ok, axis=1)
 
 
 class AsyncStudy:
@@ -92,7 +100,7 @@ class AsyncStudy:
         pending."""
         if self.n_suggested < self.n_init:
             x = self.design[self.n_suggested]
-        elif self.optimizer is None and not np.isfinite(self._told()[1]).any():
+        elif self.optimizer is None and not _finite_rows(self._told()[1]).any():
             # nothing to model yet (no result, or only failures): more uniform points
             k = jax.random.fold_in(self._key, self.n_suggested)
             x = np.asarray(initial_design(k, self._domain, 1, np.float32)[0], np.float64)
@@ -116,30 +124,44 @@ class AsyncStudy:
         if len(self._busy):
             self.optimizer.add_pending(self._busy)
 
-    def tell(self, x, y: float, error: Optional[str] = None) -> None:
-        """Record the value ``y`` of a suggested point ``x (d,)``. A failed evaluation is
-        ``y = NaN`` (or inf), with ``error`` saying why (kept in :attr:`failures`).
+    def tell(self, x, y, error: Optional[str] = None) -> None:
+        """Record the value ``y`` of a suggested point ``x (d,)``: a float, or ``(m,)``
+        objectives for a multi-objective algorithm (the first value told fixes ``m``). A
+        failed evaluation is ``y = NaN`` (or inf, in any objective), with ``error`` saying why
+        (kept in :attr:`failures`).
 
         Raises:
-            ValueError: ``x`` is not a busy point (never suggested, or already told); nothing
-            is recorded."""
+            ValueError: ``x`` is not a busy point (never suggested, or already told), or ``y``
+            holds another number of objectives than the values told before; nothing is
+            recorded."""
         x = np.asarray(x, np.float64).reshape(-1)
-        y = float(y)
+        y = self._value(y)
         hit = np.nonzero(np.all(np.isclose(self._busy, x, rtol=1e-12, atol=1e-12), axis=1))[0] \
             if x.shape == (self.bounds.dim,) else np.zeros(0, int)
         if not hit.size:
             raise ValueError(f"x: {x.tolist()} is not a point this study suggested and is waiting for; "
                              "nothing was recorded")
-        if not math.isfinite(y):
+        if not np.all(np.isfinite(y)):
             self.failures.append({"index": self.n_told, "x": x.tolist(), "error": error or f"value {y}"})
         if self.optimizer is not None:
             with quiet_failures():
                 self.optimizer.tell(x, y)
         else:
             self._x = np.concatenate([self._x, x[None]], axis=0)
-            self._y = np.append(self._y, y)
+            self._y = np.concatenate([self._y.reshape((0,) + y.shape) if not len(self._y) else self._y, y[None]])
         self._busy = np.delete(self._busy, hit[0], axis=0)
 
+    def _value(self, y) -> np.ndarray:
+        """``y`` as a float64 ``()`` array, or ``(m,)`` for ``m >= 2`` objectives, checked
+        against the values told before."""
+        y = np.asarray(y, np.float64)
+        y = y.reshape(()) if y.size == 1 else y.reshape(-1)
+        told = self._told()[1]
+        if len(told) and told.shape[1:] != y.shape:
+            want = "one number" if told.ndim == 1 else f"{told.shape[1]} objective values"
+            raise ValueError(f"y: this study's values are {want} per point, got shape {y.shape}; nothing was "
+                             "recorded")
+        return y
     @property
     def _domain(self):
         """The search domain: the mixed space, or the box."""
@@ -160,7 +182,7 @@ class AsyncStudy:
 
     @property
     def y(self) -> np.ndarray:
-        """``(n,)`` the told values (NaN/inf for failures)."""
+        """``(n,)`` the told values (NaN/inf for failures); ``(n, m)`` for ``m`` objectives."""
         return self._told()[1].copy()
 
     @property
@@ -178,13 +200,34 @@ class AsyncStudy:
         """``(x (d,), y)`` of the smallest finite value told.
 
         Raises:
-            ValueError: no successful evaluation yet."""
+            ValueError: no successful evaluation yet, or several objectives (no single best:
+            :meth:`pareto_front`)."""
         x, y = self._told()
+        if y.ndim == 2:
+            raise ValueError(f"best(): the study has {y.shape[1]} objectives, so no single value is best; "
+                             "study.pareto_front() returns the observed non-dominated points")
         ok = np.isfinite(y)
         if not ok.any():
             raise ValueError("no successful evaluation yet")
         i = int(np.argmin(np.where(ok, y, np.inf)))
         return x[i].copy(), float(y[i])
+
+    def pareto_front(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(x (k, d), y (k, m))``: the told points with finite values that no other one
+        dominates (every objective minimized; :func:`nbo_jax.pareto.is_non_dominated`).
+
+        Raises:
+            ValueError: one objective (use :meth:`best`), or no successful evaluation yet."""
+        from ..pareto import is_non_dominated
+
+        x, y = self._told()
+        if y.ndim != 2:
+            raise ValueError("pareto_front(): the study has one objective; use study.best()")
+        ok = _finite_rows(y)
+        if not ok.any():
+            raise ValueError("no successful evaluation yet")
+        front = np.asarray(is_non_dominated(np.where(ok[:, None], y, 0.0), ok))
+        return x[front].copy(), y[front].copy()
 
     # ------------------------------------------------------------------ checkpoints
     def state_dict(self) -> dict:

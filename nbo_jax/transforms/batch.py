@@ -48,6 +48,11 @@ def constant_liar(data: Dataset) -> Array:
 
 def _lies(state: Any, n: int, constrained: bool):
     lie = constant_liar(state.data)
+    reference = getattr(state, "reference", None)  # m >= 2 objectives: rows (n, m) (then c (n, K))
+    m = reference.shape[0] if reference is not None else (lie.shape[0] if lie.ndim and not constrained else 1)
+    if m > 1:
+        c = jnp.broadcast_to(lie[m:], (n, lie.shape[0] - m)) if constrained else None
+        return jnp.broadcast_to(lie[:m], (n, m)), c
     if constrained:
         y = jnp.broadcast_to(lie[0], (n,))
         c = jnp.broadcast_to(lie[1:], (n, lie.shape[0] - 1))
