@@ -31,11 +31,12 @@ region holds none). ``region=None`` runs exactly the cube's code.
 and categorical parameters encoded in the cube), the raw samples are rounded to valid
 configurations (:meth:`~nbo_jax.search_space.SearchSpace.round`), the climb maximizes the
 utility of the rounded point (it moves the continuous columns), and the best point then takes
-every combination of the categories when there are at most :data:`MIXED_ENUMERATION_LIMIT`
-(the best ``num_restarts`` climbed again; BoTorch's ``optimize_acqf_mixed``), then up to
-:data:`MIXED_SEARCH_STEPS` discrete moves to its best neighbour (one integer step, or one
-other category) and one more continuous climb: BoTorch's
-``optimize_acqf_mixed_alternating`` (Daulton et al. 2022). Every answer is a valid
+up to :data:`MIXED_SEARCH_STEPS` discrete moves to its best neighbour (one integer step, or one
+other category: BoTorch's ``optimize_acqf_mixed_alternating``, Daulton et al. 2022) and one
+more continuous climb, started from that point and, when there are at most
+:data:`MIXED_ENUMERATION_LIMIT` combinations of the categories, from the best
+``num_restarts`` of them at the climbed point (every combination scored, as BoTorch's
+``optimize_acqf_mixed`` enumerates them). Every answer is a valid
 configuration; integers are rounded inside the search, not afterwards only.
 """
 
@@ -324,7 +325,6 @@ def refine_argmax(
     best = argmax_point(jnp.where(_is_written(pool, data), -jnp.inf, utility(pool)), pool)
     if space is None:  # Dataset.space is set only for a space with a discrete parameter
         return best
-    best = _enumerate(utility, best, data, options, space)
     return _alternate(utility, best, data, options, space)
 
 
@@ -352,30 +352,28 @@ def _categorical_combinations(space) -> tuple[np.ndarray, np.ndarray] | None:
     return rows, mask
 
 
-def _enumerate(utility: Callable[[Array], Array], u: Array, data: Dataset, options: "AcqOptimizer", space) -> Array:
-    """From a climbed configuration ``u (D,)``: every combination of the categories with ``u``'s
-    other columns, the best ``num_restarts`` of them climbed in their continuous columns
-    (BoTorch's ``optimize_acqf_mixed`` enumerates the combinations and optimizes each; here
-    the climbs start from ``u``'s continuous part); never worse than ``u``. Only with at most
-    :data:`MIXED_ENUMERATION_LIMIT` combinations (else ``u``)."""
+def _enumerated_starts(utility: Callable[[Array], Array], u: Array, data: Dataset, n: int, space) -> Array:
+    """The best ``n`` combinations of the categories with ``u (D,)``'s other columns, ``(n, D)``
+    (every combination scored: BoTorch's ``optimize_acqf_mixed`` enumerates the combinations
+    and optimizes each; here the best ones start the last climb); ``(0, D)`` without a category
+    or with more than :data:`MIXED_ENUMERATION_LIMIT` combinations."""
     combos = _categorical_combinations(space)
     if combos is None:
-        return u
+        return jnp.zeros((0, u.shape[0]), u.dtype)
     rows, mask = combos
     cands = jnp.where(jnp.asarray(mask), jnp.asarray(rows, u.dtype), u[None, :])
     vals = jnp.where(_is_written(cands, data), -jnp.inf, utility(cands))
     vals = jnp.where(jnp.isnan(vals), -jnp.inf, vals)
-    starts = cands[jax.lax.top_k(vals, min(options.num_restarts, rows.shape[0]))[1]]
-    pool = jnp.concatenate([u[None], space.round(climb(utility, starts, options))], axis=0)
-    return argmax_point(jnp.where(_is_written(pool, data), -jnp.inf, utility(pool)), pool)
+    return cands[jax.lax.top_k(vals, min(n, rows.shape[0]))[1]]
 
 
 def _alternate(utility: Callable[[Array], Array], u: Array, data: Dataset, options: "AcqOptimizer", space) -> Array:
     """From a climbed configuration ``u (D,)`` of a mixed space: a discrete local search (up to
     ``MIXED_SEARCH_STEPS`` moves to the best unwritten neighbour, one discrete parameter at a
-    time, :meth:`SearchSpace.neighbours`) then one more climb of the continuous columns
-    (BoTorch's ``optimize_acqf_mixed_alternating``; Daulton et al. 2022); never worse than
-    ``u``."""
+    time, :meth:`SearchSpace.neighbours`; BoTorch's ``optimize_acqf_mixed_alternating``,
+    Daulton et al. 2022), then one more climb of the continuous columns from its end and from
+    the best combinations of the categories at ``u`` (:func:`_enumerated_starts`, when there
+    are at most :data:`MIXED_ENUMERATION_LIMIT`); never worse than ``u``."""
 
     def move(carry, _):
         u, value = carry
@@ -389,7 +387,8 @@ def _alternate(utility: Callable[[Array], Array], u: Array, data: Dataset, optio
     value = utility(u[None])[0]
     (moved, _), _ = jax.lax.scan(move, (u, jnp.where(jnp.isnan(value), -jnp.inf, value)), None,
                                  length=MIXED_SEARCH_STEPS)
-    again = space.round(climb(utility, moved[None], options))
+    starts = jnp.concatenate([moved[None], _enumerated_starts(utility, u, data, options.num_restarts, space)])
+    again = space.round(climb(utility, starts, options))
     pool = jnp.concatenate([u[None], moved[None], again], axis=0)
     return argmax_point(jnp.where(_is_written(pool, data), -jnp.inf, utility(pool)), pool)
 
@@ -397,7 +396,8 @@ def _alternate(utility: Callable[[Array], Array], u: Array, data: Dataset, optio
 MIXED_SEARCH_STEPS = 8
 MIXED_ENUMERATION_LIMIT = 64
 """The most combinations of categories a mixed space's acquisition optimizer enumerates at its
-climbed point (:func:`refine_argmax`); a space with more relies on the local search alone."""
+climbed point (the best ones start its last climb, :func:`refine_argmax`); a space with more
+relies on the local search alone."""
 """Moves of the discrete local search of a mixed space's acquisition optimizer (each to the
 best neighbour: one integer step or one other category)."""
 
