@@ -73,8 +73,9 @@ approximation for Branin-Currin) is reported as this floor instead of ``-inf``."
 def make_problem(name: str):
     """The problem ``name`` with the issue's sizes (``d = 6``, ``m = 2`` for the DTLZ and ZDT
     families)."""
-    kwargs = {"dtlz1": dict(dim=6, n_objectives=2), "dtlz2": dict(dim=6, n_objectives=2),
-              "zdt1": dict(dim=6), "zdt2": dict(dim=6), "zdt3": dict(dim=6)}.get(name, {})
+    six = {"dim": 6}
+    kwargs = {"dtlz1": {**six, "n_objectives": 2}, "dtlz2": {**six, "n_objectives": 2},
+              "zdt1": six, "zdt2": six, "zdt3": six}.get(name, {})
     return PROBLEMS[name](**kwargs)
 
 
@@ -155,7 +156,9 @@ def _botorch_model(train_x, train_obj):
 def _botorch_step(model, train_x, ref_point, dim: int):
     """One qLogNEHVI candidate ``(1, d)`` in the unit cube."""
     import torch
-    from botorch.acquisition.multi_objective.logei import qLogNoisyExpectedHypervolumeImprovement
+    from botorch.acquisition.multi_objective.logei import (
+        qLogNoisyExpectedHypervolumeImprovement,
+    )
     from botorch.optim import optimize_acqf
     from botorch.sampling.normal import SobolQMCNormalSampler
 
@@ -262,6 +265,16 @@ def _record(problem, X: np.ndarray, seeds: list, seconds: float) -> dict:
             "final_hypervolume": hv[:, -1].tolist(), "hypervolume": hv.tolist(), "seconds": seconds}
 
 
+def _welch(per: dict, m: str, b: str, reverse: bool) -> float:
+    """One-sided Welch p that method ``m``'s mean final log HV difference is lower than
+    ``b``'s (``reverse``: that ``b``'s is lower); NaN without two seeds of each."""
+    if b not in per or b == m or len(per[b]["seeds"]) < 2 or len(per[m]["seeds"]) < 2:
+        return float("nan")
+    v, w = (np.asarray(per[k]["final_log_hv_difference"]) for k in (m, b))
+    # welch_one_sided(baseline, method): small when mean(method) < mean(baseline)
+    return welch_one_sided(v, w) if reverse else welch_one_sided(w, v)
+
+
 def print_table(stored: dict) -> None:
     a = stored["args"]
     print(f"\n{a['seeds']} seeds, {a['n_init']} + {a['n_iter']} evaluations, noise-free; final log10 hypervolume "
@@ -276,15 +289,10 @@ def print_table(stored: dict) -> None:
             v = np.asarray(r["final_log_hv_difference"])
             q = np.percentile(v, [25, 50, 75])
 
-            def p(b, reverse=False):
-                if b not in per or b == m or len(per[b]["seeds"]) < 2 or len(v) < 2:
-                    return float("nan")
-                w = np.asarray(per[b]["final_log_hv_difference"])
-                # welch_one_sided(baseline, method): small when mean(method) < mean(baseline)
-                return welch_one_sided(v, w) if reverse else welch_one_sided(w, v)
-
-            print(f"| {pname} | {m} | {len(v)} | {q[1]:.3f} [{q[0]:.3f}, {q[2]:.3f}] | {p('qlognehvi'):.3g} | "
-                  f"{p('qlognehvi', reverse=True):.3g} | {p('nsga2'):.3g} | {p('tpe'):.3g} |")
+            ps = [_welch(per, m, b, reverse) for b, reverse in
+                  (("qlognehvi", False), ("qlognehvi", True), ("nsga2", False), ("tpe", False))]
+            print(f"| {pname} | {m} | {len(v)} | {q[1]:.3f} [{q[0]:.3f}, {q[2]:.3f}] | "
+                  + " | ".join(f"{x:.3g}" for x in ps) + " |")
     timing = stored.get("timing")
     if timing:
         print(f"\nseconds per BO step at {timing['n']} observations (median of {timing['repeats']}; ours: jitted "
