@@ -12,6 +12,14 @@ the same initial designs; :func:`nbo_jax.comparison.run_methods`, the loop ``com
 too), prints a summary table of the final simple regret, and writes ``histories.npz``,
 ``config.json``, ``summary.md`` and ``regret.png`` (see :mod:`nbo_jax.analysis`).
 
+A problem of ``m >= 2`` objectives (``--problem branin_currin``, ``zdt2``, ``dtlz2``, ...;
+with a multi-objective algorithm: ``gp-ehvi``, ``gp-parego``, ``neural-bo-mo``, ``random``)
+is reported by the log hypervolume difference ``log10(HV* - HV)`` to the true front's
+hypervolume instead of the simple regret (lower is better; the statistics of ``compare`` test
+it the same way), and ``run``, ``compare`` and ``plot`` also write ``pareto.png`` (the final
+front of seed 0 per method, the true front where it is cheap to sample) and
+``pareto_fronts.npz`` (the plotted fronts).
+
 Errors in the options exit with status 2 before anything runs; so does an output folder
 (``--out``) that cannot be created or written, which is checked with a probe file before any
 computation.
@@ -76,7 +84,7 @@ def _add_experiment_options(group, *, noise, seeds: int, min_seeds: int, out: st
     """The problem and run-size options shared by ``run`` and ``compare``."""
     from . import benchmarks
 
-    group.add_argument("--problem", default="ackley", help=f"benchmark problem, one of {benchmarks.available()}")
+    group.add_argument("--problem", default="ackley", help=f"benchmark problem, one of {benchmarks.available(multi_objective=True)}")
     group.add_argument("--dim", type=int, default=None,
                        help="input dimension (required for any-dimension problems such as ackley)")
     group.add_argument("--problem-option", action="append", default=[], metavar="KEY=VALUE",
@@ -179,9 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     plot = sub.add_parser(
         "plot",
-        help="re-draw regret.png and print the summary of saved results",
+        help="re-draw regret.png (and pareto.png) and print the summary of saved results",
         description="Reload the results in DIR (written by 'nbo-jax run'), re-draw DIR/regret.png "
-        "and print the summary table.",
+        "(and DIR/pareto.png for several objectives) and print the summary table.",
     )
     plot.add_argument("dir", metavar="DIR", help="results folder written by 'nbo-jax run'")
     plot.add_argument("--linear", action="store_true", help="linear y axis instead of log/symlog")
@@ -324,10 +332,10 @@ def _attach_pde(algos, problem, parser, option, options=None) -> None:
         parser.error(f"{option}: pinn-bo: {err}")
 
 
-def _curves(histories, optimal_value):
+def _curves(histories, optimal_value, max_hypervolume=None):
     """(curves, ylabel, note): the run's metric per method (:func:`analysis.metric_curves`)."""
-    curves, label = analysis.metric_curves(histories, optimal_value)
-    note = f"optimal value unknown: plotting {label}" if optimal_value is None else None
+    curves, label = analysis.metric_curves(histories, optimal_value, max_hypervolume=max_hypervolume)
+    note = f"optimal value unknown: plotting {label}" if "unknown" in label else None
     return curves, label, note
 
 
@@ -512,7 +520,7 @@ def _run_all(args, argv, algos, problem, out: pathlib.Path) -> int:
     if stopped is not None and not histories:
         return _report_interrupted(stopped, None)
 
-    fstar = problem.optimal_value
+    fstar, top = problem.optimal_value, problem.max_hypervolume
     config = {
         "command": "run",
         "argv": list(argv) if argv is not None else sys.argv[1:],
@@ -531,14 +539,17 @@ def _run_all(args, argv, algos, problem, out: pathlib.Path) -> int:
         "neural_bo": ({k: getattr(args, k) for k in NEURAL_BO_OPTIONS if getattr(args, k) is not None}
                       if "neural-bo" in algos else None),
     }
+    multi = problem.n_objectives > 1
+    if multi:
+        config.update(n_objectives=problem.n_objectives, reference_point=problem.reference_point, max_hypervolume=top)
     if stopped is not None:
         config["interrupted"] = _interrupted_record(stopped)
-    rows = analysis.summary_rows(histories, fstar, analysis.wall_seconds(timings))
-    curves, ylabel, note = _curves(histories, fstar)
+    rows = analysis.summary_rows(histories, fstar, analysis.wall_seconds(timings), max_hypervolume=top)
+    curves, ylabel, note = _curves(histories, fstar, top)
     print(f"\nfinal {ylabel} after {args.n_init + args.iterations} evaluations, {args.seeds} seeds "
           "(wall_s: compile + run seconds):")
     print(analysis.format_table(rows))
-    log = True
+    log = not multi
     if problem.metric is not None:  # the task's own metric (best reward, best hF1, detection rate)
         import numpy as np
 
@@ -551,12 +562,15 @@ def _run_all(args, argv, algos, problem, out: pathlib.Path) -> int:
             print(f"  {name}: {med:.4g} [{q25:.4g}, {q75:.4g}]")
         if task_curves is not None:
             curves, ylabel, log = task_curves, label, False
-    paths = analysis.save_results(out, histories, config, optimal_value=fstar, seed=args.seed, keys=keys,
-                                  timings=timings)
+    paths = analysis.save_results(out, histories, config, optimal_value=fstar, max_hypervolume=top, seed=args.seed,
+                                  keys=keys, timings=timings)
     if note:
         print(note)
     paths["plot"] = analysis.plot_regret(curves, out / "regret.png", title=_title(config), n_init=args.n_init,
                                          ylabel=ylabel, log=log)
+    if multi:
+        paths.update(analysis.write_fronts(out, histories, true_front=analysis.sampled_front(problem),
+                                           reference_point=problem.reference_point, title=_title(config)))
     print("\nwrote:")
     for kind, path in paths.items():
         print(f"  {kind}: {path}")
@@ -713,10 +727,12 @@ def _save_interrupted_compare(stopped, problem, config, out: pathlib.Path, title
         return _report_interrupted(stopped, None)
     config = dict(config, problem=problem.name, dim=problem.dim, n_init=n_init,
                   interrupted=_interrupted_record(stopped))
+    top = problem.max_hypervolume
     paths = analysis.save_results(out, stopped.histories, config, optimal_value=problem.optimal_value,
-                                  timings=stopped.timings)
-    curves, label, _ = _curves(stopped.histories, problem.optimal_value)
-    paths["plot"] = analysis.plot_regret(curves, out / "regret.png", title=title, n_init=n_init, ylabel=label)
+                                  max_hypervolume=top, timings=stopped.timings)
+    curves, label, _ = _curves(stopped.histories, problem.optimal_value, top)
+    paths["plot"] = analysis.plot_regret(curves, out / "regret.png", title=title, n_init=n_init, ylabel=label,
+                                         log=problem.n_objectives == 1)
     print("\nthe statistical tables are not written: the run was interrupted before every method finished")
     print("\nwrote:")
     for kind, path in paths.items():
@@ -735,16 +751,25 @@ def _cmd_plot(args, parser) -> int:
         parser.error(f"DIR {str(directory)!r} has no readable results: {err}")
     cfg = record.get("config", {})
     fstar = record.get("optimal_value", cfg.get("optimal_value"))
-    rows = analysis.summary_rows(histories, fstar, analysis.wall_seconds(record.get("timings")))
+    top = record.get("max_hypervolume", cfg.get("max_hypervolume"))
+    rows = analysis.summary_rows(histories, fstar, analysis.wall_seconds(record.get("timings")), max_hypervolume=top)
     print(record.get("metric", "final simple regret") + f" ({directory}):")
     print(analysis.format_table(rows))
-    curves, ylabel, note = _curves(histories, fstar)
+    curves, ylabel, note = _curves(histories, fstar, top)
     if note:
         print(note)
     _writable_dir(directory, parser, "DIR")
-    path = analysis.plot_regret(curves, directory / "regret.png", title=_title(cfg) if cfg else None,
-                                n_init=cfg.get("n_init"), log=not args.linear, ylabel=ylabel)
-    print(f"\nwrote:\n  plot: {path}")
+    multi = any(analysis.is_multi_objective(h) for h in histories.values())
+    paths = {"plot": analysis.plot_regret(curves, directory / "regret.png", title=_title(cfg) if cfg else None,
+                                          n_init=cfg.get("n_init"), log=not (args.linear or multi), ylabel=ylabel)}
+    if multi:  # the fronts from the histories; the true front as the run wrote it
+        true_front = analysis.load_fronts(directory)[1] if (directory / "pareto_fronts.npz").is_file() else None
+        paths.update(analysis.write_fronts(directory, histories, true_front=true_front,
+                                           reference_point=cfg.get("reference_point"),
+                                           title=_title(cfg) if cfg else None))
+    print("\nwrote:")
+    for kind, path in paths.items():
+        print(f"  {kind}: {path}")
     return 0
 
 

@@ -20,7 +20,10 @@ instead, and the Welch tests then test its better direction (larger when
 ``higher_is_better``). For a constrained problem it is
 ``log10`` of the best positive regret plus violation (Phan-Trong 2024 (PhD thesis), Section
 4.3, Table 4.2 and Figure 4.1), floored at ``LOG_FLOOR`` so that a seed that reaches 0 stays
-finite.
+finite. For a problem of ``m >= 2`` objectives it is the log hypervolume difference
+``log10(HV* - HV)`` of the final front (Daulton, Balandat & Bakshy 2020, Section 6;
+:func:`nbo_jax.analysis.hypervolume_regret`, floored likewise), lower is better, and
+:func:`save` also draws each method's final front (``pareto.png``).
 """
 
 from __future__ import annotations
@@ -38,11 +41,11 @@ from typing import Callable, Collection, Mapping, Optional, Sequence
 import numpy as np
 
 from . import analysis
+from .analysis.metrics import LOG_FLOOR
 from .analysis.stats import statistics
 from .analysis.tables import markdown_table as markdown  # the one table renderer, under its old name here
 from .types import BOAlgorithm, Problem
 
-LOG_FLOOR = 1e-12
 # a method whose projected run time exceeds this many seconds is announced (run_methods' long_run_s)
 LONG_RUN_S = 600.0
 
@@ -141,6 +144,9 @@ class ComparisonResult:
             the Welch tests test that direction.
         curves: method -> ``(S, n)`` curves of a task metric for plots (``None``: the
             simple-regret curves of :func:`nbo_jax.analysis.metric_curves`).
+        n_objectives: ``m``; with ``m >= 2`` also ``reference_point`` ``(m,)``,
+            ``max_hypervolume`` (``None`` when unknown) and ``true_front`` ``(k, m)`` (the
+            sampled front of :func:`nbo_jax.analysis.sampled_front`, or ``None``).
     """
 
     problem: str
@@ -157,6 +163,10 @@ class ComparisonResult:
     metric: str = "simple regret"
     higher_is_better: bool = False
     curves: Optional[dict] = None
+    n_objectives: int = 1
+    reference_point: Optional[tuple] = None
+    max_hypervolume: Optional[float] = None
+    true_front: Optional[np.ndarray] = None
 
 
 def run_methods(
@@ -396,8 +406,11 @@ def result_from_histories(problem: Problem, histories: Mapping[str, Mapping[str,
         raise ValueError(f"reference {reference!r} is not among the methods {sorted(histories)}")
     final, metric, higher, curves = task_final_values(problem, histories)
     ks, welch = statistics({m: -v for m, v in final.items()} if higher else final, reference, alpha)
+    m = problem.n_objectives
+    front = analysis.sampled_front(problem) if m > 1 else None
     return ComparisonResult(problem.name, problem.dim, problem.optimal_value, dict(histories), final, ks, welch,
-                            reference, dict(timings), n_init, n_evaluations, metric, higher, curves)
+                            reference, dict(timings), n_init, n_evaluations, metric, higher, curves, m,
+                            problem.reference_point, problem.max_hypervolume, front)
 
 
 def task_final_values(problem: Problem, histories: Mapping[str, Mapping[str, np.ndarray]]):
@@ -406,6 +419,9 @@ def task_final_values(problem: Problem, histories: Mapping[str, Mapping[str, np.
 
     - ``problem.metric`` set (a :class:`~nbo_jax.types.TaskMetric`): its ``final`` per method
       (``(S,)``), its label and direction, and its ``curve`` per method (or ``None``);
+    - ``m >= 2`` objectives: the log hypervolume difference to ``problem.max_hypervolume``
+      (:func:`nbo_jax.analysis.hypervolume_regret`), its curves per method, smaller is
+      better; the hypervolume itself, larger is better, when the maximum is unknown;
     - otherwise the simple regret (:func:`nbo_jax.analysis.final_values`), or for a
       constrained problem with known ``f*`` ``log10`` of the best positive regret plus
       violation (floored at ``LOG_FLOOR``); smaller is better, ``curves`` is ``None``.
@@ -426,6 +442,10 @@ def task_final_values(problem: Problem, histories: Mapping[str, Mapping[str, np.
         if metric.curve is not None:
             curves = {m: np.asarray(metric.curve(h), dtype=np.float64) for m, h in histories.items()}
         return final, metric.label, bool(metric.higher_is_better), curves
+    if problem.n_objectives > 1:
+        curves, label = analysis.metric_curves(histories, None, max_hypervolume=problem.max_hypervolume)
+        final = {m: np.atleast_1d(c[..., -1]).reshape(-1) for m, c in curves.items()}
+        return final, label, problem.max_hypervolume is None, curves
     fstar = problem.optimal_value
     final = analysis.final_values(histories, fstar)
     label = analysis.metric_curves(histories, fstar)[1]
@@ -570,7 +590,8 @@ def _write_csv(path: pathlib.Path, header: Sequence[str], rows) -> pathlib.Path:
 def save(result: ComparisonResult, out_dir, config: Optional[dict] = None, *, title: Optional[str] = None) -> dict:
     """Write a comparison: histories (``histories.npz``, ``config.json``, ``summary.md`` via
     :func:`nbo_jax.analysis.save_results`), the regret plot ``regret.png`` and the tables
-    (:func:`write_tables`).
+    (:func:`write_tables`); for ``m >= 2`` objectives also the final fronts of seed 0
+    (``pareto.png``, ``pareto_fronts.npz``: :func:`nbo_jax.analysis.write_fronts`).
 
     Args:
         result: what :func:`compare` returned.
@@ -589,8 +610,10 @@ def save(result: ComparisonResult, out_dir, config: Optional[dict] = None, *, ti
     cfg = dict(config or {})
     cfg.update(problem=result.problem, dim=result.dim, reference=result.reference, n_init=result.n_init,
                n_evaluations=result.n_evaluations)
+    if result.n_objectives > 1:
+        cfg.update(reference_point=result.reference_point, max_hypervolume=result.max_hypervolume)
     paths = analysis.save_results(out, result.histories, cfg, optimal_value=result.optimal_value,
-                                  timings=result.timings)
+                                  max_hypervolume=result.max_hypervolume, timings=result.timings)
     if result.curves is not None:
         curves, label, log = result.curves, result.metric, False
     else:
@@ -599,5 +622,9 @@ def save(result: ComparisonResult, out_dir, config: Optional[dict] = None, *, ti
     paths["plot"] = analysis.plot_regret(
         curves, out / "regret.png", title=title or f"{result.problem} (d={result.dim})", n_init=result.n_init,
         ylabel=label, log=log)
+    if result.n_objectives > 1:
+        paths.update(analysis.write_fronts(out, result.histories, true_front=result.true_front,
+                                           reference_point=result.reference_point,
+                                           title=title or f"{result.problem} (d={result.dim})"))
     paths.update(write_tables([result], out))
     return paths

@@ -10,7 +10,10 @@ the known optimum ``f*``:
 - for constrained problems, the best positive regret plus violation
   ``min_{s<=t} ([f(x_s) - f*]^+ + sum_k [c_k(x_s)]^+)`` (:func:`regret_plus_violation`;
   thesis Section 4.3, Figure 4.1), which :func:`metric_curves` and :func:`final_values` use
-  whenever a history carries constraint values.
+  whenever a history carries constraint values;
+- for ``m >= 2`` objectives (a history with a ``hypervolume`` field), the log hypervolume
+  difference ``log10(HV* - HV_t)`` to the true front's hypervolume ``HV*``
+  (:func:`hypervolume_regret`; Daulton, Balandat & Bakshy 2020, Section 6).
 
 Shapes use ``S`` for the number of seeds and ``n`` for the number of evaluations
 (``n_init + n_iter``). JAX arrays are accepted and converted with ``np.asarray``.
@@ -24,6 +27,9 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 SUMMARY_COLUMNS = ("method", "n", "median", "q25", "q75", "iqr", "mean")
+LOG_FLOOR = 1e-12
+HYPERVOLUME_REGRET = "log10 hypervolume difference (max hypervolume - hypervolume)"
+"""The smallest difference a log10 metric takes (a seed that reaches 0 stays finite)."""
 
 
 def _check_optimal_value(optimal_value) -> float:
@@ -131,15 +137,49 @@ def regret_plus_violation(f, c_true, optimal_value: float) -> np.ndarray:
     return np.minimum.accumulate(inst, axis=-1)
 
 
+def hypervolume_regret(hypervolume, max_hypervolume: float) -> np.ndarray:
+    """Log hypervolume difference ``log10(max(HV* - HV_t, LOG_FLOOR))`` (Daulton, Balandat &
+    Bakshy 2020, "Differentiable expected hypervolume improvement for parallel
+    multi-objective Bayesian optimization", NeurIPS, Section 6; lower is better); the
+    difference is floored at :data:`LOG_FLOOR` so that a seed reaching ``HV*`` stays finite.
+
+    Args:
+        hypervolume: dominated hypervolumes ``(..., n)`` (``History.hypervolume``), in the
+            product of the objectives' units.
+        max_hypervolume: ``HV*``, the true front's hypervolume against the same reference
+            point (``problem.max_hypervolume``).
+
+    Returns:
+        float64 numpy array like ``hypervolume``.
+
+    Raises:
+        ValueError: ``max_hypervolume`` None or not finite. TypeError: not a number.
+    """
+    if max_hypervolume is None:
+        raise ValueError("max_hypervolume is None: the hypervolume regret needs the true front's hypervolume")
+    top = _check_optimal_value(max_hypervolume)
+    return np.log10(np.maximum(top - np.asarray(hypervolume, dtype=np.float64), LOG_FLOOR))
+
+
+def is_multi_objective(history) -> bool:
+    """True when ``history`` (History or mapping) carries a ``hypervolume`` field that is not
+    ``None`` (a run of ``m >= 2`` objectives with a reference point)."""
+    return optional_field(history, "hypervolume") is not None
+
+
 def is_constrained(history) -> bool:
     """True when ``history`` (History or mapping) carries noise-free constraint values
     (a ``c_true`` field that is not ``None``)."""
     return optional_field(history, "c_true") is not None
 
 
-def metric_curves(histories: Mapping[str, Any], optimal_value: Optional[float]) -> tuple[dict, str]:
+def metric_curves(histories: Mapping[str, Any], optimal_value: Optional[float], *,
+                  max_hypervolume: Optional[float] = None) -> tuple[dict, str]:
     """Per-method curves of the run's metric and its label.
 
+    - histories of ``m >= 2`` objectives (:func:`is_multi_objective`): the log hypervolume
+      difference (:func:`hypervolume_regret`) when ``max_hypervolume`` is given, else the
+      hypervolume itself (larger is better);
     - constrained histories (with ``c_true``) and a known ``f*``: best positive regret plus
       violation (:func:`regret_plus_violation`);
     - otherwise simple regret ``best_f - f*``, or ``best_f`` itself when ``f*`` is unknown
@@ -149,6 +189,8 @@ def metric_curves(histories: Mapping[str, Any], optimal_value: Optional[float]) 
         histories: method -> History or mapping of arrays, fields ``(S, n)`` or ``(n,)``
             (``c_true``: ``(S, n, K)``).
         optimal_value: ``f*``, or ``None`` when unknown.
+        max_hypervolume: the true front's hypervolume for multi-objective histories, or
+            ``None``.
 
     Returns:
         ``(curves, label)``: method -> ``(S, n)`` (or ``(n,)``) float64 arrays, and the
@@ -160,7 +202,13 @@ def metric_curves(histories: Mapping[str, Any], optimal_value: Optional[float]) 
     """
     curves, labels = {}, set()
     for method, hist in histories.items():
-        if is_constrained(hist) and optimal_value is not None:
+        if is_multi_objective(hist) and max_hypervolume is not None:
+            curves[method] = hypervolume_regret(field(hist, "hypervolume"), max_hypervolume)
+            labels.add(HYPERVOLUME_REGRET)
+        elif is_multi_objective(hist):
+            curves[method] = np.asarray(field(hist, "hypervolume"), dtype=np.float64)
+            labels.add("hypervolume (maximum unknown; larger is better)")
+        elif is_constrained(hist) and optimal_value is not None:
             curves[method] = regret_plus_violation(field(hist, "f"), field(hist, "c_true"), optimal_value)
             labels.add("best positive regret plus violation")
         elif is_constrained(hist):
@@ -175,24 +223,28 @@ def metric_curves(histories: Mapping[str, Any], optimal_value: Optional[float]) 
     return curves, " / ".join(sorted(labels))
 
 
-def final_values(histories: Mapping[str, Any], optimal_value: Optional[float] = None) -> dict[str, np.ndarray]:
+def final_values(histories: Mapping[str, Any], optimal_value: Optional[float] = None, *,
+                 max_hypervolume: Optional[float] = None) -> dict[str, np.ndarray]:
     """Final value of the run's metric per seed for each method (:func:`metric_curves`):
-    simple regret, or the best positive regret plus violation for constrained runs.
+    simple regret, the best positive regret plus violation for constrained runs, the log
+    hypervolume difference for runs of several objectives (given ``max_hypervolume``).
 
     Args:
         histories: method name -> :class:`~nbo_jax.types.History` (or a mapping with a
             ``"best_f"`` array, as returned by :func:`nbo_jax.analysis.load_results`),
             ``best_f`` of shape ``(S, n)`` or ``(n,)`` for a single run.
         optimal_value: ``f*``; when ``None`` the final ``best_f`` itself is returned.
+        max_hypervolume: the true front's hypervolume, for histories of several objectives.
 
     Returns:
-        method -> ``(S,)`` float64 array: ``best_f[..., -1] - f*`` (or ``best_f[..., -1]``).
+        method -> ``(S,)`` float64 array: ``best_f[..., -1] - f*`` (or ``best_f[..., -1]``;
+        for several objectives the final log hypervolume difference, or hypervolume).
 
     Raises:
         ValueError: a history with no evaluations (or the errors of :func:`metric_curves`).
     """
     out = {}
-    curves, _ = metric_curves(histories, optimal_value)
+    curves, _ = metric_curves(histories, optimal_value, max_hypervolume=max_hypervolume)
     for method, curve in curves.items():
         if curve.ndim == 0 or curve.shape[-1] == 0:
             raise ValueError(f"{method}: the history has no evaluations (shape {curve.shape})")
@@ -240,6 +292,8 @@ def summary_rows(
     histories: Mapping[str, Any],
     optimal_value: Optional[float] = None,
     timings: Optional[Mapping[str, float]] = None,
+    *,
+    max_hypervolume: Optional[float] = None,
 ) -> list[dict]:
     """:func:`summarize` of :func:`final_values`, with ``wall_s`` added from ``timings``.
 
@@ -247,6 +301,7 @@ def summary_rows(
         histories: method -> History (or mapping with ``best_f``), ``best_f (S, n)``.
         optimal_value: ``f*``, or ``None`` to summarize the final ``best_f``.
         timings: optional method -> wall seconds; stored as the row's ``wall_s``.
+        max_hypervolume: for runs of several objectives (:func:`final_values`).
 
     Returns:
         The rows of :func:`summarize`, one per method.
@@ -254,7 +309,7 @@ def summary_rows(
     Raises:
         ValueError: no histories, or the errors of :func:`final_values`.
     """
-    rows = summarize(final_values(histories, optimal_value))
+    rows = summarize(final_values(histories, optimal_value, max_hypervolume=max_hypervolume))
     if timings:
         for row in rows:
             if row["method"] in timings:

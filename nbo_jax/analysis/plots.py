@@ -1,4 +1,5 @@
-"""Regret plots of BO runs: the median and the 25-75% band over seeds per method."""
+"""Plots of BO runs: regret curves (the median and the 25-75% band over seeds per method) and
+Pareto fronts of runs with several objectives."""
 
 from __future__ import annotations
 
@@ -80,7 +81,67 @@ def plot_regret(
             ax.set_yscale("symlog", linthresh=linthresh)
     if n_init is not None:
         ax.axvline(n_init, color="0.4", ls="--", lw=1, label=f"end of initial design ({n_init})")
-    ax.set_xlabel("number of evaluations")
+    return _finish(fig, ax, "number of evaluations", ylabel, title, path)
+
+
+def plot_pareto_fronts(
+    fronts: Mapping[str, Any],
+    path: PathLike,
+    *,
+    true_front=None,
+    reference_point=None,
+    title: Optional[str] = None,
+    seed: Optional[int] = 0,
+) -> pathlib.Path:
+    """Plot each method's Pareto front (objectives 1 and 2, both minimized) as a staircase of
+    its points, with the true front and the reference point when given; save a PNG.
+
+    Args:
+        fronts: method -> ``(k, m)`` non-dominated objective values (e.g.
+            :func:`nbo_jax.analysis.fronts.final_fronts`), ``m >= 2``; with ``m > 2`` the
+            first two objectives are drawn.
+        path: output file (``.png``); parent folders are created.
+        true_front: ``(k, m)`` the problem's front (drawn as a grey line), or ``None``.
+        reference_point: ``(m,)`` the hypervolume's reference point (a marker), or ``None``.
+        title: figure title (optional). seed: the seed the fronts come from, for the legend
+            (``None``: not named).
+
+    Returns:
+        ``path`` as a :class:`pathlib.Path`. The legend names every method of ``fronts``.
+
+    Raises:
+        ValueError: ``fronts`` empty or a front not ``(k, m)`` with ``m >= 2``.
+        OSError: ``path`` cannot be written.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    if not fronts:
+        raise ValueError("fronts is empty: pass {method: (k, m) front}")
+    fig = Figure(figsize=(6, 5), dpi=110)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    if true_front is not None:
+        t = np.asarray(true_front, np.float64)
+        t = t[np.argsort(t[:, 0])]
+        ax.plot(t[:, 0], t[:, 1], color="0.55", lw=1.5, label="true front (sampled)")
+    of_seed = "" if seed is None else f", seed {seed}"
+    for method, front in fronts.items():
+        a = np.asarray(front, np.float64)
+        if a.ndim != 2 or a.shape[1] < 2:
+            raise ValueError(f"fronts[{method!r}] must have shape (k, m) with m >= 2, got {a.shape}")
+        a = a[np.argsort(a[:, 0])]
+        (line,) = ax.step(a[:, 0], a[:, 1], where="post", lw=1.2, label=f"{method} ({len(a)} points{of_seed})")
+        ax.plot(a[:, 0], a[:, 1], "o", ms=4, color=line.get_color())
+    if reference_point is not None:
+        r = np.asarray(reference_point, np.float64)
+        ax.plot([r[0]], [r[1]], "kx", ms=8, label="reference point")
+    return _finish(fig, ax, "objective 1 (minimized)", "objective 2 (minimized)", title, path)
+
+
+def _finish(fig, ax, xlabel: str, ylabel: str, title: Optional[str], path: PathLike) -> pathlib.Path:
+    """Label, grid and legend ``ax``; save ``fig`` as a PNG at ``path`` (parents created)."""
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title)

@@ -6,7 +6,8 @@ the host copy of a :class:`~nbo_jax.types.History` that both use, and
 
 ``histories.npz`` holds the arrays ``<method>__x``, ``__y``, ``__f``, ``__best_f``,
 ``__valid`` and, for constrained runs, ``__c``, ``__c_true``, ``__feasible``,
-``__best_feasible_f`` (plus ``__info.<name>`` per-step diagnostics); ``config.json`` the
+``__best_feasible_f``, for runs of ``m >= 2`` objectives ``__hypervolume`` (``f``, ``y``,
+``best_f`` then ``(S, n, m)``) (plus ``__info.<name>`` per-step diagnostics); ``config.json`` the
 run's configuration, library versions, device, seeds, timings and summary; ``summary.md``
 the summary table.
 """
@@ -31,6 +32,7 @@ PathLike = Union[str, pathlib.Path]
 
 HISTORY_FIELDS = ("x", "y", "f", "best_f", "valid")
 CONSTRAINED_FIELDS = ("c", "c_true", "feasible", "best_feasible_f")
+MULTI_OBJECTIVE_FIELDS = ("hypervolume",)
 
 
 def history_to_numpy(history) -> dict[str, np.ndarray]:
@@ -43,7 +45,7 @@ def history_to_numpy(history) -> dict[str, np.ndarray]:
     Returns:
         ``{field: array}`` with the fields of ``HISTORY_FIELDS`` (dtypes kept), the
         constraint fields of ``CONSTRAINED_FIELDS`` when present (``c``, ``c_true``:
-        ``(..., n, K)``), and each per-step diagnostic of ``History.info`` as
+        ``(..., n, K)``), ``hypervolume (..., n)`` for ``m >= 2`` objectives, and each per-step diagnostic of ``History.info`` as
         ``"info.<name>"``.
 
     Raises:
@@ -51,7 +53,7 @@ def history_to_numpy(history) -> dict[str, np.ndarray]:
         without them.
     """
     out = {name: field(history, name) for name in HISTORY_FIELDS}
-    for name in CONSTRAINED_FIELDS:
+    for name in CONSTRAINED_FIELDS + MULTI_OBJECTIVE_FIELDS:
         value = optional_field(history, name)
         if value is not None:
             out[name] = value
@@ -164,6 +166,7 @@ def save_results(
     config: Mapping[str, Any],
     *,
     optimal_value: Optional[float] = None,
+    max_hypervolume: Optional[float] = None,
     seed: Optional[int] = None,
     keys=None,
     timings: Optional[Mapping[str, Any]] = None,
@@ -188,6 +191,9 @@ def save_results(
         config: JSON-serializable description of the run (numpy values are converted).
         optimal_value: ``f*`` for the regret summary; default ``config.get("optimal_value")``;
             when ``None`` the summary is of the final ``best_f``.
+        max_hypervolume: for histories of ``m >= 2`` objectives, the true front's
+            hypervolume (the summary is of the final log hypervolume difference); default
+            ``config.get("max_hypervolume")``; when ``None`` of the final hypervolume.
         seed: the integer seed; keys: the PRNG keys used (one per run; their raw key data
             is stored).
         timings: e.g. method -> wall seconds, or method -> {"compile_s", "run_s", "wall_s"};
@@ -217,10 +223,12 @@ def save_results(
                     arrays[f"{method}__{name}"] = np.asarray(value)
     if optimal_value is None:
         optimal_value = config.get("optimal_value")
+    if max_hypervolume is None:
+        max_hypervolume = config.get("max_hypervolume")
     wall = wall_seconds(timings)
-    rows = summary_rows(histories, optimal_value, wall)
-    n_evals = {m: int(np.shape(field(h, "best_f"))[-1]) for m, h in histories.items()}
-    metric = "final " + metric_curves(histories, optimal_value)[1]
+    rows = summary_rows(histories, optimal_value, wall, max_hypervolume=max_hypervolume)
+    n_evals = {m: int(np.shape(field(h, "valid"))[-1]) for m, h in histories.items()}
+    metric = "final " + metric_curves(histories, optimal_value, max_hypervolume=max_hypervolume)[1]
 
     out.mkdir(parents=True, exist_ok=True)
     paths = {"histories": out / "histories.npz", "config": out / "config.json", "summary": out / "summary.md"}
@@ -230,6 +238,7 @@ def save_results(
         "config": dict(config),
         "methods": list(histories),
         "optimal_value": optimal_value,
+        "max_hypervolume": max_hypervolume,
         "metric": metric,
         "n_evaluations": n_evals,
         "seeds": {

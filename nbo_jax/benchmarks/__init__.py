@@ -25,6 +25,7 @@ import importlib
 from typing import Optional
 
 from . import bbob, constrained, finite, heat, mixed, multi_objective, pde_problems, synthetic, tuning
+from . import multi_objective as _multi  # the module, where available()'s argument shadows its name
 from .constrained import (
     ackley_constraints,
     branin_constraints,
@@ -107,10 +108,30 @@ TASKS = {
 }
 
 
-def available() -> list[str]:
+def available(multi_objective: bool = False) -> list[str]:
     """Canonical names accepted by :func:`get`: the synthetic ones, the constrained ones, the
-    PDE ones, then the real-world tasks."""
-    return synthetic.available() + constrained.available() + pde_problems.available() + list(TASKS)
+    PDE ones, then the real-world tasks (problems of one objective); with
+    ``multi_objective=True`` the multi-objective ones after them."""
+    names = synthetic.available() + constrained.available() + pde_problems.available() + list(TASKS)
+    return names + list(_multi.PROBLEMS) if multi_objective else names
+
+
+def _multi_objective(name: str, dim: Optional[int], noise_std: float | str, **kwargs):
+    """A problem of :data:`nbo_jax.benchmarks.multi_objective.PROBLEMS` (``noise_std="paper"``:
+    noiseless, 0.0; ``dim`` checked against the problem's own when its builder fixes it)."""
+    import inspect
+
+    if isinstance(noise_std, str):
+        if noise_std != "paper":
+            raise ValueError(f"noise_std must be a number >= 0 or 'paper', got {noise_std!r}")
+        noise_std = 0.0
+    builder = _multi.PROBLEMS[name]
+    if dim is not None and "dim" in inspect.signature(builder).parameters:
+        kwargs["dim"] = dim
+    problem = builder(noise_std=noise_std, **kwargs)
+    if dim is not None and dim != problem.dim:
+        raise ValueError(f"dim: problem {name!r} has dimension {problem.dim} (fixed), got dim={dim}")
+    return problem
 
 
 def task(name: str, dim: Optional[int] = None, noise_std: float | str = 0.0, **kwargs):
@@ -146,7 +167,9 @@ def get(name: str, dim: Optional[int] = None, noise_std: float | str = 0.0, **kw
     Constrained names go to :func:`nbo_jax.benchmarks.constrained.get` (extra keyword:
     ``constraint_noise_std``), PDE names to :func:`nbo_jax.benchmarks.pde_problems.get`
     (extra keywords for ``"heat"``/``"heat_bc{k}"``: ``boundary_conditions``, ``resolution``),
-    real-world task names (:data:`TASKS`) to :func:`task`, all others to
+    real-world task names (:data:`TASKS`) to :func:`task`, multi-objective names
+    (:data:`nbo_jax.benchmarks.multi_objective.PROBLEMS`; keyword ``n_objectives`` where the
+    family has it; ``noise_std="paper"`` is noiseless) to their builders, all others to
     :func:`nbo_jax.benchmarks.synthetic.get`
     (function parameters as keywords, e.g. ``m`` for Michalewicz); see those for the
     arguments.
@@ -157,10 +180,12 @@ def get(name: str, dim: Optional[int] = None, noise_std: float | str = 0.0, **kw
     """
     if name in TASKS:
         return task(name, dim=dim, noise_std=noise_std, **kwargs)
+    if name in _multi.PROBLEMS:
+        return _multi_objective(name, dim, noise_std, **kwargs)
     if constrained.canonical_name(name) is not None:
         return constrained.get(name, dim=dim, noise_std=noise_std, **kwargs)
     if pde_problems.accepts(name):
         return pde_problems.get(name, dim=dim, noise_std=noise_std, **kwargs)
     if synthetic._ALIASES.get(synthetic._key(str(name))) is None:
-        raise ValueError(f"name: unknown benchmark {name!r}; available: {available()}")
+        raise ValueError(f"name: unknown benchmark {name!r}; available: {available(multi_objective=True)}")
     return synthetic.get(name, dim, noise_std, **kwargs)
