@@ -237,10 +237,82 @@ def test_arguments_are_checked():
         NBOSampler("random", independent_sampler="random")
 
 
-def test_multi_objective_study_is_refused():
-    study = optuna.create_study(directions=["minimize", "minimize"], sampler=NBOSampler("random"))
-    with pytest.raises(ValueError, match="single-objective studies only: this study has 2 objectives"):
+def test_the_algorithm_must_fit_the_number_of_objectives():
+    """Defaults by the study's objectives; an algorithm of one objective on a study of two (or
+    one that needs two on a study of one) is refused at the first sample, naming it; random
+    search takes both. Nothing is compiled."""
+    one, two = optuna.create_study(), optuna.create_study(directions=["minimize", "maximize"])
+    assert NBOSampler(seed=0).algorithm_for(one).name == "neural-bo"
+    assert NBOSampler(seed=0).algorithm_for(two).name == "gp-ehvi"
+    assert NeuralBOSampler(seed=0, width=8).algorithm_for(two).name == "neural-bo-mo"
+    assert NeuralBOSampler(seed=0, width=8).algorithm_for(one).name == "neural-bo"
+    for study in (one, two):
+        assert NBOSampler("random").algorithm_for(study).name == "random"
+    given = nbo.gp_bo(acquisition="ehvi", reference_point=(18.0, -6.0))  # the minimized values' reference point
+    assert NBOSampler(given).algorithm_for(two) is given
+    study = optuna.create_study(directions=["minimize", "minimize"], sampler=NBOSampler("gp-ei"))
+    with pytest.raises(ValueError, match=r"algorithm 'gp-ei' optimizes one objective, and this study has 2: .*"
+                                         r"\['gp-ehvi', 'gp-parego', 'neural-bo-mo'\]"):
         study.optimize(lambda t: (t.suggest_float("x", 0, 1), 1.0), n_trials=1)
+    for sampler in (NBOSampler("gp-ehvi"), NeuralBOSampler(multi_objective=True, width=8)):
+        study = optuna.create_study(sampler=sampler)
+        with pytest.raises(ValueError, match=r"algorithm '(gp-ehvi|neural-bo-mo)' optimizes m >= 2 objectives, and "
+                                             "this study has one"):
+            study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=1)
+
+
+def test_two_objective_study_tells_the_optimizer_minimized_rows(monkeypatch):
+    """Branin-Currin (minimize f0, maximize -f1), 8 random + 6 relative trials, a failed and
+    a running one: every trial's values are the objective at its parameters; the optimizer
+    holds the trials' points and the rows (f0, f1) (the maximized column negated), a NaN row
+    for the failed trial (a failure in its state) and the running trial as pending."""
+    import jax
+
+    told = {}
+
+    class Spy(optuna_integration.AskTell):
+        def __init__(self, algorithm, bounds, capacity, key, x0, y0, **kwargs):
+            super().__init__(algorithm, bounds, capacity, key, x0, y0, **kwargs)
+            told.update(x0=np.asarray(x0), y0=np.asarray(y0), opt=self, pending=None)
+
+        def add_pending(self, x):
+            told["pending"] = np.asarray(x)
+            super().add_pending(x)
+
+    monkeypatch.setattr(optuna_integration, "AskTell", Spy)
+    f = jax.jit(nbo.benchmarks.multi_objective.branin_currin().objective)
+
+    def objective(trial):
+        f0, f1 = np.asarray(f(np.array([trial.suggest_float("a", 0.0, 1.0), trial.suggest_float("b", 0.0, 1.0)])))
+        return float(f0), -float(f1)
+
+    study = optuna.create_study(directions=["minimize", "maximize"],
+                                sampler=NBOSampler("random", n_startup_trials=8, seed=0))
+    study.optimize(objective, n_trials=14)
+    trials = study.trials
+    assert [t.number for t in trials if _relative(t)] == list(range(8, 14))
+    for t in trials:
+        f0, f1 = np.asarray(f(np.array([t.params["a"], t.params["b"]])))
+        assert t.values == [float(f0), -float(f1)]
+    x = np.array([[t.params["a"], t.params["b"]] for t in trials])
+    rows = np.array([[t.values[0], -t.values[1]] for t in trials])  # minimized: (f0, f1)
+    np.testing.assert_array_equal(told["x0"], x[:13])  # the last trial's optimizer: the 13 before it
+    np.testing.assert_array_equal(told["y0"], rows[:13])
+
+    failed = study.ask()
+    failed.suggest_float("a", 0.0, 1.0), failed.suggest_float("b", 0.0, 1.0)
+    study.tell(failed, state=TrialState.FAIL)
+    running = study.ask()
+    x_running = [running.suggest_float("a", 0.0, 1.0), running.suggest_float("b", 0.0, 1.0)]
+    trial = study.ask()
+    assert 0.0 <= trial.suggest_float("a", 0.0, 1.0) <= 1.0
+    assert told["y0"].shape == (15, 2) and np.all(np.isnan(told["y0"][14]))
+    np.testing.assert_array_equal(told["y0"][:14], rows)
+    np.testing.assert_allclose(told["pending"], [x_running])
+    data = told["opt"].state.data  # the padded init's state: the 15 rows alone
+    assert int(data.count) == 15 and data.y.shape == (32, 2)
+    assert np.asarray(data.failed)[:16].tolist() == [False] * 14 + [True, False]
+    np.testing.assert_allclose(np.asarray(data.y)[:14], rows, rtol=1e-6)
 
 
 def test_missing_optuna_is_named(monkeypatch):

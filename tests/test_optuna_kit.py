@@ -1,6 +1,8 @@
 """Optuna's own conformance kit for third-party samplers (optuna.testing.pytest_samplers),
 held against NBOSampler at small sizes (issue 24). The basic, relative-sampling and
-single-objective cases run with random search as the algorithm: they test the sampler (the
+multi-objective cases run with random search as the algorithm (it takes any number of
+objectives); the single-objective-only case with GP-EI, refused on a study of two objectives
+before anything is compiled. They test the sampler (the
 study's history read into the optimizer's domain, the proposals written back as each
 distribution's values; the basic ones mostly ``sample_independent``, which delegates to
 Optuna's independent sampler, and short studies with NaN values, fixed parameters and dynamic
@@ -22,10 +24,16 @@ _RANDOM = nbo.random_search()  # one factory call: shared compiles
 _GP = nbo.gp_bo(fit_steps=5, acq_optimizer=dict(raw_samples=64, num_restarts=2, steps=3))
 
 
-class TestNBOSampler(kit.BasicSamplerTestCase, kit.RelativeSamplerTestCase, kit.SingleOnlySamplerTestCase):
+class TestNBOSampler(kit.BasicSamplerTestCase, kit.RelativeSamplerTestCase, kit.MultiObjectiveSamplerTestCase):
     @pytest.fixture
     def sampler(self):
         return lambda: NBOSampler(_RANDOM, n_startup_trials=0, seed=0)
+
+
+class TestNBOSamplerOfOneObjective(kit.SingleOnlySamplerTestCase):
+    @pytest.fixture
+    def sampler(self):
+        return lambda: NBOSampler(_GP, n_startup_trials=0, seed=0)
 
 
 _NEURAL = nbo.neural_bo(width=16, epochs=2)
@@ -92,7 +100,8 @@ def _compiles(caplog, run) -> list:
 def _trials(study, n: int) -> None:
     for _ in range(n):
         trial = study.ask(_SPACE)
-        study.tell(trial, trial.params["x"] ** 2 + trial.params["n"])
+        value = trial.params["x"] ** 2 + trial.params["n"]
+        study.tell(trial, value if len(study.directions) == 1 else [value, -value][:len(study.directions)])
 
 
 def test_trials_of_one_capacity_compile_nothing(caplog):
@@ -104,23 +113,25 @@ def test_trials_of_one_capacity_compile_nothing(caplog):
     assert _compiles(caplog, lambda: _trials(study, 5)) == []
 
 
-def test_startup_trials_compile_the_first_model_trial_in_the_background(caplog):
+@pytest.mark.parametrize("m", [1, 2])
+def test_startup_trials_compile_the_first_model_trial_in_the_background(caplog, m):
     """``precompile``: while the startup trials run, a background thread compiles ``init`` and
-    ``ask`` for the first model-based trial's capacity, which then compiles neither; the
-    proposals are those of a sampler that compiles at that trial."""
+    ``ask`` for the first model-based trial's capacity (and ``m`` objectives), which then
+    compiles neither; the proposals are those of a sampler that compiles at that trial."""
     from nbo_jax.integrations import optuna as integration
 
     def study_of(precompile: bool, step: int):
-        return optuna.create_study(sampler=NBOSampler(nbo.random_search(), n_startup_trials=3, seed=1,
+        return optuna.create_study(directions=["minimize"] * m,
+                                   sampler=NBOSampler(nbo.random_search(), n_startup_trials=3, seed=1,
                                                       capacity_step=step, precompile=precompile))
 
-    study = study_of(True, 13)  # a capacity (13) no other test compiles
+    study = study_of(True, 11 + 2 * m)  # a capacity (13, 15) no other test compiles
     _trials(study, 3)
     for thread in list(integration._WARMING.values()):
         thread.join()
     model_trial = _compiles(caplog, lambda: _trials(study, 1))
     assert not [m for _, m in model_trial if "jit(ask)" in m or "jit(_padded_init)" in m], model_trial
-    reference = study_of(False, 14)
+    reference = study_of(False, 12 + 2 * m)
     _trials(reference, 4)
     assert [t.params for t in study.trials] == [t.params for t in reference.trials]
 

@@ -29,9 +29,10 @@ the study's history (:class:`nbo_jax.AskTell`), so it works with any Optuna stor
 memory, RDB, journal) and with many processes or study handles sharing one study:
 
 - COMPLETE trials are the observations (values negated for ``direction="maximize"``:
-  nbo_jax algorithms minimize);
-- FAIL and PRUNED trials are failed evaluations (``y = NaN``): the model learns the point is
-  bad;
+  nbo_jax algorithms minimize); a study of ``m >= 2`` objectives (``directions=[...]``) gives
+  rows ``y (m,)``, each "maximize" objective negated;
+- FAIL and PRUNED trials are failed evaluations (``y = NaN``, every objective): the model
+  learns the point is bad;
 - RUNNING trials (other than the one being sampled) are pending points, fantasized by the
   algorithm's batch rule (:func:`nbo_jax.transforms.batch.fantasize`), so parallel workers are not sent
   to the same place. Each relative sample is also written to the trial's system attributes,
@@ -46,7 +47,15 @@ While the startup trials run (``n_startup_trials``), a background thread compile
 algorithm's ``init`` and ``ask`` for the space and the capacity of the first model-based
 trial (``precompile``), so an objective that takes seconds hides the compilation. The algorithm's PRNG key for trial ``t`` is
 ``fold_in(key(seed), t)``: a seeded study with the same trials samples the same points.
-Single-objective studies only; Optuna's trial constraints are not modelled. An algorithm
+Multi-objective studies (``m >= 2`` directions) run an algorithm of several objectives
+(:data:`nbo_jax.registry.MULTI_OBJECTIVE`, or random search): by default GP-EHVI (expected
+hypervolume improvement; Daulton et al. 2021) for :class:`NBOSampler` and Neural-BO with random
+scalarizations (Paria et al. 2019) for :class:`NeuralBOSampler`, whose reference point is
+inferred from the observed front at every trial (the algorithm's default) unless the
+algorithm was built with one, in the minimized values (a "maximize" objective's negated).
+An algorithm of one objective on a study of several, or one that needs several on a study of
+one, is refused at the study's first sample, naming it. Optuna's trial constraints are not
+modelled. An algorithm
 whose schedule counts the steps since ``init`` (NeuralGreedy's exploration phase, which is
 also sized by the number of initial points) restarts it at every trial; the model-based
 algorithms (Neural-BO, GP-BO, NeuralUCB/TS, adaptive basis) lose nothing by the rebuild.
@@ -81,7 +90,7 @@ except ImportError as err:  # pragma: no cover - the extra is installed in the t
     raise ImportError("nbo_jax.integrations.optuna needs Optuna: pip install 'nbo-jax[optuna]'") from err
 
 from .._checks import check_bool, check_int
-from ..registry import get as _get_algorithm
+from ..registry import MULTI_OBJECTIVE as _MULTI_OBJECTIVE, get as _get_algorithm
 from ..algorithms import neural_bo
 from ..ask_tell import AskTell, _compiled, per_algorithm, quiet_failures
 from ..search_space import Categorical, Continuous, Integer, SearchSpace, search_space as _search_space
@@ -97,9 +106,7 @@ _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
 def _check_algorithm(algorithm) -> BOAlgorithm:
     """The algorithm to sample with: a :class:`BOAlgorithm` or a registry name; one point per
     ask and no constraint model."""
-    if algorithm is None:
-        algorithm = neural_bo()
-    elif isinstance(algorithm, str):
+    if isinstance(algorithm, str):
         algorithm = _get_algorithm(algorithm)
     elif not isinstance(algorithm, BOAlgorithm):
         raise TypeError("algorithm must be an nbo_jax.BOAlgorithm (e.g. nbo_jax.neural_bo()), a registry name "
@@ -113,6 +120,12 @@ def _check_algorithm(algorithm) -> BOAlgorithm:
     return algorithm
 
 
+def _needs_several(algorithm: BOAlgorithm) -> bool:
+    """Whether ``algorithm`` models ``m >= 2`` objectives only: a multi-objective model
+    (random search, which has no model, takes any number)."""
+    return algorithm.multi_objective and algorithm.model is not None
+
+
 @functools.partial(jax.jit, static_argnames=("init", "capacity", "space"))
 def _padded_init(key, x, y, lower, upper, *, init, capacity: int, space=None):
     return init(key, x, y, None, bounds=Bounds(lower, upper) if space is None else space, capacity=capacity)
@@ -124,7 +137,8 @@ _FIXED_SHAPE: dict[int, tuple] = {}
 def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
     """``algorithm`` whose ``init`` is compiled once per ``(capacity, d)``: ``x0 (n0, d)`` is
     padded to ``(capacity, d)`` with NaN rows, which are not recorded
-    (:meth:`nbo_jax.dataset.Dataset.add_batch`), so the state is the one of ``x0`` alone. (:class:`nbo_jax.AskTell`
+    (:meth:`nbo_jax.dataset.Dataset.add_batch`), so the state is the one of ``x0`` alone; ``y0 (n0,)``
+    or ``(n0, m)`` is padded likewise. (:class:`nbo_jax.AskTell`
     compiles an ``init`` per shape of ``x0``: here once per trial, as every trial adds a row.)"""
     init = algorithm.init
 
@@ -132,7 +146,7 @@ def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
         x0, y0 = np.asarray(x0), np.asarray(y0)
         x = np.full((capacity, x0.shape[1]), np.nan, x0.dtype)
         x[: x0.shape[0]] = x0
-        y = np.zeros((capacity,), y0.dtype)
+        y = np.zeros((capacity,) + y0.shape[1:], y0.dtype)  # (capacity,) or (capacity, m)
         y[: y0.shape[0]] = y0
         space = bounds if isinstance(bounds, SearchSpace) else None
         return _padded_init(key, x, y, np.asarray(bounds.lower), np.asarray(bounds.upper), init=init,
@@ -142,7 +156,7 @@ def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
     return algorithm._replace(init=fixed)
 
 
-# background compilations, by (id of the canonical padded algorithm, domain, capacity)
+# background compilations, by (id of the canonical padded algorithm, domain, capacity, objectives)
 _WARMING: dict[tuple, threading.Thread] = {}
 _WARMING_LOCK = threading.Lock()
 
@@ -152,35 +166,36 @@ def _domain_key(domain: Bounds | SearchSpace):
     return domain if isinstance(domain, SearchSpace) else int(np.shape(domain.lower)[0])
 
 
-def _warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int) -> None:
-    """Compile ``fast``'s ``init`` and ``ask`` (as :class:`AskTell` calls them) for ``domain``
-    and ``capacity``: an optimizer of one dummy observation runs ``init`` and lowers and
-    compiles ``ask`` for its state (``jit``'s cache keeps the program for the real calls).
-    Best effort: an error leaves the compilation to the first real call."""
+def _warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: int) -> None:
+    """Compile ``fast``'s ``init`` and ``ask`` (as :class:`AskTell` calls them) for ``domain``,
+    ``capacity`` and ``m`` objectives: an optimizer of one dummy observation runs ``init`` and
+    lowers and compiles ``ask`` for its state (``jit``'s cache keeps the program for the real
+    calls). Best effort: an error leaves the compilation to the first real call."""
     try:
         lower = np.asarray(domain.lower, np.float64)
         with quiet_failures():
-            opt = AskTell(fast, domain, capacity, jax.random.key(0), lower[None], np.zeros(1))
+            opt = AskTell(fast, domain, capacity, jax.random.key(0), lower[None],
+                          np.zeros(1) if m == 1 else np.zeros((1, m)))
         ask = _compiled(fast)[1]
         ask.trace(opt.state, jax.random.key(0)).lower().compile()
     except Exception:  # noqa: BLE001 - the real call compiles (and raises) itself
         pass
 
 
-def _start_warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int) -> None:
+def _start_warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: int) -> None:
     """Start :func:`_warm_up` in a background thread, once per process and configuration."""
-    key = (id(fast), _domain_key(domain), capacity)
+    key = (id(fast), _domain_key(domain), capacity, m)
     with _WARMING_LOCK:
         if key in _WARMING:
             return
-        thread = _WARMING[key] = threading.Thread(target=_warm_up, args=(fast, domain, capacity), daemon=True,
+        thread = _WARMING[key] = threading.Thread(target=_warm_up, args=(fast, domain, capacity, m), daemon=True,
                                                   name="nbo_jax-optuna-compile")
     thread.start()
 
 
-def _wait_for_warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int) -> None:
+def _wait_for_warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: int) -> None:
     """Wait for a background compilation of this configuration (no work done twice)."""
-    thread = _WARMING.get((id(fast), _domain_key(domain), capacity))
+    thread = _WARMING.get((id(fast), _domain_key(domain), capacity, m))
     if thread is not None:
         thread.join()
 
@@ -331,18 +346,25 @@ class NBOSampler(BaseSampler):
     """An Optuna sampler that proposes a trial's float, integer and categorical parameters with
     an nbo_jax algorithm over their mixed search space (the module doc says how the study's
     history is read), the single-valued and conditional ones with an independent sampler.
-    Implements Optuna's :class:`optuna.samplers.BaseSampler`.
+    Implements Optuna's :class:`optuna.samplers.BaseSampler`, for studies of one objective
+    (``direction=``) and of ``m >= 2`` (``directions=``; every "maximize" objective negated,
+    the algorithm one of several objectives, :meth:`algorithm_for`).
 
     Example::
 
         sampler = NBOSampler(nbo_jax.gp_bo(), n_startup_trials=10, seed=0)
         study = optuna.create_study(sampler=sampler, direction="maximize")
+        # two objectives: GP-EHVI by default (or e.g. "gp-parego", "neural-bo-mo")
+        study = optuna.create_study(sampler=NBOSampler(seed=0), directions=["minimize", "maximize"])
 
     Args:
         algorithm: a :class:`~nbo_jax.types.BOAlgorithm` with ``q = 1`` (e.g.
-            ``nbo_jax.neural_bo(width=128)``, ``nbo_jax.gp_bo()``), or a registry name built
-            with its defaults (:func:`nbo_jax.registry.get`, e.g. ``"gp-ei"``); ``None``:
-            ``nbo_jax.neural_bo()``.
+            ``nbo_jax.neural_bo(width=128)``, ``nbo_jax.gp_bo()``, for several objectives
+            ``nbo_jax.gp_bo(acquisition="ehvi", reference_point=...)`` with the reference
+            point in the minimized values), or a registry name built with its defaults
+            (:func:`nbo_jax.registry.get`, e.g. ``"gp-ei"``, ``"gp-ehvi"``); ``None``:
+            ``nbo_jax.neural_bo()`` for a study of one objective, ``"gp-ehvi"`` (GP-EHVI,
+            its reference point inferred; Daulton et al. 2021) for a study of several.
         n_startup_trials: the independent sampler proposes every parameter until this many
             trials finished (COMPLETE, PRUNED or FAIL; int >= 0); the algorithm also waits
             for one COMPLETE trial in its search space.
@@ -363,14 +385,17 @@ class NBOSampler(BaseSampler):
         TypeError / ValueError: bad arguments (the message names the argument): an
         ``algorithm`` that is not a BOAlgorithm or known name, asks ``q != 1`` points (Optuna
         asks one point per trial; parallel trials are pending points) or models constraints.
+        The study's first sample raises ValueError for an algorithm of one objective on a
+        study of several, or one that needs several on a study of one
+        (:meth:`algorithm_for`).
     """
 
     def __init__(self, algorithm: BOAlgorithm | str | None = None, *, n_startup_trials: int = 10,
                  seed: int | None = None, independent_sampler: BaseSampler | None = None,
                  capacity_step: int = 32, precompile: bool = True):
-        self._algorithm = _check_algorithm(algorithm)
-        # one padded init per factory call and process: samplers of the same call share its compiles
-        self._fast = per_algorithm(_FIXED_SHAPE, self._algorithm, _fixed_shape_init)
+        self._given = None if algorithm is None else _check_algorithm(algorithm)
+        # the defaults by "several objectives?", the one of several built when a study needs it
+        self._defaults: dict[bool, BOAlgorithm] = {} if algorithm is not None else {False: self._default(False)}
         self._n_startup_trials = check_int("n_startup_trials", n_startup_trials, 0)
         self._capacity_step = check_int("capacity_step", capacity_step, 1)
         self._precompile = check_bool("precompile", precompile)
@@ -383,10 +408,43 @@ class NBOSampler(BaseSampler):
         self._independent_sampler = independent_sampler or optuna.samplers.RandomSampler(seed=seed)
         self._intersection_search_space = optuna.search_space.IntersectionSearchSpace()
 
+    def _default(self, several: bool) -> BOAlgorithm:
+        """The algorithm when none was given: Neural-BO for one objective, GP-EHVI for several."""
+        return _get_algorithm("gp-ehvi") if several else neural_bo()
+
     @property
     def algorithm(self) -> BOAlgorithm:
-        """The nbo_jax algorithm that samples the relative search space."""
-        return self._algorithm
+        """The nbo_jax algorithm given, or the default of a study of one objective (a study of
+        several: :meth:`algorithm_for`)."""
+        return self._given if self._given is not None else self._defaults[False]
+
+    def algorithm_for(self, study: Study) -> BOAlgorithm:
+        """The nbo_jax algorithm that samples ``study``: the one given, or the default for the
+        study's number of objectives ``m = len(study.directions)`` (``m = 1``: Neural-BO;
+        ``m >= 2``: GP-EHVI, :class:`NeuralBOSampler`'s Neural-BO with random
+        scalarizations).
+
+        Raises:
+            ValueError: an algorithm of one objective and a study of ``m >= 2``, or an
+            algorithm that needs ``m >= 2`` and a study of one (the message names the
+            algorithm and the way out).
+        """
+        m = len(study.directions)
+        several = m > 1
+        if self._given is None:
+            algorithm = self._defaults.get(several)
+            return algorithm if algorithm is not None else self._defaults.setdefault(several, self._default(several))
+        name = self._given.name
+        if several and not self._given.multi_objective:
+            raise ValueError(f"algorithm {name!r} optimizes one objective, and this study has {m}: pass one of "
+                             f"several objectives to {type(self).__name__} (a name of "
+                             f"nbo_jax.registry.MULTI_OBJECTIVE: {sorted(_MULTI_OBJECTIVE)}, or random search), or "
+                             "no algorithm for the default")
+        if not several and _needs_several(self._given):
+            raise ValueError(f"algorithm {name!r} optimizes m >= 2 objectives, and this study has one: pass an "
+                             f"algorithm of one objective to {type(self).__name__} (e.g. 'gp-ei', 'neural-bo') or "
+                             "none for the default, or create the study with directions=[...] for several")
+        return self._given
 
     def reseed_rng(self) -> None:
         """Draw a new seed for the algorithm's keys and reseed the independent sampler
@@ -408,12 +466,14 @@ class NBOSampler(BaseSampler):
         range and on its step, a category among its choices (from the algorithm; single-valued
         ones from the independent sampler); ``{}`` (independent sampling) when the space is
         empty, fewer than ``n_startup_trials`` trials finished, or no COMPLETE trial holds the
-        space's parameters.
+        space's parameters. The observations are ``y (n,)``, or ``(n, m)`` for ``m``
+        objectives, each negated for ``"maximize"``; a failed or pruned trial's row is NaN.
 
         Raises:
-            ValueError: a multi-objective study (nbo_jax algorithms minimize one value).
+            ValueError: the algorithm does not fit the study's number of objectives
+            (:meth:`algorithm_for`).
         """
-        self._refuse_multi_objective(study)
+        algorithm = self.algorithm_for(study)
         if not search_space:
             return {}
         space = {name: dist for name, dist in search_space.items() if _modelled(dist)}
@@ -421,28 +481,33 @@ class NBOSampler(BaseSampler):
                                                                                  search_space[name])
         if not space:
             return {name: independent(name) for name in search_space}
+        # one padded init per factory call and process: samplers of the same call share its compiles
+        fast = per_algorithm(_FIXED_SHAPE, algorithm, _fixed_shape_init)
+        m = len(study.directions)
         trials = study.get_trials(deepcopy=False, states=_FINISHED + (TrialState.RUNNING,))
         finished = [t for t in trials if t.state in _FINISHED]
         mixed = _domain_of(space)
         if len(finished) < self._n_startup_trials:
             if self._precompile:  # the first model-based trial's optimizer, compiled meanwhile
-                _start_warm_up(self._fast, mixed, self._capacity(self._n_startup_trials + 1))
+                _start_warm_up(fast, mixed, self._capacity(self._n_startup_trials + 1), m)
             return {}
 
-        sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
+        sign = np.array([-1.0 if d == StudyDirection.MAXIMIZE else 1.0 for d in study.directions])
         X, usable = _points([t.params for t in finished], space, mixed)
-        y = np.array([sign * float(t.value) if t.state == TrialState.COMPLETE and t.value is not None else np.nan
-                      for t, ok in zip(finished, usable) if ok], dtype=np.float64)
-        if not np.any(np.isfinite(y)):
+        y = np.array([sign * np.asarray(t.values, np.float64) if t.state == TrialState.COMPLETE and t.values
+                      else np.full(m, np.nan) for t, ok in zip(finished, usable) if ok],
+                     dtype=np.float64).reshape(-1, m)
+        if not np.any(np.all(np.isfinite(y), axis=1)):
             return {}
+        y = y[:, 0] if m == 1 else y
         running = [_shared_params(t) for t in trials if t.state == TrialState.RUNNING and t.number != trial.number]
         P, _ = _points(running, space, mixed)
 
         capacity = self._capacity(X.shape[0] + P.shape[0] + 1)
         key = jax.random.fold_in(_base_key(self._seed), trial.number)
-        _wait_for_warm_up(self._fast, mixed, capacity)
+        _wait_for_warm_up(fast, mixed, capacity, m)
         with quiet_failures():  # failed trials are expected here, not news
-            opt = AskTell(self._fast, mixed, capacity, key, X, y)
+            opt = AskTell(fast, mixed, capacity, key, X, y)
         if P.shape[0]:
             opt.add_pending(P)
         # the algorithm's own dtype (float32 without x64), read as the shortest decimal
@@ -461,19 +526,16 @@ class NBOSampler(BaseSampler):
         """A parameter outside the relative search space, from the independent sampler.
 
         Raises:
-            ValueError: a multi-objective study (as Optuna's single-objective samplers do).
+            ValueError: the algorithm does not fit the study's number of objectives
+            (:meth:`algorithm_for`; as Optuna's single-objective samplers refuse a study of
+            several).
         """
-        self._refuse_multi_objective(study)
+        self.algorithm_for(study)
         return self._independent_sampler.sample_independent(study, trial, param_name, param_distribution)
 
     def _capacity(self, need: int) -> int:
         """``need`` rounded up to a multiple of ``capacity_step``."""
         return -(-need // self._capacity_step) * self._capacity_step
-
-    def _refuse_multi_objective(self, study: Study) -> None:
-        if len(study.directions) > 1:
-            raise ValueError(f"{type(self).__name__} supports single-objective studies only: this study has "
-                             f"{len(study.directions)} objectives, and nbo_jax algorithms minimize one value")
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         self._independent_sampler.before_trial(study, trial)
@@ -485,7 +547,10 @@ class NBOSampler(BaseSampler):
 
 class NeuralBOSampler(NBOSampler):
     """:class:`NBOSampler` with Neural-BO (Phan-Trong et al. 2023):
-    ``NBOSampler(nbo_jax.neural_bo(**algorithm_kwargs), ...)``.
+    ``NBOSampler(nbo_jax.neural_bo(**algorithm_kwargs), ...)`` for a study of one objective;
+    for a study of ``m >= 2`` objectives ``nbo_jax.neural_bo(multi_objective=True,
+    **algorithm_kwargs)`` (random-scalarization Thompson sampling; Paria, Kandasamy and Poczos
+    2019).
 
     Example::
 
@@ -498,19 +563,29 @@ class NeuralBOSampler(NBOSampler):
         capacity_step: as :class:`NBOSampler`.
         precompile: as :class:`NBOSampler`.
         **algorithm_kwargs: arguments of :func:`nbo_jax.neural_bo` (``width``, ``nu``,
-            ``epochs``, ``acq_optimizer``, ...; ``q`` must stay 1).
+            ``epochs``, ``acq_optimizer``, ...; ``q`` must stay 1); with
+            ``multi_objective=True`` (and e.g. a ``reference_point``, in the minimized values)
+            the sampler serves studies of several objectives only.
 
     Raises:
         TypeError / ValueError: bad arguments, of the sampler or of :func:`nbo_jax.neural_bo`
-        (messages name them).
+        (messages name them); for a study of several objectives the arguments are checked
+        when it is first sampled.
     """
 
     def __init__(self, *, n_startup_trials: int = 10, seed: int | None = None,
                  independent_sampler: BaseSampler | None = None, capacity_step: int = 32,
                  precompile: bool = True, **algorithm_kwargs):
-        super().__init__(neural_bo(**algorithm_kwargs), n_startup_trials=n_startup_trials, seed=seed,
+        self._algorithm_kwargs = algorithm_kwargs
+        given = neural_bo(**algorithm_kwargs) if algorithm_kwargs.get("multi_objective") else None
+        super().__init__(given, n_startup_trials=n_startup_trials, seed=seed,
                          independent_sampler=independent_sampler, capacity_step=capacity_step,
                          precompile=precompile)
+
+    def _default(self, several: bool) -> BOAlgorithm:
+        """Neural-BO with the sampler's arguments, with random scalarizations for several
+        objectives."""
+        return _check_algorithm(neural_bo(**{**self._algorithm_kwargs, "multi_objective": several}))
 
 
 __all__ = ["NBOSampler", "NeuralBOSampler"]
