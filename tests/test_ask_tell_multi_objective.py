@@ -87,7 +87,7 @@ def test_shape_refusals_name_y_and_the_number_of_objectives():
     assert mo.y.shape == (6, 2)  # nothing recorded
     one = AskTell(nbo.random_search(), BOX, 12, jax.random.key(0), X0, Y0[:, 1])
     with pytest.raises(ValueError, match=r"y must hold one value per point: 2 value\(s\) for 1 point\(s\) \(this "
-                                         "optimizer has one objective\)"):
+                                         r"optimizer has one objective\)"):
         one.tell(X0[0], [1.0, 2.0])
     with pytest.raises(ValueError, match=r"y has shape \(2, 2\): 2 values per point, and this optimizer has one "
                                          "objective"):
@@ -122,9 +122,11 @@ def test_async_study_with_two_objectives():
     with pytest.raises(ValueError, match=r"y: this study's values are 2 objective values per point, got shape \(\)"):
         study.tell(b, 3.0)
     study.tell(b, [2.0, 1.0])
-    c = study.suggest()  # the optimizer starts from the two rows
+    c, d = study.suggest(), study.suggest()  # the optimizer starts from the two rows
     study.tell(c, [0.5, 3.0])
-    assert study.y.shape == (3, 2) and study.optimizer.n_objectives == 2
+    study.tell(d, float("nan"), error="worker crashed")  # one NaN fails the whole row
+    assert study.y.shape == (4, 2) and study.optimizer.n_objectives == 2
+    assert np.all(np.isnan(study.y[3])) and study.failures[0]["error"] == "worker crashed"
     np.testing.assert_array_equal(study.pareto_front()[1], [[1.0, 2.0], [2.0, 1.0], [0.5, 3.0]])
     with pytest.raises(ValueError, match=r"best\(\): the study has 2 objectives"):
         study.best()

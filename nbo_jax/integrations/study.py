@@ -127,8 +127,8 @@ class AsyncStudy:
     def tell(self, x, y, error: Optional[str] = None) -> None:
         """Record the value ``y`` of a suggested point ``x (d,)``: a float, or ``(m,)``
         objectives for a multi-objective algorithm (the first value told fixes ``m``). A
-        failed evaluation is ``y = NaN`` (or inf, in any objective), with ``error`` saying why
-        (kept in :attr:`failures`).
+        failed evaluation is ``y = NaN`` (or inf, in any objective; a single NaN fails the
+        whole row), with ``error`` saying why (kept in :attr:`failures`).
 
         Raises:
             ValueError: ``x`` is not a busy point (never suggested, or already told), or ``y``
@@ -157,6 +157,8 @@ class AsyncStudy:
         y = np.asarray(y, np.float64)
         y = y.reshape(()) if y.size == 1 else y.reshape(-1)
         told = self._told()[1]
+        if told.ndim == 2 and y.shape == () and not np.isfinite(y):  # a failure told as one NaN: the whole row
+            y = np.full(told.shape[1:], y)
         if len(told) and told.shape[1:] != y.shape:
             want = "one number" if told.ndim == 1 else f"{told.shape[1]} objective values"
             raise ValueError(f"y: this study's values are {want} per point, got shape {y.shape}; nothing was "
