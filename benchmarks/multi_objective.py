@@ -32,9 +32,11 @@ Printed per problem and method: the median [IQR] of the final log hypervolume di
 one-sided Welch p-values (:func:`nbo_jax.analysis.stats.welch_one_sided`) that the method's
 mean is LOWER than qLogNEHVI's, NSGA-II's and TPE's; for "gp-ehvi level with qLogNEHVI" both
 directions are printed (``p(ours lower)`` and ``p(BoTorch lower)``). ``--timing`` prints the
-seconds of one BO step at ``--timing-n`` observations: ours one jitted ``ask`` + ``tell`` on
-a state holding them (after compilation, median of ``--timing-repeats``), BoTorch's model fit
-plus acquisition optimization::
+seconds per BO step at ``--timing-n`` observations, mean [min, max] of ``--timing-repeats``
+steps: ours consecutive jitted ``ask`` + ``tell`` from a state holding them (after
+compilation; the surrogate's scheduled refits fall among them), BoTorch's model fit plus
+acquisition optimization. BoTorch's runs write each step's points to
+``qlognehvi_<problem>_seed<s>.npy`` in ``--out`` and resume from them::
 
     uv run python benchmarks/multi_objective.py --out results/multi_objective      # ours + Optuna
     uv run --with botorch python benchmarks/multi_objective.py --methods qlognehvi --update
@@ -47,7 +49,6 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
-import statistics
 import time
 
 import jax
@@ -171,12 +172,13 @@ def _botorch_step(model, train_x, ref_point, dim: int):
     return cand
 
 
-def run_botorch(problem, seed: int, x0: np.ndarray, n_iter: int, log=None) -> np.ndarray:
+def run_botorch(problem, seed: int, x0: np.ndarray, n_iter: int, checkpoint=None, log=None) -> np.ndarray:
     """``(n_init + n_iter, d)`` the points of one qLogNEHVI run from the initial design
-    ``x0 (n_init, d)`` (box coordinates), on the unit cube, float64."""
+    ``x0 (n_init, d)`` (box coordinates), on the unit cube, float64. ``checkpoint``: a
+    ``.npy`` path holding the unit-cube points so far, written after every step and resumed
+    from when it exists (a run that is stopped loses one step at most)."""
     import torch
 
-    torch.manual_seed(seed)
     lower, upper = np.asarray(problem.bounds.lower, float), np.asarray(problem.bounds.upper, float)
     with jax.enable_x64(True):
         f = jax.jit(jax.vmap(problem.objective))
@@ -185,44 +187,57 @@ def run_botorch(problem, seed: int, x0: np.ndarray, n_iter: int, log=None) -> np
             return torch.as_tensor(-np.asarray(f(jnp.asarray(lower + u.numpy() * (upper - lower)))))
 
         train_x = torch.as_tensor((x0 - lower) / (upper - lower), dtype=torch.float64)
+        if checkpoint is not None and checkpoint.exists():
+            train_x = torch.as_tensor(np.load(checkpoint), dtype=torch.float64)
         train_obj = negated(train_x)
         ref_point = (-np.asarray(problem.reference_point, float)).tolist()
-        for t in range(n_iter):
+        for t in range(train_x.shape[0] - x0.shape[0], n_iter):
+            torch.manual_seed(1000 * seed + t)
+            t0 = time.perf_counter()
             model = _botorch_model(train_x, train_obj)
             cand = _botorch_step(model, train_x, ref_point, problem.dim).detach()
             train_x = torch.cat([train_x, cand])
             train_obj = torch.cat([train_obj, negated(cand)])
-            if log is not None and (t + 1) % 10 == 0:
-                log(f"  qlognehvi seed {seed}: step {t + 1}/{n_iter}")
+            if checkpoint is not None:
+                np.save(checkpoint, train_x.numpy())
+            if log is not None:
+                line = f"  qlognehvi seed {seed}: step {t + 1}/{n_iter} ({time.perf_counter() - t0:.1f} s)"
+                if (t + 1) % 10 == 0:  # one hypervolume compilation per shape
+                    hv = hypervolumes(problem, (lower + train_x.numpy() * (upper - lower))[None])[0, -1]
+                    line += f", log10 HV difference {float(log_difference(problem, hv)):.3f}"
+                log(line)
     return lower + train_x.numpy() * (upper - lower)
 
 
-def time_ours(name: str, problem, n: int, repeats: int) -> float:
-    """Median seconds of one jitted ``ask`` + ``tell`` on a state holding ``n`` observations
-    (capacity ``n + 10``), after compilation."""
+def time_ours(name: str, problem, n: int, repeats: int) -> list:
+    """Seconds of each of ``repeats`` consecutive jitted ``ask`` + ``tell`` steps from a state
+    holding ``n`` observations (capacity ``n + repeats``), after compilation: the surrogate's
+    refit schedule decides which of them refit the hyperparameters (``"auto"``: every second
+    tell from 100 rows), so their mean is the cost per step at ``n`` observations."""
     algo = our_algorithm(name, problem)
     key = jax.random.key(1)
     lower, upper = np.asarray(problem.bounds.lower), np.asarray(problem.bounds.upper)
     x0 = jnp.asarray(lower + np.random.default_rng(0).random((n, problem.dim)) * (upper - lower), jnp.float32)
     y0 = jax.vmap(problem.objective)(x0)
-    state = algo.init(key, x0, y0, bounds=problem.bounds, capacity=n + 10)
+    state = algo.init(key, x0, y0, bounds=problem.bounds, capacity=n + repeats)
 
     @jax.jit
     def step(state, key):
-        x = algo.ask(state, key)
+        x = jnp.reshape(algo.ask(state, key), (algo.q, -1))
         return algo.tell(state, x, jax.vmap(problem.objective)(x))
 
     jax.block_until_ready(step(state, key))
     times = []
     for r in range(repeats):
         t0 = time.perf_counter()
-        jax.block_until_ready(step(state, jax.random.key(2 + r)))
+        state = jax.block_until_ready(step(state, jax.random.key(2 + r)))
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return times
 
 
-def time_botorch(problem, n: int, repeats: int) -> float:
-    """Median seconds of BoTorch's model fit + qLogNEHVI optimization at ``n`` observations."""
+def time_botorch(problem, n: int, repeats: int) -> list:
+    """Seconds of ``repeats`` BoTorch steps (model fit + qLogNEHVI optimization) at ``n``
+    observations."""
     import torch
 
     torch.manual_seed(0)
@@ -237,7 +252,7 @@ def time_botorch(problem, n: int, repeats: int) -> float:
         t0 = time.perf_counter()
         _botorch_step(_botorch_model(train_x, train_obj), train_x, ref_point, problem.dim)
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return times
 
 
 def _load(path: pathlib.Path) -> dict:
@@ -295,12 +310,14 @@ def print_table(stored: dict) -> None:
                   + " | ".join(f"{x:.3g}" for x in ps) + " |")
     timing = stored.get("timing")
     if timing:
-        print(f"\nseconds per BO step at {timing['n']} observations (median of {timing['repeats']}; ours: jitted "
-              "ask + tell after compilation; qLogNEHVI: model fit + optimize_acqf)\n")
+        print(f"\nseconds per BO step at {timing['n']} observations: mean [min, max] of {timing['repeats']} steps "
+              "(ours: consecutive jitted ask + tell after compilation, the scheduled refits included; qLogNEHVI: "
+              "model fit + optimize_acqf)\n")
         print("| problem | " + " | ".join(timing["methods"]) + " |")
         print("|---|" + "---|" * len(timing["methods"]))
         for pname, per in timing["seconds"].items():
-            print(f"| {pname} | " + " | ".join(f"{per[m]:.3g}" if m in per else "" for m in timing["methods"]) + " |")
+            print(f"| {pname} | " + " | ".join(f"{np.mean(per[m]):.3g} [{np.min(per[m]):.3g}, {np.max(per[m]):.3g}]"
+                                               if m in per else "" for m in timing["methods"]) + " |")
 
 
 def main(argv=None) -> int:
@@ -338,7 +355,7 @@ def main(argv=None) -> int:
                      else time_ours(m, problem, args.timing_n, args.timing_repeats) if m in OURS else None)
                 if s is not None:
                     seconds.setdefault(pname, {})[m] = s
-                    print(f"{pname} {m}: {s:.3g} s per step", flush=True)
+                    print(f"{pname} {m}: {np.mean(s):.3g} s per step (each: {np.round(s, 3).tolist()})", flush=True)
         stored["timing"] = {"n": args.timing_n, "repeats": args.timing_repeats,
                             "methods": [m for m in args.methods if m not in OPTUNA], "seconds": seconds}
         stored["args"] = stored["args"] or {k: getattr(args, k) for k in ("seeds", "n_init", "n_iter")}
@@ -362,7 +379,8 @@ def main(argv=None) -> int:
                 rows = []
                 for s in range(args.seeds):
                     rows.append(run_optuna(m, problem, s, args.n_init + args.n_iter) if m in OPTUNA
-                                else run_botorch(problem, s, x0[s], args.n_iter, log=lambda t: print(t, flush=True)))
+                                else run_botorch(problem, s, x0[s], args.n_iter, log=lambda t: print(t, flush=True),
+                                                 checkpoint=out / f"qlognehvi_{pname}_seed{s}.npy"))
                     stored["results"].setdefault(pname, {})[m] = _record(problem, np.stack(rows), list(range(s + 1)),
                                                                          time.perf_counter() - t0)
                     mine.add((pname, m))
