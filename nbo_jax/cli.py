@@ -84,7 +84,7 @@ def _add_experiment_options(group, *, noise, seeds: int, min_seeds: int, out: st
     """The problem and run-size options shared by ``run`` and ``compare``."""
     from . import benchmarks
 
-    group.add_argument("--problem", default="ackley", help=f"benchmark problem, one of {benchmarks.available(multi_objective=True)}")
+    group.add_argument("--problem", default="ackley", help=f"benchmark problem, one of {benchmarks.available(multi_objective=True, mixed_spaces=True)}")
     group.add_argument("--dim", type=int, default=None,
                        help="input dimension (required for any-dimension problems such as ackley)")
     group.add_argument("--problem-option", action="append", default=[], metavar="KEY=VALUE",

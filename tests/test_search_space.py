@@ -251,3 +251,23 @@ def test_ask_tell_on_a_mixed_space_asks_valid_points_saves_and_refuses_invalid_o
     np.testing.assert_array_equal(again.ask(), opt.ask())
     with pytest.raises(ValueError, match="not a configuration of the search space"):
         opt.tell([0.5, 2.5, 0.0], 1.0)
+
+
+def test_mixed_problems_are_benchmarks_and_the_cli_runs_one(tmp_path):
+    """``benchmarks.get`` builds the mixed-space problems (and checks ``dim``); ``nbo-jax run``
+    runs one and writes valid configurations (categories as indices, inside the space)."""
+    import nbo_jax as nbo
+    from nbo_jax import cli
+
+    problem = nbo.benchmarks.get("func2c", noise_std="paper")
+    assert problem.dim == 4 and problem.bounds == nbo.benchmarks.mixed.func2c().bounds and problem.noise_std == 0
+    assert {"func2c", "func3c", "ackley_mixed", "knn_wine"} <= set(nbo.benchmarks.available(mixed_spaces=True))
+    assert "func2c" not in nbo.benchmarks.available()
+    with pytest.raises(ValueError, match="dim: problem 'func2c' has 4 parameters"):
+        nbo.benchmarks.get("func2c", dim=3)
+    out = tmp_path / "run"
+    assert cli.main(["run", "--problem", "func2c", "--algorithm", "random", "--iterations", "2", "--n-init", "3",
+                     "--seeds", "2", "--out", str(out)]) == 0
+    x = np.load(out / "histories.npz")["random__x"]
+    assert x.shape == (2, 5, 4) and np.all(problem.bounds.contains(x.reshape(-1, 4)))
+    assert np.all(x[..., :2] == np.round(x[..., :2]))

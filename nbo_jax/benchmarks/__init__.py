@@ -108,12 +108,36 @@ TASKS = {
 }
 
 
-def available(multi_objective: bool = False) -> list[str]:
+def available(multi_objective: bool = False, mixed_spaces: bool = False) -> list[str]:
     """Canonical names accepted by :func:`get`: the synthetic ones, the constrained ones, the
-    PDE ones, then the real-world tasks (problems of one objective); with
-    ``multi_objective=True`` the multi-objective ones after them."""
+    PDE ones, then the real-world tasks (problems of one objective on a box); with
+    ``mixed_spaces=True`` the mixed-space ones after them (:data:`MIXED_SPACES`), with
+    ``multi_objective=True`` the multi-objective ones last."""
     names = synthetic.available() + constrained.available() + pde_problems.available() + list(TASKS)
+    if mixed_spaces:
+        names = names + list(MIXED_SPACES)
     return names + list(_multi.PROBLEMS) if multi_objective else names
+
+
+MIXED_SPACES = {**mixed.PROBLEMS, **tuning.TUNING}
+"""Name -> builder of the problems on mixed search spaces: CoCaBO's Func2C/Func3C, the mixed
+Ackley (:mod:`nbo_jax.benchmarks.mixed`) and the scikit-learn tuning tasks
+(:mod:`nbo_jax.benchmarks.tuning`, the ``tasks`` extra)."""
+
+
+def _mixed_space(name: str, dim: Optional[int], noise_std: float | str, **kwargs):
+    """A problem of :data:`MIXED_SPACES` (``noise_std="paper"``: noiseless; ``dim`` checked
+    against the problem's number of parameters; no other keyword)."""
+    if kwargs:
+        raise ValueError(f"problem {name!r} takes no options, got {sorted(kwargs)}")
+    if isinstance(noise_std, str):
+        if noise_std != "paper":
+            raise ValueError(f"noise_std must be a number >= 0 or 'paper', got {noise_std!r}")
+        noise_std = 0.0
+    problem = MIXED_SPACES[name]()
+    if dim is not None and dim != problem.dim:
+        raise ValueError(f"dim: problem {name!r} has {problem.dim} parameters (fixed), got dim={dim}")
+    return problem.with_noise(noise_std) if noise_std else problem
 
 
 def _multi_objective(name: str, dim: Optional[int], noise_std: float | str, **kwargs):
@@ -167,7 +191,8 @@ def get(name: str, dim: Optional[int] = None, noise_std: float | str = 0.0, **kw
     Constrained names go to :func:`nbo_jax.benchmarks.constrained.get` (extra keyword:
     ``constraint_noise_std``), PDE names to :func:`nbo_jax.benchmarks.pde_problems.get`
     (extra keywords for ``"heat"``/``"heat_bc{k}"``: ``boundary_conditions``, ``resolution``),
-    real-world task names (:data:`TASKS`) to :func:`task`, multi-objective names
+    real-world task names (:data:`TASKS`) to :func:`task`, mixed-space names
+    (:data:`MIXED_SPACES`) to their builders, multi-objective names
     (:data:`nbo_jax.benchmarks.multi_objective.PROBLEMS`; keyword ``n_objectives`` where the
     family has it; ``noise_std="paper"`` is noiseless) to their builders, all others to
     :func:`nbo_jax.benchmarks.synthetic.get`
@@ -182,10 +207,13 @@ def get(name: str, dim: Optional[int] = None, noise_std: float | str = 0.0, **kw
         return task(name, dim=dim, noise_std=noise_std, **kwargs)
     if name in _multi.PROBLEMS:
         return _multi_objective(name, dim, noise_std, **kwargs)
+    if name in MIXED_SPACES:
+        return _mixed_space(name, dim, noise_std, **kwargs)
     if constrained.canonical_name(name) is not None:
         return constrained.get(name, dim=dim, noise_std=noise_std, **kwargs)
     if pde_problems.accepts(name):
         return pde_problems.get(name, dim=dim, noise_std=noise_std, **kwargs)
     if synthetic._ALIASES.get(synthetic._key(str(name))) is None:
-        raise ValueError(f"name: unknown benchmark {name!r}; available: {available(multi_objective=True)}")
+        raise ValueError(f"name: unknown benchmark {name!r}; available: "
+                         f"{available(multi_objective=True, mixed_spaces=True)}")
     return synthetic.get(name, dim, noise_std, **kwargs)
