@@ -231,7 +231,7 @@ def bo_algorithm(
     refit_every = check_refit_every(refit_every)
     draws = "sample" in requires(acquisition)
     if batch_rule is None:
-        batch_rule = "independent" if draws or multi else "fantasy"
+        batch_rule = "independent" if draws else "fantasy"
     reference_point = getattr(acquisition, "reference_point", None)  # the objectives' units, or None
 
     def objectives(state: BOState) -> int:
