@@ -194,6 +194,17 @@ def bo_algorithm(
     threshold). The incumbent is the best observed target (never an imputed failure); with
     constraints, the best observed feasible one (``+inf`` while none is).
 
+    **Several objectives.** An acquisition whose ``requires`` names ``"objectives"``
+    (:func:`nbo_jax.acquisition.ehvi`, :func:`~nbo_jax.acquisition.parego`,
+    :func:`~nbo_jax.acquisition.random_scalarization`) makes the algorithm take ``m >= 2``
+    objectives: ``init``'s ``y0 (n0, m)``, ``tell``'s ``y (m,) | (n, m)``, columns ``0..m-1``
+    of the dataset (then the constraints); each objective is standardized
+    (:func:`nbo_jax.observations.objective_scaling`); the posterior holds ``(N, m)`` means,
+    stds and draws, the ``(cap, m)`` observed feasible targets as ``incumbent`` and the
+    hypervolume's ``reference_point`` in target units (the acquisition's ``reference_point``
+    attribute, in the objectives' units, or one inferred from the front at each ask); the
+    surrogate must be multi-output (:func:`nbo_jax.surrogates.independent`).
+
     Args:
         surrogate: a :class:`~nbo_jax.base.Surrogate`.
         acquisition: ``acq(SurrogatePosterior, key) -> (N,)`` utility to maximize
