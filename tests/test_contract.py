@@ -167,7 +167,8 @@ SHARED_PATH = {"gp-ucb",  # (gp-ei)
                "gp-cei",  # (gp-lcb-c)
                "neural-ucb",  # (neural-bo, neural-ts)
                "dngo",  # (adaptive-basis)
-               "neural-greedy-posterior"}  # (neural-greedy)
+               "neural-greedy-posterior",  # (neural-greedy)
+               "gp-ntk"}  # (gp-ei; the NTK kernel's own tests: test_gp.py, test_features_ntk.py)
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if n not in SHARED_PATH])
