@@ -176,15 +176,9 @@ def constrained_transform(Y: Array, M: Array) -> tuple[Array, Array]:
     """Target transform ``(v - shift) / scale`` per function, ``(J,)`` each: the objective
     standardized over its valid rows, each constraint divided by its
     root mean square and *not* centred, so that 0 stays the feasibility threshold. A
-    spread below ``1e-12`` (fewer than two distinct values) gives scale 1."""
-    n = jnp.maximum(jnp.sum(M, axis=0), 1)
-    mean = jnp.sum(jnp.where(M, Y, 0.0), axis=0) / n
-    var = jnp.sum(jnp.where(M, (Y - mean) ** 2, 0.0), axis=0) / n
-    ms = jnp.sum(jnp.where(M, Y * Y, 0.0), axis=0) / n
-    shift = jnp.zeros_like(mean).at[0].set(mean[0])
-    spread = jnp.concatenate([var[:1], ms[1:]])
-    scale = jnp.where(spread > 1e-12, jnp.sqrt(spread), 1.0)
-    return shift, scale
+    spread below ``1e-12`` (fewer than two distinct values) gives scale 1
+    (:func:`objective_scaling` with one objective)."""
+    return objective_scaling(Y, M, 1)
 
 
 def observed_feasible(data: Dataset) -> Array:
