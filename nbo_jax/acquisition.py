@@ -28,6 +28,7 @@ import jax.numpy as jnp
 from jax.scipy.special import erfcx, log_ndtr, ndtr
 
 from .base import AcquisitionFn, SurrogatePosterior  # noqa: F401 - the contract (nbo_jax.base)
+from .pareto import nondominated_partitioning
 
 Array = jax.Array
 
@@ -527,8 +528,6 @@ def ehvi(constraints: bool = False, reference_point=None) -> AcquisitionFn:
     reference_point, needs = _multi("ehvi", reference_point, constraints)
 
     def acq(post: SurrogatePosterior, key: Array) -> Array:
-        from .pareto import nondominated_partitioning
-
         Y, ok = _front(post)
         boxes = nondominated_partitioning(jnp.where(ok[:, None], Y, 0.0), post.reference_point, ok)
         lower, upper = boxes.lower[None], boxes.upper[None]  # (1, B, m)

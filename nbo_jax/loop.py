@@ -18,6 +18,7 @@ import numpy as np
 
 from ._checks import check_int as _check_count
 from .observations import data_info
+from .pareto import hypervolume
 from .search_space import SearchSpace
 from .types import (
     BATCH_RULES,
@@ -331,8 +332,6 @@ def _run_bo_impl(key, x0, *, algorithm, problem, n_init, n_iter, progress, segme
 def running_hypervolume(f: Array, keep: Array, reference_point) -> Array:
     """``(n,)``: the hypervolume dominated by the rows of ``f (n, m)`` in ``keep (n,)`` among
     the first ``t + 1``, for each ``t`` (:func:`nbo_jax.pareto.hypervolume`)."""
-    from .pareto import hypervolume
-
     ref = jnp.asarray(reference_point, f.dtype)
     n = f.shape[0]
     prefix = jnp.arange(n)[None, :] <= jnp.arange(n)[:, None]

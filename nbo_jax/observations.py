@@ -12,6 +12,7 @@ import numpy as np
 from ._checks import check_int
 from .dataset import Dataset
 from .domains import Bounds, FiniteDomain, as_bounds
+from .pareto import is_non_dominated
 from .search_space import SearchSpace
 
 Array = jax.Array
@@ -233,8 +234,6 @@ def infer_reference_point(Y: Array, mask: Array, scale: float = 0.1) -> Array:
     "How to specify a reference point in hypervolume calculation"). A front of one point
     (zero range) is widened by ``scale`` times its magnitude, at least ``scale``; no valid
     row gives the largest finite values observed (0 if none)."""
-    from .pareto import is_non_dominated
-
     nd = is_non_dominated(Y, mask)
     nadir = jnp.max(jnp.where(nd[:, None], Y, -jnp.inf), axis=0)
     ideal = jnp.min(jnp.where(nd[:, None], Y, jnp.inf), axis=0)
@@ -250,8 +249,6 @@ def pareto_ranked(data: Dataset, m: int, scale: Array) -> Dataset:
     the non-dominated observed feasible rows first (``y = 0``), then the other feasible rows
     (``y = 1``); while none is feasible, every row by its total scaled violation
     (``scale (m + K,)``), as :func:`feasibility_ranked`."""
-    from .pareto import is_non_dominated
-
     ok = observed_pareto_rows(data, m)
     nd = is_non_dominated(data.y[:, :m], ok)
     viol = jnp.sum(jnp.where(data.mask[:, m:], jnp.maximum(data.y[:, m:] / scale[m:], 0.0), jnp.inf), axis=1)

@@ -257,7 +257,8 @@ def neural_greedy(
         total = capacity - jnp.shape(x0)[0]  # T, the BO iterations of the run
         t_e = exploration_steps(state.data.u.shape[1], total) if exploration == "auto" else exploration
         # n_initial: the rows recorded (an initial point with a NaN coordinate is not)
-        return NeuralGreedyState(*state[:5], state.data.count, jnp.asarray(t_e, jnp.int32))
+        return NeuralGreedyState(state.data, state.bounds, state.model, state.tells, state.rows_told, state.data.count,
+                                 jnp.asarray(t_e, jnp.int32))
 
     def exploring(state: NeuralGreedyState) -> Array:
         """``()`` bool: the next point is a uniform random one (Paria et al. 2022, Algorithm 1,

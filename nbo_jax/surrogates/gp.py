@@ -24,6 +24,7 @@ import jax.numpy as jnp
 from .. import gp_model as gpm
 from ..base import Surrogate, SurrogatePosterior
 from ..dataset import Dataset
+from ..search_space import Categorical
 
 Array = jax.Array
 
@@ -123,8 +124,6 @@ def mixed_kernel(space, base: gpm.Kind) -> Optional[gpm.MixedKernel]:
     columns as they are)."""
     if space is None or not isinstance(base, str) or base not in gpm.STATIONARY_KERNELS:
         return None
-    from ..search_space import Categorical
-
     continuous, categorical = [], []
     for p, cols in space.columns():
         if isinstance(p, Categorical):
