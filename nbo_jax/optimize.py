@@ -320,12 +320,11 @@ def refine_argmax(
     n = min(options.num_restarts, candidates.shape[0])
     starts = candidates[initialize_restarts(key, values, n, eta=options.eta, rule=options.restarts)]
     lower, upper = region_bounds(region, candidates.dtype)
+    if space is not None:  # Dataset.space is set only for a space with a discrete parameter
+        return _alternate(utility, best, starts, data, options, space, lower, upper)
     climbed = climb(utility, starts, options, lower, upper)
-    pool = jnp.concatenate([best[None, :], climbed if space is None else space.round(climbed)], axis=0)
-    best = argmax_point(jnp.where(_is_written(pool, data), -jnp.inf, utility(pool)), pool)
-    if space is None:  # Dataset.space is set only for a space with a discrete parameter
-        return best
-    return _alternate(utility, best, data, options, space)
+    pool = jnp.concatenate([best[None, :], climbed], axis=0)
+    return argmax_point(jnp.where(_is_written(pool, data), -jnp.inf, utility(pool)), pool)
 
 
 def _rounded(utility: Callable[[Array], Array], space) -> Callable[[Array], Array]:
@@ -367,13 +366,29 @@ def _enumerated_starts(utility: Callable[[Array], Array], u: Array, data: Datase
     return cands[jax.lax.top_k(vals, min(n, rows.shape[0]))[1]]
 
 
-def _alternate(utility: Callable[[Array], Array], u: Array, data: Dataset, options: "AcqOptimizer", space) -> Array:
-    """From a climbed configuration ``u (D,)`` of a mixed space: a discrete local search (up to
-    ``MIXED_SEARCH_STEPS`` moves to the best unwritten neighbour, one discrete parameter at a
-    time, :meth:`SearchSpace.neighbours`; BoTorch's ``optimize_acqf_mixed_alternating``,
-    Daulton et al. 2022), then one more climb of the continuous columns from its end and from
-    the best combinations of the categories at ``u`` (:func:`_enumerated_starts`, when there
-    are at most :data:`MIXED_ENUMERATION_LIMIT`); never worse than ``u``."""
+def _alternate(utility: Callable[[Array], Array], best: Array, starts: Array, data: Dataset,
+               options: "AcqOptimizer", space, lower=0.0, upper=1.0) -> Array:
+    """The acquisition optimizer's two climbs on a mixed space (``utility`` is already
+    :func:`_rounded`), from the best raw sample ``best (D,)`` and the restarts ``starts (k, D)``:
+
+    1. climb the continuous columns from ``starts``; ``u`` = the best of ``best`` and the
+       climbed configurations;
+    2. from ``u``: a discrete local search (up to ``MIXED_SEARCH_STEPS`` moves to the best
+       unwritten neighbour, one discrete parameter at a time, :meth:`SearchSpace.neighbours`;
+       BoTorch's ``optimize_acqf_mixed_alternating``, Daulton et al. 2022), then one more climb
+       from its end and from the best combinations of the categories at ``u``
+       (:func:`_enumerated_starts`, when there are at most :data:`MIXED_ENUMERATION_LIMIT`);
+       the answer is the best of ``u``, the search's end and the climbed configurations.
+
+    The two climbs are one ``lax.scan`` of two stages over the same body (a branch on the
+    unbatched stage picks the starts), so the climb is compiled once: each stage's starts are
+    padded to the same count with copies of their first row (each row of the batched climb is
+    its own problem, so copies change no result). Never worse than ``best``."""
+    enumerated = _categorical_combinations(space)
+    k = max(starts.shape[0], 1 + (0 if enumerated is None else min(options.num_restarts, enumerated[0].shape[0])))
+
+    def padded(rows):
+        return jnp.concatenate([rows, jnp.broadcast_to(rows[:1], (k - rows.shape[0],) + rows.shape[1:])], axis=0)
 
     def move(carry, _):
         u, value = carry
@@ -384,13 +399,22 @@ def _alternate(utility: Callable[[Array], Array], u: Array, data: Dataset, optio
         better = vals[j] > value
         return (jnp.where(better, nb[j], u), jnp.where(better, vals[j], value)), None
 
-    value = utility(u[None])[0]
-    (moved, _), _ = jax.lax.scan(move, (u, jnp.where(jnp.isnan(value), -jnp.inf, value)), None,
-                                 length=MIXED_SEARCH_STEPS)
-    starts = jnp.concatenate([moved[None], _enumerated_starts(utility, u, data, options.num_restarts, space)])
-    again = space.round(climb(utility, starts, options))
-    pool = jnp.concatenate([u[None], moved[None], again], axis=0)
-    return argmax_point(jnp.where(_is_written(pool, data), -jnp.inf, utility(pool)), pool)
+    def searched(u):
+        """``(the local search's end (D,), the second climb's starts (k, D))`` from ``u``."""
+        value = utility(u[None])[0]
+        (moved, _), _ = jax.lax.scan(move, (u, jnp.where(jnp.isnan(value), -jnp.inf, value)), None,
+                                     length=MIXED_SEARCH_STEPS)
+        return moved, padded(jnp.concatenate([moved[None], _enumerated_starts(utility, u, data,
+                                                                             options.num_restarts, space)]))
+
+    def stage(u, first):
+        extra, begin = jax.lax.cond(first, lambda: (u, padded(starts)), lambda: searched(u))
+        climbed = space.round(climb(utility, begin, options, lower, upper))
+        pool = jnp.concatenate([u[None], extra[None], climbed], axis=0)
+        return argmax_point(jnp.where(_is_written(pool, data), -jnp.inf, utility(pool)), pool), None
+
+    u, _ = jax.lax.scan(stage, best, jnp.array([True, False]))
+    return u
 
 
 MIXED_SEARCH_STEPS = 8

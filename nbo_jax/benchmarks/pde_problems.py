@@ -50,7 +50,6 @@ from typing import Optional
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from nbo_jax import pde
 from nbo_jax.types import Problem
@@ -94,6 +93,7 @@ def beam_operator(u):
 
 
 def _beam_optimum():
+    from scipy.optimize import minimize_scalar  # here: scipy.optimize costs 0.5 s at import
     grid = np.linspace(0.0, 1.0, 20001)
     f = np.asarray(jax.jit(jax.vmap(lambda t: beam_w(t[None])))(jnp.asarray(grid)))
     k = int(np.argmin(f))

@@ -24,7 +24,6 @@ from typing import Callable, NamedTuple, Optional
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from nbo_jax.types import Problem, make_bounds
 
@@ -229,6 +228,8 @@ def _michalewicz_term_min(i: int, m: float) -> tuple[float, float]:
     Dense grid (about 30 points per peak half-width), then bounded Brent refinement of the
     best few grid-local minima.
     """
+
+    from scipy.optimize import minimize_scalar  # here: scipy.optimize costs 0.5 s at import
 
     def g(t):
         return -np.sin(t) * (np.sin(i * t**2 / np.pi) ** 2) ** m

@@ -92,7 +92,7 @@ except ImportError as err:  # pragma: no cover - the extra is installed in the t
 from .._checks import check_bool, check_int
 from ..registry import MULTI_OBJECTIVE as _MULTI_OBJECTIVE, get as _get_algorithm
 from ..algorithms import neural_bo
-from ..ask_tell import AskTell, _compiled, per_algorithm, quiet_failures
+from ..ask_tell import AskTell, _compiled, compiler_options, per_algorithm, quiet_failures
 from ..search_space import Categorical, Continuous, Integer, SearchSpace, search_space as _search_space
 from ..types import BOAlgorithm, Bounds
 
@@ -126,9 +126,15 @@ def _needs_several(algorithm: BOAlgorithm) -> bool:
     return algorithm.multi_objective and algorithm.model is not None
 
 
-@functools.partial(jax.jit, static_argnames=("init", "capacity", "space"))
 def _padded_init(key, x, y, lower, upper, *, init, capacity: int, space=None):
     return init(key, x, y, None, bounds=Bounds(lower, upper) if space is None else space, capacity=capacity)
+
+
+@functools.cache
+def _padded_init_compiled():
+    """:func:`_padded_init` under ``jit``, with :class:`AskTell`'s compile options (made at the
+    first call: choosing them starts JAX's backend)."""
+    return jax.jit(_padded_init, static_argnames=("init", "capacity", "space"), compiler_options=compiler_options())
 
 
 _FIXED_SHAPE: dict[int, tuple] = {}
@@ -149,10 +155,11 @@ def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
         y = np.zeros((capacity,) + y0.shape[1:], y0.dtype)  # (capacity,) or (capacity, m)
         y[: y0.shape[0]] = y0
         space = bounds if isinstance(bounds, SearchSpace) else None
-        return _padded_init(key, x, y, np.asarray(bounds.lower), np.asarray(bounds.upper), init=init,
+        return _padded_init_compiled()(key, x, y, np.asarray(bounds.lower), np.asarray(bounds.upper), init=init,
                             capacity=capacity, space=space)
 
     fixed.compiles_itself = True  # AskTell calls it as it is (no jit around the host padding)
+    fixed.uncompiled = init  # the same state's shapes, traceable inside jax.eval_shape
     return algorithm._replace(init=fixed)
 
 
