@@ -39,6 +39,8 @@ from nbo_jax.benchmarks.tuning import TUNING
 from nbo_jax.search_space import Categorical, Integer
 
 OURS = ("gp-ei", "neural-bo", "random")
+IN_TRUST_REGION = ("gp-ei-tr", "neural-bo-tr")
+"""Not run by default: ``<name>-tr`` is ``nbo.trust_region(nbo.registry.get(name))``."""
 OPTUNA = ("tpe", "gp-optuna")
 SUITES = {"synthetic": list(PROBLEMS), "tuning": list(TUNING), "all": list(PROBLEMS) + list(TUNING)}
 ALL = {**PROBLEMS, **TUNING}
@@ -46,7 +48,7 @@ ALL = {**PROBLEMS, **TUNING}
 
 def run_ours(name: str, problem, seeds: int, n_init: int, n_iter: int) -> np.ndarray:
     """``(seeds,)`` the best value each seed found (one vmapped ``run_bo``)."""
-    algo = nbo.registry.get(name)
+    algo = (nbo.trust_region(nbo.registry.get(name[:-3])) if name.endswith("-tr") else nbo.registry.get(name))
     keys = jax.random.split(jax.random.key(0), seeds)
     hist = jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=n_init, n_iter=n_iter)))(keys)
     return np.asarray(jnp.min(jnp.where(hist.valid, hist.f, jnp.inf), axis=1), np.float64)
@@ -86,7 +88,7 @@ def main(argv=None) -> int:
     parser.add_argument("--problems", nargs="+", choices=list(ALL), help="default: those of --suite")
     parser.add_argument("--suite", choices=list(SUITES), default="synthetic",
                         help="the problems when --problems is not given: synthetic (default), tuning or all")
-    parser.add_argument("--methods", nargs="+", default=list(OURS + OPTUNA), choices=list(OURS + OPTUNA))
+    parser.add_argument("--methods", nargs="+", default=list(OURS + OPTUNA), choices=list(OURS + IN_TRUST_REGION + OPTUNA))
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--n-init", type=int, default=5)
     parser.add_argument("--n-iter", type=int, default=40)
@@ -113,7 +115,7 @@ def main(argv=None) -> int:
         problem = ALL[pname]()
         for m in args.methods:
             t0 = time.perf_counter()
-            if m in OURS:
+            if m in OURS + IN_TRUST_REGION:
                 final = run_ours(m, problem, args.seeds, args.n_init, args.n_iter)
             else:
                 final = run_optuna(m, problem, args.seeds, args.n_init + args.n_iter)

@@ -271,3 +271,31 @@ def test_mixed_problems_are_benchmarks_and_the_cli_runs_one(tmp_path):
     x = np.load(out / "histories.npz")["random__x"]
     assert x.shape == (2, 5, 4) and np.all(problem.bounds.contains(x.reshape(-1, 4)))
     assert np.all(x[..., :2] == np.round(x[..., :2]))
+
+
+def test_trust_region_on_a_mixed_space_bounds_the_ordered_columns_only(x64):
+    """TuRBO around an algorithm on a mixed space: the region's box bounds the continuous and
+    integer columns (side ``length_init`` = 0.8 of the cube, no lengthscales around random
+    search) and leaves the categories' one-hot columns free, ``[0, 1]``; a point in problem
+    coordinates (one index per category) is told, and every asked point is a valid
+    configuration (the category never clipped between two corners' decodings)."""
+    import nbo_jax as nbo
+    from nbo_jax.transforms.regions import categorical_columns
+    from nbo_jax.transforms.trust_region import regions_now
+
+    problem = _mixed_problem()
+    algo = nbo.trust_region(nbo.random_search())
+    hist = jax.jit(lambda k: nbo.run_bo(k, algo, problem, n_init=4, n_iter=12))(jax.random.key(3))
+    x = np.asarray(hist.x)
+    assert np.all(problem.bounds.contains(x)) and np.all(x[:, 1] == np.round(x[:, 1]))
+    assert set(np.unique(x[:, 2])) <= {0.0, 1.0, 2.0} and len(np.unique(x[4:, 2])) > 1
+
+    state = algo.init(jax.random.key(0), x[:4], np.asarray(hist.y)[:4], bounds=problem.bounds, capacity=16)
+    state = algo.tell(state, x[4], np.asarray(hist.y)[4])
+    _, boxes = regions_now(state)
+    categories = categorical_columns(problem.bounds)
+    np.testing.assert_array_equal(categories, [False, False, True, True, True])
+    np.testing.assert_array_equal(np.asarray(boxes[0][:, categories]), [[0.0] * 3, [1.0] * 3])
+    width = np.asarray(boxes[0][1, ~categories] - boxes[0][0, ~categories])
+    assert np.all(width > 0.0) and np.all(width <= 0.8 + 1e-12), width
+    assert categorical_columns(nbo.make_bounds([0.0], [1.0])) is None

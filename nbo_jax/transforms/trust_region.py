@@ -19,7 +19,8 @@ answers inside the region its ``ask`` is given (a :class:`~nbo_jax.base.SearchRe
                (SCBO's order with constraints; incumbent="posterior_mean", the default
                around a GP with m = 1: the run's point of smallest posterior mean), side
                L_j * w_i in coordinate i (w = the inner GP's ARD lengthscales over their
-               geometric mean, prod(w) = 1; w = 1 without them), clipped to [0, 1]^d
+               geometric mean, prod(w) = 1; w = 1 without them), clipped to [0, 1]^d;
+               on a mixed space the categories' one-hot columns stay [0, 1] (free)
     designs  : region 0 starts on init's points; every other region first asks its own
                design of n_design scrambled Sobol points, then its inner algorithm is
                initialized on it; a design is asked before any model point, the lowest
@@ -64,6 +65,7 @@ from ..domains import FiniteDomain
 from ..observations import initial_data, told_rows
 from ..optimize import sobol_samples
 from ..outcome import AFFINE_OUTCOME_TRANSFORMS
+from ..search_space import SearchSpace
 from ..types import BATCH_RULES, BOAlgorithm, Bounds, Dataset, FactoryCall
 from .batch import batched
 from .regions import (  # noqa: F401 - the shared pieces, importable from here too
@@ -74,10 +76,12 @@ from .regions import (  # noqa: F401 - the shared pieces, importable from here t
     batch_improves,
     batch_improves_in_mean,
     best_row,
+    categorical_columns,
     counts_by_mean,
     design_size,
     failure_limit,
     inner_lengthscales,
+    n_parameters,
     next_length,
     objective_units,
     owners,
@@ -165,8 +169,14 @@ def regions_now(state: TrustRegionState, *, ard: bool = True) -> tuple[Array, Ar
     ls = state.lengthscales if ard else None
     args = (jnp.arange(m), ls, state.length, state.start, state.incumbent)
     if m == 1:  # the one region's, as computed alone
-        return jax.tree.map(lambda a: a[None], one(*jax.tree.map(lambda a: a[0], args)))
-    return jax.vmap(one, in_axes=tuple(None if a is None else 0 for a in args))(*args)
+        centres, boxes = jax.tree.map(lambda a: a[None], one(*jax.tree.map(lambda a: a[0], args)))
+    else:
+        centres, boxes = jax.vmap(one, in_axes=tuple(None if a is None else 0 for a in args))(*args)
+    categories = categorical_columns(state.bounds)
+    if categories is not None:  # a mixed space's categories stay free: the box bounds the other columns
+        unit = jnp.stack([jnp.zeros_like(boxes[:, 0]), jnp.ones_like(boxes[:, 1])], axis=1)
+        boxes = jnp.where(jnp.asarray(categories), unit, boxes)
+    return centres, boxes
 
 
 def incumbent_region(state: TrustRegionState) -> Array:
@@ -434,7 +444,7 @@ def trust_region(
                              "use q=1 or regions=1")
         data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=constrained)
         d, dtype = data.u.shape[1], data.u.dtype
-        n = design_size(d, q, restart_points)
+        n = design_size(n_parameters(box), q, restart_points)
         if m == 1:  # no design before the first restart
             k_inner, k_state = jax.random.split(key)
             design = jnp.zeros((1, n, d), dtype)
@@ -496,7 +506,7 @@ def trust_region(
         data0 = state.data
         d, dtype = data0.u.shape[1], data0.u.dtype
         cap = data0.capacity
-        x = jnp.reshape(jnp.asarray(x, dtype), (-1, d))
+        x = jnp.reshape(jnp.asarray(x, dtype), (-1, n_parameters(state.bounds)))
         u, rows = told_rows(state.bounds, x, y, c, constrained=constrained)  # rows (n,) or (n, K + 1)
         rows = rows.astype(dtype)
         y_told, c_told = (rows[:, 0], rows[:, 1:]) if constrained else (rows, None)
@@ -516,7 +526,7 @@ def trust_region(
         owner = state.owner.at[idx].set(mine_of, mode="drop")
         n = state.design.shape[1]
         ok = (idx < cap) & jnp.all(jnp.isfinite(jnp.reshape(rows, (rows.shape[0], -1))), axis=1)
-        box = Bounds(state.bounds.lower, state.bounds.upper)
+        box = state.bounds if isinstance(state.bounds, SearchSpace) else Bounds(state.bounds.lower, state.bounds.upper)
         mean_success = success_by_mean(_region(state.inner, 0))
         by_mean = state.incumbent is not None  # the centre's rule, decided at init
 
@@ -557,7 +567,7 @@ def trust_region(
                 improved = batch_improves(data0.y, run0, rows, ok & mine, min_improvement)
             counted = jnp.any(mine) & ~in_design  # a design step changes no counter
             new = next_length(length, successes, failures, improved, success_tolerance,
-                              failure_limit(d, q, failure_tolerance), length_max)
+                              failure_limit(n_parameters(state.bounds), q, failure_tolerance), length_max)
             length, successes, failures = (jnp.where(counted, a, b) for a, b in zip(new, (length, successes, failures)))
             restart = counted & (length < length_min)
             fresh = in_design | restart  # a completed design starts the run afresh
