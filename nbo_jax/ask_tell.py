@@ -211,6 +211,20 @@ def compiler_options() -> Optional[dict]:
     return None
 
 
+def padded_pending(pending: np.ndarray) -> np.ndarray:
+    """Pending points ``(n, d)`` padded with NaN rows to the next power of two (``n >= 1``),
+    so that :class:`AskTell` compiles its fantasizing ``tell`` once per power of two rather
+    than once per number of pending points (an Optuna study with parallel workers has a
+    varying number of running trials). A NaN row is never written to a dataset
+    (:meth:`nbo_jax.dataset.Dataset.add_batch`), so the fantasized data are those of the
+    ``n`` points."""
+    n = pending.shape[0]
+    size = 1 << max(n - 1, 0).bit_length()
+    if size == n:
+        return pending
+    return np.concatenate([pending, np.full((size - n,) + pending.shape[1:], np.nan, pending.dtype)], axis=0)
+
+
 def _compiled(algorithm: BOAlgorithm) -> tuple:
     """``(init, ask, tell, fantasize)`` of ``algorithm``, jit-compiled once per
     :func:`canonical` algorithm, so optimizers rebuilt from a history (an Optuna sampler, a
@@ -546,7 +560,7 @@ class AskTell:
                       "first (or create AskTell with auto_grow=True); nothing was asked")
         state = self.state
         if len(self._pending):
-            state = self._fantasize(state, self._jnp(self._pending))
+            state = self._fantasize(state, self._jnp(padded_pending(self._pending)))
         self._key, k = jax.random.split(self._key)
         x = np.asarray(self._ask(state, k), dtype=np.float64).reshape(q, -1)
         # clipped in float64, then cast: rounding is monotone, so the cast stays inside the

@@ -340,3 +340,34 @@ def test_complex_objective_is_refused_by_run_bo():
     problem = nbo.Problem("complex", 2, ([0.0, 0.0], [1.0, 1.0]), lambda x: jnp.sum(x) * (1.0 + 1.0j))
     with pytest.raises(TypeError, match=r"objective of 'complex' returns a complex value.*must be real"):
         nbo.run_bo(jax.random.key(0), nbo.random_search(), problem, 2, 1)
+
+
+@pytest.mark.parametrize("name", ["gp-ei", "neural-bo"])
+def test_pending_points_are_padded_to_powers_of_two_without_changing_the_fantasy(name):
+    """``ask`` fantasizes its pending points padded with NaN rows to the next power of two
+    (one compiled ``tell`` per power of two, not per count): the fantasized data and the asked
+    point are those of the unpadded points, and four asks in a row (1, 2, 3 and 4 pending
+    points before the last three) compile the fantasy for 1, 2 and 4 points only."""
+    from nbo_jax.ask_tell import padded_pending
+    from nbo_jax.transforms.batch import fantasize
+    from test_contract import _build
+
+    pending = np.array([[0.5, 0.5], [-1.0, 1.0], [1.5, -0.5]])
+    padded = padded_pending(pending)
+    assert padded.shape == (4, 2) and np.all(np.isnan(padded[3]))
+    np.testing.assert_array_equal(padded_pending(pending[:2]), pending[:2])
+    algo = _build(name)
+    opt = _opt(algo, capacity=16)
+    k = jax.random.key(5)
+    alone = fantasize(opt.algorithm, opt.state, jnp.asarray(pending, jnp.float32))
+    with_nan = fantasize(opt.algorithm, opt.state, jnp.asarray(padded, jnp.float32))
+    assert int(alone.data.count) == int(with_nan.data.count) == 7
+    np.testing.assert_array_equal(np.asarray(alone.data.u), np.asarray(with_nan.data.u))
+    np.testing.assert_array_equal(np.asarray(alone.data.y), np.asarray(with_nan.data.y))
+    np.testing.assert_array_equal(np.asarray(opt._ask(alone, k)), np.asarray(opt._ask(with_nan, k)))
+
+    if name == "gp-ei":
+        fresh = _opt(nbo.gp_bo(acq_optimizer=dict(raw_samples=40, num_restarts=2, steps=3)), capacity=16)
+        for _ in range(5):
+            fresh.ask()
+        assert len(fresh.pending) == 5 and fresh._fantasize._cache_size() == 3
