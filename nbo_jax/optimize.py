@@ -306,6 +306,9 @@ def refine_argmax(
             (:func:`region_bounds`), or ``None`` (the unit cube); ``candidates`` should lie
             in it too (:func:`candidate_set` draws them there).
 
+    On a mixed space (``data.space``) the climb is :func:`_alternate`'s: a climb of the
+    continuous columns, a discrete local search and a second climb, compiled once.
+
     Returns:
         The pool point with the largest ``utility`` (the best candidate itself when
         ``steps = 0``): never worse than the best candidate, which is in the pool.
