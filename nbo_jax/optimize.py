@@ -348,10 +348,7 @@ def _categorical_combinations(space) -> tuple[np.ndarray, np.ndarray] | None:
     for m, choice in enumerate(np.ndindex(*sizes)):
         for b, j in zip(blocks, choice):
             rows[m, b.start + j] = 1.0
-    mask = np.zeros(space.unit_dim, bool)
-    for b in blocks:
-        mask[b] = True
-    return rows, mask
+    return rows, space.categorical_columns()
 
 
 def _enumerated_starts(utility: Callable[[Array], Array], u: Array, data: Dataset, n: int, space) -> Array:

@@ -144,6 +144,18 @@ class SearchSpace:
             start += width
         return out
 
+    @property
+    def categorical(self) -> np.ndarray:
+        """``(P,)`` bool: which parameters are categorical."""
+        return np.array([isinstance(p, Categorical) for p in self.parameters])
+
+    def categorical_columns(self) -> np.ndarray:
+        """``(D,)`` bool: the unit-cube columns of the categories (their one-hot blocks)."""
+        mask = np.zeros(self.unit_dim, bool)
+        for p, cols in self.columns():
+            mask[cols] = isinstance(p, Categorical)
+        return mask
+
     def to_unit(self, x: Array) -> Array:
         """JAX: points ``x (..., P)`` encoded in the unit cube, ``(..., D)`` (module doc; a
         categorical entry is rounded to the nearest index, a non-finite one gives NaN)."""

@@ -16,7 +16,7 @@ import numpy as np
 from ..base import BOAlgorithm, SearchRegion
 from ..dataset import Dataset
 from ..domains import Bounds
-from ..search_space import Categorical, SearchSpace
+from ..search_space import SearchSpace
 from ..types import total_violation
 from .batch import region_keyword
 
@@ -192,24 +192,17 @@ def ask_in_region(inner_alg: BOAlgorithm, inner, key: Array, centre: Array, box:
     # algorithm took inside the region (through from_unit) is left exactly as it is
     clipped = jnp.clip(x, bounds.from_unit(box[0]), bounds.from_unit(box[1]))
     if isinstance(bounds, SearchSpace):  # a category's index is not ordered: never clipped
-        return jnp.where(jnp.asarray(_categorical_parameters(bounds)), x, clipped)
+        return jnp.where(jnp.asarray(bounds.categorical), x, clipped)
     return clipped
 
 
-def _categorical_parameters(space: SearchSpace) -> np.ndarray:
-    """``(P,)`` bool: the space's categorical parameters."""
-    return np.array([isinstance(p, Categorical) for p, _ in space.columns()])
-
-
 def categorical_columns(bounds) -> Optional[np.ndarray]:
-    """``(D,)`` bool: the unit-cube columns of a mixed space's categories (their one-hot
-    blocks); ``None`` for a box, a finite domain or a space without a category."""
+    """``(D,)`` bool: the unit-cube columns of a mixed space's categories
+    (:meth:`SearchSpace.categorical_columns`); ``None`` for a box, a finite domain or a space
+    without a category."""
     if not isinstance(bounds, SearchSpace):
         return None
-    mask = np.zeros(bounds.unit_dim, bool)
-    for p, cols in bounds.columns():
-        if isinstance(p, Categorical):
-            mask[cols] = True
+    mask = bounds.categorical_columns()
     return mask if mask.any() else None
 
 
