@@ -5,7 +5,7 @@ three integer inputs; ``--suite synthetic``, the default) and the scikit-learn t
 :mod:`nbo_jax.benchmarks.tuning` (``--suite tuning``; ``all`` for both), noise-free,
 ``--n-init`` + ``--n-iter`` evaluations (Optuna: the same number of trials, its samplers' own
 start-up designs), ``--seeds`` seeds. Our algorithms run vmapped over the seeds in one
-``run_bo`` (float32); each Optuna study runs alone with ``seed=s`` and suggests floats,
+``run_bo`` (float32; ``--sequential``: seed after seed); each Optuna study runs alone with ``seed=s`` and suggests floats,
 integers and categories natively.
 
 Reported per problem and method: the median [IQR] of the best value found, and the
@@ -46,12 +46,19 @@ SUITES = {"synthetic": list(PROBLEMS), "tuning": list(TUNING), "all": list(PROBL
 ALL = {**PROBLEMS, **TUNING}
 
 
-def run_ours(name: str, problem, seeds: int, n_init: int, n_iter: int) -> np.ndarray:
-    """``(seeds,)`` the best value each seed found (one vmapped ``run_bo``)."""
+def run_ours(name: str, problem, seeds: int, n_init: int, n_iter: int, sequential: bool = False) -> np.ndarray:
+    """``(seeds,)`` the best value each seed found (one vmapped ``run_bo``; with
+    ``sequential``, one jitted ``run_bo`` called seed after seed with the same keys)."""
     algo = (nbo.trust_region(nbo.registry.get(name[:-3])) if name.endswith("-tr") else nbo.registry.get(name))
     keys = jax.random.split(jax.random.key(0), seeds)
-    hist = jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=n_init, n_iter=n_iter)))(keys)
-    return np.asarray(jnp.min(jnp.where(hist.valid, hist.f, jnp.inf), axis=1), np.float64)
+
+    def best(hist):
+        return np.asarray(jnp.min(jnp.where(hist.valid, hist.f, jnp.inf), axis=-1), np.float64)
+
+    if sequential:
+        run = jax.jit(lambda k: nbo.run_bo(k, algo, problem, n_init=n_init, n_iter=n_iter))
+        return np.stack([best(run(k)) for k in keys])
+    return best(jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=n_init, n_iter=n_iter)))(keys))
 
 
 def run_optuna(name: str, problem, seeds: int, n_trials: int) -> np.ndarray:
@@ -96,6 +103,8 @@ def main(argv=None) -> int:
     parser.add_argument("--table-only", action="store_true", help="print the table of the stored mixed.json")
     parser.add_argument("--update", action="store_true",
                         help="run the given methods and problems only, keeping the stored results of the others")
+    parser.add_argument("--sequential", action="store_true",
+                        help="run our methods seed after seed instead of vmapped over the seeds")
     args = parser.parse_args(argv)
     args.problems = args.problems or SUITES[args.suite]
     out = pathlib.Path(args.out)
@@ -116,7 +125,7 @@ def main(argv=None) -> int:
         for m in args.methods:
             t0 = time.perf_counter()
             if m in OURS + IN_TRUST_REGION:
-                final = run_ours(m, problem, args.seeds, args.n_init, args.n_iter)
+                final = run_ours(m, problem, args.seeds, args.n_init, args.n_iter, args.sequential)
             else:
                 final = run_optuna(m, problem, args.seeds, args.n_init + args.n_iter)
             finals.setdefault(pname, {})[m] = final
