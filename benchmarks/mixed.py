@@ -5,8 +5,8 @@ three integer inputs; ``--suite synthetic``, the default) and the scikit-learn t
 :mod:`nbo_jax.benchmarks.tuning` (``--suite tuning``; ``all`` for both), noise-free,
 ``--n-init`` + ``--n-iter`` evaluations (Optuna: the same number of trials, its samplers' own
 start-up designs), ``--seeds`` seeds. Our algorithms run vmapped over the seeds in one
-``run_bo`` (float32; ``--sequential``: seed after seed); each Optuna study runs alone with ``seed=s`` and suggests floats,
-integers and categories natively.
+``run_bo`` (float32; ``--sequential``: one seed after another in one compiled program); each
+Optuna study runs alone with ``seed=s`` and suggests floats, integers and categories natively.
 
 Reported per problem and method: the median [IQR] of the best value found, and the
 normalized score of Bayesmark (Turner et al. 2021): ``(m_random - best) / (m_random -
@@ -33,6 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import nbo_jax as nbo
+from nbo_jax import comparison
 from nbo_jax.analysis.stats import welch_one_sided
 from nbo_jax.benchmarks.mixed import PROBLEMS
 from nbo_jax.benchmarks.tuning import TUNING
@@ -47,18 +48,14 @@ ALL = {**PROBLEMS, **TUNING}
 
 
 def run_ours(name: str, problem, seeds: int, n_init: int, n_iter: int, sequential: bool = False) -> np.ndarray:
-    """``(seeds,)`` the best value each seed found (one vmapped ``run_bo``; with
-    ``sequential``, one jitted ``run_bo`` called seed after seed with the same keys)."""
+    """``(seeds,)`` the best value each seed found, the seeds vmapped or, with ``sequential``,
+    one after another in one compiled program (:func:`nbo_jax.comparison.run_methods`)."""
     algo = (nbo.trust_region(nbo.registry.get(name[:-3])) if name.endswith("-tr") else nbo.registry.get(name))
     keys = jax.random.split(jax.random.key(0), seeds)
-
-    def best(hist):
-        return np.asarray(jnp.min(jnp.where(hist.valid, hist.f, jnp.inf), axis=-1), np.float64)
-
-    if sequential:
-        run = jax.jit(lambda k: nbo.run_bo(k, algo, problem, n_init=n_init, n_iter=n_iter))
-        return np.stack([best(run(k)) for k in keys])
-    return best(jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=n_init, n_iter=n_iter)))(keys))
+    hists, _ = comparison.run_methods(problem, {name: algo}, keys, n_init=n_init, n_iter=n_iter, progress=False,
+                                      verbose=False, vmap_seeds=not sequential)
+    h = hists[name]
+    return np.min(np.where(h["valid"], h["f"], np.inf), axis=1).astype(np.float64)
 
 
 def run_optuna(name: str, problem, seeds: int, n_trials: int) -> np.ndarray:

@@ -8,9 +8,9 @@ every objective against the problem's ``reference_point``.
 - Ours (``gp-ehvi``, ``gp-parego``, ``neural-bo-mo``, ``random``): ``nbo.registry.get(name,
   reference_point=...)`` vmapped over the seeds in one ``run_bo`` (float32; the keys
   ``jax.random.split(jax.random.key(0), seeds)``, so every method of ours starts from the same
-  uniform initial design per seed); with ``--sequential``, one jitted ``run_bo`` called seed
-  after seed with the same keys (GP-EHVI on ZDT2, 10 seeds: about 6 minutes on 2 CPU cores
-  instead of more than 30 vmapped); with ``--float64``, under ``jax_enable_x64`` (BoTorch's
+  uniform initial design per seed); with ``--sequential``, one seed after another in one
+  compiled program with the same keys (GP-EHVI on ZDT2, 10 seeds: 260 s on 2 CPU cores
+  instead of more than 30 minutes vmapped); with ``--float64``, under ``jax_enable_x64`` (BoTorch's
   precision), stored as ``<method>-float64``.
 - Optuna (``nsga2``, ``tpe``): ``NSGAIISampler(seed=s)`` / ``TPESampler(seed=s)`` with their
   default settings (NSGA-II: population 50) in a study with ``directions=["minimize"] * m``,
@@ -59,7 +59,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import nbo_jax as nbo
-from nbo_jax import pareto
+from nbo_jax import comparison, pareto
 from nbo_jax.analysis.stats import welch_one_sided
 from nbo_jax.benchmarks.multi_objective import PROBLEMS
 
@@ -107,15 +107,13 @@ def our_algorithm(name: str, problem):
 
 
 def run_ours(name: str, problem, seeds: int, n_init: int, n_iter: int, sequential: bool = False) -> np.ndarray:
-    """``(seeds, n, d)`` the evaluated points of one vmapped ``run_bo`` per seed, or with
-    ``sequential`` of one jitted ``run_bo`` called seed after seed (the same keys)."""
-    algo = our_algorithm(name, problem)
+    """``(seeds, n, d)`` the evaluated points per seed, the seeds vmapped or, with
+    ``sequential``, one after another in one compiled program
+    (:func:`nbo_jax.comparison.run_methods`)."""
     keys = jax.random.split(jax.random.key(0), seeds)
-    if sequential:
-        run = jax.jit(lambda k: nbo.run_bo(k, algo, problem, n_init=n_init, n_iter=n_iter))
-        return np.stack([np.asarray(run(k).x, np.float64) for k in keys])
-    hist = jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=n_init, n_iter=n_iter)))(keys)
-    return np.asarray(hist.x, np.float64)
+    hists, _ = comparison.run_methods(problem, {name: our_algorithm(name, problem)}, keys, n_init=n_init,
+                                      n_iter=n_iter, progress=False, verbose=False, vmap_seeds=not sequential)
+    return np.asarray(hists[name]["x"], np.float64)
 
 
 def initial_designs(problem, seeds: int, n_init: int) -> np.ndarray:
@@ -387,8 +385,7 @@ def main(argv=None) -> int:
             t0 = time.perf_counter()
             if m in OURS:
                 X = run_ours(m, problem, args.seeds, args.n_init, args.n_iter, args.sequential)
-                if args.float64:
-                    m = f"{m}-float64"
+                m = f"{m}-float64" if args.float64 else m  # the stored name
                 stored["results"].setdefault(pname, {})[m] = _record(problem, X, list(range(args.seeds)),
                                                                      time.perf_counter() - t0)
             else:
