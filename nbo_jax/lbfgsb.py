@@ -10,11 +10,18 @@ Nocedal & Zhu 1995)::
     p      = -H g on the free coordinates (L-BFGS two-loop recursion over the last ``memory``
              pairs, Nocedal & Wright 2006, Algorithm 7.4; first step -g / ||g||), or the
              steepest descent -g on them when p is not a descent direction
-    x+     = clip(x + a p, lower, upper),  a = 1, 1/2, 1/4, ... until Armijo
-             f(x+) <= f(x) + c1 g.(x+ - x) with f(x+), g(x+) finite
+    x+     = clip(x + a p, lower, upper) until Armijo f(x+) <= f(x) + c1 g.(x+ - x) with
+             f(x+), g(x+) finite: a = 1, then the minimizer of the quadratic through f(x), the
+             slope g.(x+ - x) and f(x+), kept in [a / 10, a / 2] (a / 2 where f(x+) is not
+             finite; Nocedal & Wright 2006, eq. 3.58)
     memory <- (x+ - x, g+ - g) when their inner product is > eps |g+ - g|^2
+    flat   : the next trial's predicted decrease -g.(x+ - x) is <= ftol max(|f(x)|, 1): no step
+             along p can pass the ftol test below, so the search ends; after an L-BFGS direction
+             the memory is cleared and the next iteration retries steepest descent (scipy's
+             L-BFGS-B after a failed line search), after steepest descent the row has converged
     stop   : ||clip(x - g) - x||_inf <= gtol, or f(x) - f(x+) <= ftol max(|f(x)|, |f(x+)|, 1)
-             (scipy's L-BFGS-B tests), or no Armijo step within ``max_linesearch`` halvings
+             (scipy's L-BFGS-B tests), flat along steepest descent, or no Armijo step within
+             ``max_linesearch`` trials
 
 ``fun`` is called on the whole ``(k, n)`` batch (one kernel call for all rows, never a vmap
 of ``k`` small linear-algebra calls), and a stopped row is frozen, so a row's answer does not
@@ -112,7 +119,7 @@ def minimize_lbfgsb(
             :func:`default_tolerances` for the dtype.
         gtol: stopping tolerance on the projected gradient; ``None`` =
             :func:`default_tolerances` for the dtype.
-        max_linesearch: most step halvings per iteration. c1: Armijo constant.
+        max_linesearch: most trial steps per iteration. c1: Armijo constant.
 
     Returns:
         :class:`LBFGSBResult`; ``value[i] <= fun(clip(x0))[i]`` for every row.
@@ -156,23 +163,32 @@ def minimize_lbfgsb(
         p = direction(x, g, S, Y, rho, gamma)
 
         def ls_cond(c):
-            j, _, acc, *_ = c
-            return (j < max_linesearch) & jnp.any(~acc)
+            j, _, acc, flat, *_ = c
+            return (j < max_linesearch) & jnp.any(~acc & ~flat)
 
         def ls_body(c):
-            j, alpha, acc, xn, fn, gn = c
+            j, alpha, acc, flat, xn, fn, gn = c
             trial = jnp.clip(x + alpha[:, None] * p, lo, hi)
             ft, gt = _value_and_grad(fun, trial)
-            armijo = jnp.isfinite(ft) & (ft <= f + c1 * jnp.sum(g * (trial - x), axis=-1))
-            new = ~acc & armijo
+            linear = jnp.sum(g * (trial - x), axis=-1)  # < 0: the decrease the gradient predicts
+            armijo = jnp.isfinite(ft) & (ft <= f + c1 * linear)
+            new = ~acc & ~flat & armijo
             xn = jnp.where(new[:, None], trial, xn)
             fn = jnp.where(new, ft, fn)
             gn = jnp.where(new[:, None], gt, gn)
-            acc = acc | armijo
-            return j + 1, jnp.where(acc, alpha, 0.5 * alpha), acc, xn, fn, gn
+            # the minimizer of the quadratic through f, its slope and ft, kept in [alpha / 10, alpha / 2]
+            # (Nocedal & Wright 2006, eq. 3.58); alpha / 2 where ft is not finite
+            curvature = ft - f - linear
+            quad = jnp.where(jnp.isfinite(ft) & (curvature > 0), -0.5 * linear / jnp.where(curvature > 0, curvature, 1.0),
+                             0.5)
+            shrink = jnp.clip(quad, 0.1, 0.5)
+            # the next trial could not lower f by more than ftol max(|f|, 1): the row has converged
+            flat = flat | (~acc & ~armijo & (-shrink * linear <= ftol * jnp.maximum(jnp.abs(f), 1.0)))
+            acc = acc | new
+            return j + 1, jnp.where(acc | flat, alpha, shrink * alpha), acc, flat, xn, fn, gn
 
-        ls0 = (jnp.zeros((), jnp.int32), jnp.ones((k,), dtype), done, x, f, g)
-        _, _, acc, xn, fn, gn = jax.lax.while_loop(ls_cond, ls_body, ls0)
+        ls0 = (jnp.zeros((), jnp.int32), jnp.ones((k,), dtype), done, jnp.zeros((k,), bool), x, f, g)
+        _, _, acc, flat, xn, fn, gn = jax.lax.while_loop(ls_cond, ls_body, ls0)
         moved = acc & ~done
         s = xn - x
         yv = gn - g
@@ -186,8 +202,15 @@ def minimize_lbfgsb(
         gamma = jnp.where(keep, sy / jnp.where(keep, yy, 1.0), gamma)
         small_step = (f - fn) <= ftol * jnp.maximum(jnp.maximum(jnp.abs(f), jnp.abs(fn)), 1.0)
         stop = moved & (small_step | (proj_grad_norm(xn, gn) <= gtol))
-        converged = converged | stop
-        done = done | stop | (~acc)  # no Armijo step: stuck
+        # no step along p can lower f by ftol: retry from steepest descent with the memory cleared
+        # (scipy's L-BFGS-B after a failed line search); along steepest descent, the row has converged
+        flat = flat & ~done
+        retry = flat & (gamma > 0)
+        flat = flat & ~retry
+        rho = jnp.where(retry[:, None], 0.0, rho)
+        gamma = jnp.where(retry, 0.0, gamma)
+        converged = converged | stop | flat
+        done = done | stop | flat | (~acc & ~retry)  # no Armijo step: stuck
         its = its + moved.astype(jnp.int32)
         x = jnp.where(moved[:, None], xn, x)
         f = jnp.where(moved, fn, f)

@@ -52,3 +52,71 @@ def test_fixed_coordinates_nonfinite_values_and_budget(x64):
     assert not bool(res.converged[2]) and res.value[2] == jnp.inf
     none = minimize_lbfgsb(jax.vmap(f), x0 + 1.0, 0.0, 1.0, max_iter=0)
     np.testing.assert_array_equal(none.x, jnp.clip(x0 + 1.0, 0.0, 1.0))
+
+
+def _counting(fun, calls):
+    """``fun`` that appends 1 to ``calls`` per batched evaluation (a host callback)."""
+    def counted(X):
+        jax.debug.callback(lambda v: calls.append(1), X[0, 0])
+        return fun(X)
+    return counted
+
+
+def test_line_search_interpolates_instead_of_halving(x64):
+    """A first step 100 times too long: the quadratic through f, its slope and the trial lands
+    on the minimum of ``(x - 0.99)^2`` from ``x = 1`` in two shrinks (alpha 1 -> 0.1 -> 0.01),
+    where halving needed seven trials; three evaluations of the line search in all."""
+    calls = []
+    f = _counting(lambda X: jnp.sum((X - 0.99) ** 2, axis=-1), calls)
+    res = minimize_lbfgsb(f, jnp.array([[1.0]]), -10.0, 10.0, max_iter=1)
+    jax.effects_barrier()
+    assert int(res.iterations[0]) == 1
+    np.testing.assert_allclose(res.x[0, 0], 0.99, atol=1e-12)
+    assert len(calls) == 1 + 3  # the start, then trials at alpha = 1, 0.1, 0.01
+
+
+def test_float32_gp_fit_reaches_scipys_float64_optimum(monkeypatch):
+    """A float32 GP marginal-likelihood fit (100 noisy points, 6 inputs, BoTorch's priors, the
+    GP fit's call): it ends converged (a tolerance stops it, not a failed line search) at the
+    optimum of scipy's L-BFGS-B on the same objective in float64, within 0.05 nats."""
+    from jax.flatten_util import ravel_pytree
+
+    from nbo_jax import gp_model as gpm
+
+    results = []
+
+    def spy(fun, x0, lower, upper, **kw):
+        res = minimize_lbfgsb(fun, x0, lower, upper, **kw)
+        results.append(res)
+        return res
+
+    monkeypatch.setattr(gpm, "minimize_lbfgsb", spy)
+    rng = np.random.default_rng(0)
+    u = rng.random((100, 6))
+    y = np.sin(3 * u[:, 0]) + u[:, 1] ** 2 + 0.5 * u[:, 2] * u[:, 3] - u[:, 5] + 0.1 * rng.standard_normal(100)
+    y = (y - y.mean()) / y.std()
+    prior = gpm.botorch_prior(6)
+    bounds = gpm.ParamBounds()
+    start = gpm.prior_mode(6, prior, bounds, jnp.float32)
+    mask = jnp.ones(100, bool)
+    _, value = gpm.fit("rbf", jax.tree.map(lambda a: a[None], start), jnp.asarray(u, jnp.float32),
+                       jnp.asarray(y, jnp.float32), mask, steps=200, bounds=bounds, prior=prior, optimizer="lbfgs",
+                       jitter=1e-6)
+    (res,) = results
+    assert bool(res.converged[0])
+    # scipy's L-BFGS-B on the float64 objective from the same start
+    previous = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        start64 = jax.tree.map(lambda a: jnp.asarray(a, jnp.float64), start)
+        x0, unravel = ravel_pytree(start64)
+        lo, hi = (ravel_pytree(t)[0] for t in gpm._log_box(bounds, start64, False))
+        lo, hi = np.array(lo), np.array(hi)
+        lo[-1] = hi[-1] = float(x0[-1])  # the constant stays at the start's
+        objective = jax.jit(jax.value_and_grad(lambda x: -gpm.map_objective("rbf", unravel(x), jnp.asarray(u),
+                                                                             jnp.asarray(y), mask, prior, 1e-6)))
+        ref = minimize(lambda x: tuple(np.asarray(a, float) for a in objective(jnp.asarray(x))), np.asarray(x0),
+                       jac=True, method="L-BFGS-B", bounds=list(zip(lo, hi)))
+    finally:
+        jax.config.update("jax_enable_x64", previous)
+    assert abs(float(value) - (-ref.fun)) <= 0.05, (float(value), -ref.fun)
