@@ -12,8 +12,9 @@ Nocedal & Zhu 1995)::
              steepest descent -g on them when p is not a descent direction
     x+     = clip(x + a p, lower, upper) until Armijo f(x+) <= f(x) + c1 g.(x+ - x) with
              f(x+), g(x+) finite: a = 1, then the minimizer of the quadratic through f(x), the
-             slope g.(x+ - x) and f(x+), kept in [a / 10, a / 2] (a / 2 where f(x+) is not
-             finite; Nocedal & Wright 2006, eq. 3.58)
+             slope g.(x+ - x) and f(x+) (Nocedal & Wright 2006, eq. 3.58) as the nearest power
+             of two in [a / 16, a / 2]; a / 2 where f(x+) is not finite or exceeds f(x) by less
+             than sqrt(eps) max(|f(x)|, 1) (there rounding would choose the step)
     memory <- (x+ - x, g+ - g) when their inner product is > eps |g+ - g|^2
     flat   : the next trial's predicted decrease -g.(x+ - x) is <= ftol max(|f(x)|, 1): no step
              along p can pass the ftol test below, so the search ends; after an L-BFGS direction
@@ -176,12 +177,14 @@ def minimize_lbfgsb(
             xn = jnp.where(new[:, None], trial, xn)
             fn = jnp.where(new, ft, fn)
             gn = jnp.where(new[:, None], gt, gn)
-            # the minimizer of the quadratic through f, its slope and ft, kept in [alpha / 10, alpha / 2]
-            # (Nocedal & Wright 2006, eq. 3.58); alpha / 2 where ft is not finite
+            # the minimizer of the quadratic through f, its slope and ft (Nocedal & Wright 2006, eq. 3.58),
+            # as the nearest power of two in [alpha / 16, alpha / 2]; alpha / 2 where ft is not finite or
+            # exceeds f by less than sqrt(eps) max(|f|, 1), where rounding would decide the quadratic (so
+            # that a row takes the same steps vmapped or alone)
             curvature = ft - f - linear
-            quad = jnp.where(jnp.isfinite(ft) & (curvature > 0), -0.5 * linear / jnp.where(curvature > 0, curvature, 1.0),
-                             0.5)
-            shrink = jnp.clip(quad, 0.1, 0.5)
+            clear = jnp.isfinite(ft) & (ft - f > jnp.sqrt(eps) * jnp.maximum(jnp.abs(f), 1.0))
+            quad = jnp.where(clear, -0.5 * linear / jnp.where(clear, curvature, 1.0), 0.5)
+            shrink = jnp.exp2(-jnp.clip(jnp.round(-jnp.log2(jnp.maximum(quad, tiny))), 1.0, 4.0)).astype(dtype)
             # the next trial could not lower f by more than ftol max(|f|, 1): the row has converged
             flat = flat | (~acc & ~armijo & (-shrink * linear <= ftol * jnp.maximum(jnp.abs(f), 1.0)))
             acc = acc | new

@@ -62,7 +62,9 @@ def test_compare_shares_initial_points_and_writes_tables(tmp_path):
 
 def test_run_methods_seeds_in_sequence_equal_vmapped(x64, capsys):
     """``vmap_seeds`` leaves a method's seeds to ``jax.lax.map`` (one after another in one
-    program): in float64 the histories equal the vmapped ones, and a bad argument is named."""
+    program): in float64 the histories equal the vmapped ones to 1e-6 (the batched and the
+    looped linear algebra round differently, which can move where an acquisition climb stops
+    by about 1e-8), and a bad argument is named."""
     problem = nbo.benchmarks.get("branin", noise_std=0.1)
     algos = {"gp-ei": nbo.gp_bo(acquisition="ei"), "random": nbo.random_search()}
     keys = jax.random.split(jax.random.key(2), 3)
@@ -72,8 +74,8 @@ def test_run_methods_seeds_in_sequence_equal_vmapped(x64, capsys):
     printed = capsys.readouterr().out  # the mode actually taken, per method
     assert "gp-ei on branin (d=2) x 3 seeds in sequence" in printed and "random on branin (d=2) x 3 seeds vmapped" in printed
     for name in algos:
-        np.testing.assert_allclose(mixed[name]["x"], batched[name]["x"], rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(mixed[name]["best_f"], batched[name]["best_f"], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(mixed[name]["x"], batched[name]["x"], rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(mixed[name]["best_f"], batched[name]["best_f"], rtol=1e-6, atol=1e-9)
     assert mixed["gp-ei"]["x"].shape == (3, 7, 2) and timings["gp-ei"]["run_s"] > 0
     with pytest.raises(ValueError, match="vmap_seeds names \\['gp-ucb'\\]"):
         comparison.run_methods(problem, algos, keys, vmap_seeds=["gp-ucb"], **kw)

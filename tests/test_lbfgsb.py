@@ -63,16 +63,17 @@ def _counting(fun, calls):
 
 
 def test_line_search_interpolates_instead_of_halving(x64):
-    """A first step 100 times too long: the quadratic through f, its slope and the trial lands
-    on the minimum of ``(x - 0.99)^2`` from ``x = 1`` in two shrinks (alpha 1 -> 0.1 -> 0.01),
-    where halving needed seven trials; three evaluations of the line search in all."""
+    """A first step 100 times too long: from ``x = 1`` on ``(x - 0.99)^2`` the quadratic through
+    f, its slope and each failed trial shrinks the step by its largest allowed factor (alpha 1
+    -> 1/16), then by 1/8 (its minimizer's nearest power of two), and the Armijo step is
+    accepted at the third trial (x = 1 - 1/128), where halving alone needed seven."""
     calls = []
     f = _counting(lambda X: jnp.sum((X - 0.99) ** 2, axis=-1), calls)
     res = minimize_lbfgsb(f, jnp.array([[1.0]]), -10.0, 10.0, max_iter=1)
     jax.effects_barrier()
     assert int(res.iterations[0]) == 1
-    np.testing.assert_allclose(res.x[0, 0], 0.99, atol=1e-12)
-    assert len(calls) == 1 + 3  # the start, then trials at alpha = 1, 0.1, 0.01
+    np.testing.assert_allclose(res.x[0, 0], 1.0 - 1.0 / 128, atol=1e-15)
+    assert len(calls) == 1 + 3  # the start, then trials at alpha = 1, 1/16, 1/128
 
 
 def test_float32_gp_fit_reaches_scipys_float64_optimum(monkeypatch):
