@@ -418,12 +418,12 @@ def _alternate(utility: Callable[[Array], Array], best: Array, starts: Array, da
 
 
 MIXED_SEARCH_STEPS = 8
+"""Moves of the discrete local search of a mixed space's acquisition optimizer (each to the
+best neighbour: one integer step or one other category)."""
 MIXED_ENUMERATION_LIMIT = 64
 """The most combinations of categories a mixed space's acquisition optimizer enumerates at its
 climbed point (the best ones start its last climb, :func:`refine_argmax`); a space with more
 relies on the local search alone."""
-"""Moves of the discrete local search of a mixed space's acquisition optimizer (each to the
-best neighbour: one integer step or one other category)."""
 
 
 DUPLICATE_TOL = 1e-6
