@@ -383,11 +383,11 @@ def main(argv=None) -> int:
         problem = make_problem(pname)
         for m in args.methods:
             t0 = time.perf_counter()
+            name = f"{m}-float64" if args.float64 else m  # the stored name (--float64: ours only)
             if m in OURS:
                 X = run_ours(m, problem, args.seeds, args.n_init, args.n_iter, args.sequential)
-                m = f"{m}-float64" if args.float64 else m  # the stored name
-                stored["results"].setdefault(pname, {})[m] = _record(problem, X, list(range(args.seeds)),
-                                                                     time.perf_counter() - t0)
+                stored["results"].setdefault(pname, {})[name] = _record(problem, X, list(range(args.seeds)),
+                                                                        time.perf_counter() - t0)
             else:
                 x0 = initial_designs(problem, args.seeds, args.n_init) if m in BOTORCH else None
                 rows = []
@@ -401,10 +401,10 @@ def main(argv=None) -> int:
                     _save(path, stored, mine)
                     print(f"{pname} {m} seed {s}: log10 HV difference "
                           f"{stored['results'][pname][m]['final_log_hv_difference'][-1]:.3f}", flush=True)
-            mine.add((pname, m))
+            mine.add((pname, name))
             _save(path, stored, mine)
-            v = stored["results"][pname][m]["final_log_hv_difference"]
-            print(f"{pname} {m}: median log10 HV difference {np.median(v):.3f} ({time.perf_counter() - t0:.0f} s)",
+            v = stored["results"][pname][name]["final_log_hv_difference"]
+            print(f"{pname} {name}: median log10 HV difference {np.median(v):.3f} ({time.perf_counter() - t0:.0f} s)",
                   flush=True)
     print_table(_load(path))
     print(f"written to {path}")

@@ -162,6 +162,7 @@ def minimize_lbfgsb(
     def body(carry):
         it, x, f, g, S, Y, rho, gamma, done, converged, its = carry
         p = direction(x, g, S, Y, rho, gamma)
+        f_scale = jnp.maximum(jnp.abs(f), 1.0)  # the line search's tolerances scale with |f(x)|
 
         def ls_cond(c):
             j, _, acc, flat, *_ = c
@@ -182,11 +183,11 @@ def minimize_lbfgsb(
             # exceeds f by less than sqrt(eps) max(|f|, 1), where rounding would decide the quadratic (so
             # that a row takes the same steps vmapped or alone)
             curvature = ft - f - linear
-            clear = jnp.isfinite(ft) & (ft - f > jnp.sqrt(eps) * jnp.maximum(jnp.abs(f), 1.0))
+            clear = jnp.isfinite(ft) & (ft - f > jnp.sqrt(eps) * f_scale)
             quad = jnp.where(clear, -0.5 * linear / jnp.where(clear, curvature, 1.0), 0.5)
             shrink = jnp.exp2(-jnp.clip(jnp.round(-jnp.log2(jnp.maximum(quad, tiny))), 1.0, 4.0)).astype(dtype)
             # the next trial could not lower f by more than ftol max(|f|, 1): the row has converged
-            flat = flat | (~acc & ~armijo & (-shrink * linear <= ftol * jnp.maximum(jnp.abs(f), 1.0)))
+            flat = flat | (~acc & ~armijo & (-shrink * linear <= ftol * f_scale))
             acc = acc | new
             return j + 1, jnp.where(acc | flat, alpha, shrink * alpha), acc, flat, xn, fn, gn
 
@@ -207,8 +208,7 @@ def minimize_lbfgsb(
         stop = moved & (small_step | (proj_grad_norm(xn, gn) <= gtol))
         # no step along p can lower f by ftol: retry from steepest descent with the memory cleared
         # (scipy's L-BFGS-B after a failed line search); along steepest descent, the row has converged
-        flat = flat & ~done
-        retry = flat & (gamma > 0)
+        retry = flat & (gamma > 0)  # flat rows were not done: a done row starts its search accepted
         flat = flat & ~retry
         rho = jnp.where(retry[:, None], 0.0, rho)
         gamma = jnp.where(retry, 0.0, gamma)
