@@ -238,6 +238,33 @@ def test_default_nu_by_dimension(compiled):
         assert told_apart == set(nus) - {nu}, (d, told_apart)
 
 
+def test_default_nu_and_climb_count_a_mixed_space_parameters(compiled):
+    """On a mixed space the exploration scale's and the climb's ``d`` is the number of
+    parameters, not of unit-cube columns: two continuous inputs and a category of
+    ``CLIMB_BELOW_DIM`` choices (3 parameters, 22 columns) take the preset's ``nu = 0.5`` and
+    the climb, as a 3-input box does. The default's asks equal ``nu=0.5``'s bit for bit and
+    differ from those of the 22-column rule (``HIGH_DIM_NU``, no climb)."""
+    from nbo_jax.algorithms.neural_bo import CLIMB_BELOW_DIM, HIGH_DIM_NU
+    from nbo_jax.search_space import Categorical, Continuous, search_space
+
+    space = search_space([Continuous("a", -1.0, 1.0), Continuous("b", -1.0, 1.0),
+                          Categorical("c", tuple(range(CLIMB_BELOW_DIM)))])
+    problem = nbo.Problem("mixed", 3, space, lambda p: (p[0] - 0.3) ** 2 + (p[1] + 0.2) ** 2 + 0.01 * p[2])
+    assert (space.dim, space.unit_dim) == (3, CLIMB_BELOW_DIM + 2)
+    small = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}
+    algos = {name: compiled(nbo.neural_bo(**small, acq_optimizer=dict(raw_samples=128, **opt), **kw))
+             for name, kw, opt in (("default", {}, {}), ("0.5", dict(nu=0.5), {}),
+                                   ("by columns", dict(nu=HIGH_DIM_NU), dict(steps=0)))}
+    _, state = _state(algos["default"], n=8, problem=problem)
+    told_apart = False
+    for k in range(2, 6):
+        asks = {name: np.asarray(algo.ask(state, jax.random.key(k))) for name, algo in algos.items()}
+        np.testing.assert_array_equal(asks["default"], asks["0.5"])
+        assert np.all(space.contains(asks["default"]))
+        told_apart |= bool(np.abs(asks["default"] - asks["by columns"]).max() > 1e-3)
+    assert told_apart
+
+
 def test_default_nu_inside_a_trust_region(compiled):
     """Asked inside a trust region (``ask(..., region=...)``, as ``trust_region`` does), the
     default's pathwise sample at ``MID_NU_FROM_DIM`` inputs takes the preset's 0.5, not

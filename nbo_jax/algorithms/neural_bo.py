@@ -41,7 +41,9 @@ restarts, box-constrained L-BFGS; :mod:`nbo_jax.optimize`), with no climb (the b
 from ``d = 20`` on (``CLIMB_BELOW_DIM``): climbed, the sample's minimum lies on the box's
 boundary, and the run ends worse than random search. Below ``d = 20`` (``CIRCLE_BELOW_DIM``)
 the network sees each coordinate on a quarter circle (``input_embedding="circle"``), so that
-its Thompson samples are not drawn to the corners. The surrogate settings were chosen on
+its Thompson samples are not drawn to the corners. The exploration scale's and the climb's ``d``
+is the number of parameters (a categorical parameter counts once); the embedding's is the
+number of unit-cube columns (one per category). The surrogate settings were chosen on
 problems other than the test problems (Ackley, Levy, Michalewicz); the measurements are on the
 documentation site's page "Benchmarks" (``docs/benchmarks.md``). Every choice is an
 argument.
@@ -89,13 +91,13 @@ Array = jax.Array
 THOMPSON = ("pathwise", "independent")
 SCALES = ("fit", "fixed")
 FEATURE_PARAMS = ("initial", "current")
-# pathwise Thompson samples are climbed below this input dimension; from it on the best raw sample
+# pathwise Thompson samples are climbed below this many parameters; from it on the best raw sample
 # is asked (climbed, the sample's minimum lies on the box's boundary)
 CLIMB_BELOW_DIM = 20
-# from CLIMB_BELOW_DIM inputs on, the default pathwise Thompson sample's exploration scale when
+# from CLIMB_BELOW_DIM parameters on, the default pathwise Thompson sample's exploration scale when
 # nu is not given (the raw samples' best is asked, and nu = 0.5 spread it over the cube)
 HIGH_DIM_NU = 0.1
-# from MID_NU_FROM_DIM inputs up to CLIMB_BELOW_DIM, the default pathwise sample's exploration scale
+# from MID_NU_FROM_DIM parameters up to CLIMB_BELOW_DIM, the default pathwise sample's exploration scale
 # when nu is not given (measured with the quarter-circle embedding at d = 5, 10 and 15)
 MID_DIM_NU = 0.25
 MID_NU_FROM_DIM = 10
@@ -115,14 +117,17 @@ PRESETS = {
 
 
 def default_nu(d: int, in_region: bool = False) -> float:
-    """The default preset's exploration scale of its pathwise Thompson sample for ``d`` inputs
-    when ``nu`` is not given: ``HIGH_DIM_NU`` (0.1) from ``CLIMB_BELOW_DIM`` (20) on,
+    """The default preset's exploration scale of its pathwise Thompson sample for ``d``
+    parameters when ``nu`` is not given (a box's inputs; on a mixed space a categorical
+    parameter counts once, not once per one-hot column, as does the climb's rule
+    ``CLIMB_BELOW_DIM``): ``HIGH_DIM_NU`` (0.1) from ``CLIMB_BELOW_DIM`` (20) on,
     ``MID_DIM_NU`` (0.25) from ``MID_NU_FROM_DIM`` (10) when asked over the whole box, else
     the preset's ``nu`` (0.5): below ``d = 10``, and below ``d = 20`` when asked inside a trust
     region (``in_region``: asked with a search region, :func:`nbo_jax.transforms.trust_region.trust_region`), which
     already keeps the asks near the incumbent. Chosen on selection problems (Styblinski-Tang,
     Rastrigin, Griewank, Rosenbrock) and COCO, not on the reported test problems
-    (``docs/benchmarks.md``)."""
+    (``docs/benchmarks.md``); counting a mixed space's parameters rather than its one-hot
+    columns was chosen on mixed selection problems (docs "Mixed search spaces")."""
     if d >= CLIMB_BELOW_DIM:
         return HIGH_DIM_NU
     return MID_DIM_NU if d >= MID_NU_FROM_DIM and not in_region else PRESETS["default"]["nu"]
@@ -181,7 +186,7 @@ def neural_bo(
         width: hidden width ``m`` (int >= 1). depth: number of weight layers ``L`` (int >= 2).
         nu: exploration scale of Thompson sampling (Phan-Trong et al. 2023, Algorithm 1,
             line 4), a float ``>= 0`` or a scalar array (vmappable); default the preset's
-            (paper 1.0; the default preset's pathwise sample takes 0.5 below ``d = 10`` inputs,
+            (paper 1.0; the default preset's pathwise sample takes 0.5 below ``d = 10`` parameters,
             ``MID_DIM_NU = 0.25`` from ``d = MID_NU_FROM_DIM = 10`` (0.5 inside a trust
             region) and ``HIGH_DIM_NU = 0.1`` from ``d = CLIMB_BELOW_DIM = 20`` on:
             :func:`default_nu`). With
@@ -220,7 +225,7 @@ def neural_bo(
             :func:`nbo_jax.optimize.optimize_acqf`, or a dict of some of its fields laid over
             the preset's (default: the preset's; with ``thompson="independent"``, ``steps=0``;
             with the default pathwise Thompson sampling and ``d >= CLIMB_BELOW_DIM`` (20)
-            inputs, ``steps=0`` unless ``acq_optimizer`` is an ``AcqOptimizer`` or a dict
+            parameters, ``steps=0`` unless ``acq_optimizer`` is an ``AcqOptimizer`` or a dict
             naming ``steps``).
             A stochastic user ``acquisition`` (fresh draws per point) needs ``steps=0``.
         acquisition: ``acq(SurrogatePosterior, key) -> (N,)`` utility to maximize instead of
@@ -245,7 +250,7 @@ def neural_bo(
             preset's), ``"circle"`` (each coordinate on a quarter circle, every point of the
             same norm, so the prior variance of the linearized network does not grow toward
             the corners) or ``"auto"`` (the default preset's: ``"circle"`` below ``d =
-            CIRCLE_BELOW_DIM = 20`` inputs, ``"linear"`` from there on).
+            CIRCLE_BELOW_DIM = 20`` unit-cube columns, ``"linear"`` from there on).
         multi_objective: optimize ``m >= 2`` objectives (``y (m,)`` per point): one network
             and its linearized posterior per objective (:func:`nbo_jax.surrogates.independent`)
             and random-scalarization Thompson sampling on their pathwise draws, at
@@ -338,7 +343,7 @@ def neural_bo(
         """The pathwise Thompson sample's minimum (its exploration scale by dimension and
         region, :func:`default_nu`)."""
         k_c, k_a = jax.random.split(key)
-        d = state.data.u.shape[1]  # static: the data's width
+        d = state.bounds.dim  # static: the number of parameters (a category's one-hot columns count once)
         in_region = region is not None  # static: asked inside a trust region
         sample = surrogate.sample(state.model, k_a, default_nu(d, in_region) if nu_by_dim else nu_value)
         opts = aopt._replace(steps=0) if climb_by_dim and d >= CLIMB_BELOW_DIM else aopt
