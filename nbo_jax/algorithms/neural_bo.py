@@ -127,7 +127,8 @@ def default_nu(d: int, in_region: bool = False) -> float:
     already keeps the asks near the incumbent. Chosen on selection problems (Styblinski-Tang,
     Rastrigin, Griewank, Rosenbrock) and COCO, not on the reported test problems
     (``docs/benchmarks.md``); counting a mixed space's parameters rather than its one-hot
-    columns was chosen on mixed selection problems (docs "Mixed search spaces")."""
+    columns was chosen on the mixed selection problems of ``benchmarks/mixed_selection.py``
+    (docs, "The figures behind the defaults")."""
     if d >= CLIMB_BELOW_DIM:
         return HIGH_DIM_NU
     return MID_DIM_NU if d >= MID_NU_FROM_DIM and not in_region else PRESETS["default"]["nu"]

@@ -1,0 +1,143 @@
+"""Mixed selection problems: where Neural-BO's defaults for mixed spaces are chosen.
+
+Two mixed problems that are not in the mixed benchmark (``benchmarks/mixed.py``, whose problems
+are the test problems), so that a default chosen here is measured there on problems it was not
+chosen on:
+
+- ``additive_terms``: three categorical parameters (4, 4 and 5 choices) each choose one of
+  five terms of two continuous inputs ``x in [-1, 1]^2``, ``z = 2x``: three-hump camel / 10 -
+  0.3, Booth / 100, Styblinski-Tang / 200, ``||z - (0.5, -0.5)||^2 / 4`` and Rastrigin / 40;
+  ``f`` is their sum (the structure of CoCaBO's Func3C with other terms); minimum -0.9 at the
+  three three-hump camel choices and ``z = 0`` (15 unit-cube columns, 5 parameters).
+- ``permuted_hartmann``: Hartmann-3 whose first category (3 choices) permutes its inputs and
+  whose second (5 choices) adds ``0.3 |k - 2| mean(x) + 0.2 [k = 4]`` (11 columns, 5 parameters).
+
+Each ``--nu`` runs Neural-BO (its default preset, ``nu`` given) vmapped over ``--seeds`` seeds
+from ``jax.random.key(--key)``, float32, noise-free, ``--n-init`` + ``--n-iter`` evaluations;
+printed: the median [IQR] and mean of the best value per problem and ``nu``, and the one-sided
+Welch p that each ``nu``'s mean is lower than the first one's::
+
+    uv run python benchmarks/mixed_selection.py --nu 0.25 0.5 --seeds 30
+    uv run python benchmarks/mixed_selection.py --nu 0.25 0.5 --seeds 10 --n-iter 150 --problems additive_terms
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import nbo_jax as nbo
+from nbo_jax.analysis.stats import welch_one_sided
+from nbo_jax.search_space import Categorical, Continuous, search_space
+from nbo_jax.types import Problem
+
+
+def _three_hump_camel(z):
+    return 2.0 * z[0] ** 2 - 1.05 * z[0] ** 4 + z[0] ** 6 / 6.0 + z[0] * z[1] + z[1] ** 2
+
+
+def _booth(z):
+    return (z[0] + 2.0 * z[1] - 7.0) ** 2 + (2.0 * z[0] + z[1] - 5.0) ** 2
+
+
+def _styblinski_tang(z):
+    return 0.5 * jnp.sum(z ** 4 - 16.0 * z ** 2 + 5.0 * z)
+
+
+def _rastrigin(z):
+    return 10.0 * z.shape[0] + jnp.sum(z ** 2 - 10.0 * jnp.cos(2.0 * jnp.pi * z))
+
+
+TERMS = (lambda z: _three_hump_camel(z) / 10.0 - 0.3, lambda z: _booth(z) / 100.0,
+         lambda z: _styblinski_tang(z) / 200.0, lambda z: jnp.sum((z - jnp.array([0.5, -0.5])) ** 2) / 4.0,
+         lambda z: _rastrigin(z) / 40.0)
+"""``additive_terms``' five terms of ``z (2,)``: three-hump camel (minimum at 0), Booth (its
+minimum outside the box), Styblinski-Tang (at a corner), a shifted sphere and Rastrigin."""
+CHOICES = ((0, 3, 1, 4), (1, 0, 2, 3), (2, 4, 1, 0, 3))
+"""The term each choice of the three categorical parameters of ``additive_terms`` takes."""
+
+
+def additive_terms() -> Problem:
+    """Three categories choosing additive terms of two continuous inputs (module doc); minimum
+    -0.9 at ``(0, 1, 3, 0, 0)``."""
+    space = search_space([Categorical("h1", (0, 1, 2, 3)), Categorical("h2", (0, 1, 2, 3)),
+                          Categorical("h3", (0, 1, 2, 3, 4)), Continuous("x1", -1.0, 1.0),
+                          Continuous("x2", -1.0, 1.0)])
+    choices = [jnp.asarray(c) for c in CHOICES]
+
+    def f(p):
+        z = 2.0 * p[3:]
+        h = jnp.round(p[:3]).astype(jnp.int32)
+        terms = [jnp.stack([t(z) for t in TERMS])[c[h[i]]] for i, c in enumerate(choices)]
+        return terms[0] + terms[1] + terms[2]
+
+    return Problem("additive_terms", 5, space, f, optimal_value=-0.9)
+
+
+_HARTMANN_A = ((3.0, 10.0, 30.0), (0.1, 10.0, 35.0), (3.0, 10.0, 30.0), (0.1, 10.0, 35.0))
+_HARTMANN_P = ((0.3689, 0.1170, 0.2673), (0.4699, 0.4387, 0.7470), (0.1091, 0.8732, 0.5547),
+               (0.0381, 0.5743, 0.8828))
+_HARTMANN_ALPHA = (1.0, 1.2, 3.0, 3.2)
+PERMUTATIONS = ((0, 1, 2), (2, 0, 1), (1, 2, 0))
+
+
+def permuted_hartmann() -> Problem:
+    """Hartmann-3 (Dixon & Szego 1978) whose categories permute its inputs and add a penalty
+    (module doc); minimum about -3.86 (the penalty-free choice ``k = 2``)."""
+    space = search_space([Categorical("perm", (0, 1, 2)), Categorical("k", (0, 1, 2, 3, 4)),
+                          Continuous("a", 0.0, 1.0), Continuous("b", 0.0, 1.0), Continuous("c", 0.0, 1.0)])
+    A, P, alpha = jnp.asarray(_HARTMANN_A), jnp.asarray(_HARTMANN_P), jnp.asarray(_HARTMANN_ALPHA)
+    perms = jnp.asarray(PERMUTATIONS)
+
+    def f(p):
+        x = p[2:][perms[jnp.round(p[0]).astype(jnp.int32)]]
+        k = jnp.round(p[1])
+        h = -jnp.sum(alpha * jnp.exp(-jnp.sum(A * (x - P) ** 2, axis=1)))
+        return h + 0.3 * jnp.abs(k - 2.0) * jnp.mean(x) + 0.2 * (k == 4)
+
+    return Problem("permuted_hartmann", 5, space, f, optimal_value=None)
+
+
+PROBLEMS = {"additive_terms": additive_terms, "permuted_hartmann": permuted_hartmann}
+
+
+def best_values(problem: Problem, nu: float, seeds: int, key: int, n_init: int, n_iter: int) -> np.ndarray:
+    """``(seeds,)`` the best value of each seed of Neural-BO with ``nu``, the seeds vmapped."""
+    algo = nbo.registry.get("neural-bo", nu=nu)
+    keys = jax.random.split(jax.random.key(key), seeds)
+    hist = jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=n_init, n_iter=n_iter)))(keys)
+    return np.asarray(hist.best_f[:, -1], np.float64)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--problems", nargs="+", choices=list(PROBLEMS), default=list(PROBLEMS))
+    parser.add_argument("--nu", nargs="+", type=float, default=[0.25, 0.5])
+    parser.add_argument("--seeds", type=int, default=30)
+    parser.add_argument("--key", type=int, default=0)
+    parser.add_argument("--n-init", type=int, default=5)
+    parser.add_argument("--n-iter", type=int, default=40)
+    args = parser.parse_args(argv)
+    print(f"Neural-BO, {args.seeds} seeds, {args.n_init} + {args.n_iter} evaluations, noise-free; "
+          f"median [25%, 75%] and mean of the best value; one-sided Welch p that the mean is lower "
+          f"than with nu = {args.nu[0]}\n")
+    print("| problem | nu | best value | mean | p |\n|---|---|---|---|---|")
+    for name in args.problems:
+        problem = PROBLEMS[name]()
+        finals = {}
+        for nu in args.nu:
+            t0 = time.perf_counter()
+            finals[nu] = v = best_values(problem, nu, args.seeds, args.key, args.n_init, args.n_iter)
+            q = np.percentile(v, [50, 25, 75])
+            p = "" if nu == args.nu[0] else f"{welch_one_sided(finals[args.nu[0]], v):.3g}"
+            print(f"| {name} | {nu:g} | {q[0]:.4g} [{q[1]:.4g}, {q[2]:.4g}] | {v.mean():.4g} | {p} |"
+                  f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
