@@ -119,8 +119,8 @@ PRESETS = {
 def default_nu(d: int, in_region: bool = False) -> float:
     """The default preset's exploration scale of its pathwise Thompson sample for ``d``
     parameters when ``nu`` is not given (a box's inputs; on a mixed space a categorical
-    parameter counts once, not once per one-hot column, as does the climb's rule
-    ``CLIMB_BELOW_DIM``): ``HIGH_DIM_NU`` (0.1) from ``CLIMB_BELOW_DIM`` (20) on,
+    parameter counts once, not once per one-hot column; the climb's rule ``CLIMB_BELOW_DIM``
+    counts the same way): ``HIGH_DIM_NU`` (0.1) from ``CLIMB_BELOW_DIM`` (20) on,
     ``MID_DIM_NU`` (0.25) from ``MID_NU_FROM_DIM`` (10) when asked over the whole box, else
     the preset's ``nu`` (0.5): below ``d = 10``, and below ``d = 20`` when asked inside a trust
     region (``in_region``: asked with a search region, :func:`nbo_jax.transforms.trust_region.trust_region`), which
