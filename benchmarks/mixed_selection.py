@@ -72,8 +72,8 @@ def additive_terms() -> Problem:
     def f(p):
         z = 2.0 * p[3:]
         h = jnp.round(p[:3]).astype(jnp.int32)
-        terms = [jnp.stack([t(z) for t in TERMS])[c[h[i]]] for i, c in enumerate(choices)]
-        return terms[0] + terms[1] + terms[2]
+        values = jnp.stack([t(z) for t in TERMS])  # (5,) every term at z, once
+        return sum(values[c[h[i]]] for i, c in enumerate(choices))
 
     return Problem("additive_terms", 5, space, f, optimal_value=-0.9)
 
