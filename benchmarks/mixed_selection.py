@@ -31,7 +31,9 @@ import jax.numpy as jnp
 import numpy as np
 
 import nbo_jax as nbo
+from nbo_jax import comparison
 from nbo_jax.analysis.stats import welch_one_sided
+from nbo_jax.benchmarks.synthetic import rastrigin, styblinski_tang
 from nbo_jax.search_space import Categorical, Continuous, search_space
 from nbo_jax.types import Problem
 
@@ -44,17 +46,9 @@ def _booth(z):
     return (z[0] + 2.0 * z[1] - 7.0) ** 2 + (2.0 * z[0] + z[1] - 5.0) ** 2
 
 
-def _styblinski_tang(z):
-    return 0.5 * jnp.sum(z ** 4 - 16.0 * z ** 2 + 5.0 * z)
-
-
-def _rastrigin(z):
-    return 10.0 * z.shape[0] + jnp.sum(z ** 2 - 10.0 * jnp.cos(2.0 * jnp.pi * z))
-
-
 TERMS = (lambda z: _three_hump_camel(z) / 10.0 - 0.3, lambda z: _booth(z) / 100.0,
-         lambda z: _styblinski_tang(z) / 200.0, lambda z: jnp.sum((z - jnp.array([0.5, -0.5])) ** 2) / 4.0,
-         lambda z: _rastrigin(z) / 40.0)
+         lambda z: styblinski_tang(z) / 200.0, lambda z: jnp.sum((z - jnp.array([0.5, -0.5])) ** 2) / 4.0,
+         lambda z: rastrigin(z) / 40.0)
 """``additive_terms``' five terms of ``z (2,)``: three-hump camel (minimum at 0), Booth (its
 minimum outside the box), Styblinski-Tang (at a corner), a shifted sphere and Rastrigin."""
 CHOICES = ((0, 3, 1, 4), (1, 0, 2, 3), (2, 4, 1, 0, 3))
@@ -106,11 +100,12 @@ PROBLEMS = {"additive_terms": additive_terms, "permuted_hartmann": permuted_hart
 
 
 def best_values(problem: Problem, nu: float, seeds: int, key: int, n_init: int, n_iter: int) -> np.ndarray:
-    """``(seeds,)`` the best value of each seed of Neural-BO with ``nu``, the seeds vmapped."""
-    algo = nbo.registry.get("neural-bo", nu=nu)
+    """``(seeds,)`` the best value of each seed of Neural-BO with ``nu``, the seeds vmapped
+    (:func:`nbo_jax.comparison.run_methods`)."""
     keys = jax.random.split(jax.random.key(key), seeds)
-    hist = jax.jit(jax.vmap(lambda k: nbo.run_bo(k, algo, problem, n_init=n_init, n_iter=n_iter)))(keys)
-    return np.asarray(hist.best_f[:, -1], np.float64)
+    hists, _ = comparison.run_methods(problem, {"neural-bo": nbo.registry.get("neural-bo", nu=nu)}, keys,
+                                      n_init=n_init, n_iter=n_iter, progress=False, verbose=False)
+    return np.asarray(hists["neural-bo"]["best_f"][:, -1], np.float64)
 
 
 def main(argv=None) -> int:
