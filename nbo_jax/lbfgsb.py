@@ -163,6 +163,7 @@ def minimize_lbfgsb(
         it, x, f, g, S, Y, rho, gamma, done, converged, its = carry
         p = direction(x, g, S, Y, rho, gamma)
         f_scale = jnp.maximum(jnp.abs(f), 1.0)  # the line search's tolerances scale with |f(x)|
+        rounding = jnp.sqrt(eps) * f_scale  # an excess of ft over f within this is left to halving
 
         def ls_cond(c):
             j, _, acc, flat, *_ = c
@@ -183,7 +184,7 @@ def minimize_lbfgsb(
             # exceeds f by less than sqrt(eps) max(|f|, 1), where rounding would decide the quadratic (so
             # that a row takes the same steps vmapped or alone)
             curvature = ft - f - linear
-            clear = jnp.isfinite(ft) & (ft - f > jnp.sqrt(eps) * f_scale)
+            clear = jnp.isfinite(ft) & (ft - f > rounding)
             quad = jnp.where(clear, -0.5 * linear / jnp.where(clear, curvature, 1.0), 0.5)
             shrink = jnp.exp2(-jnp.clip(jnp.round(-jnp.log2(jnp.maximum(quad, tiny))), 1.0, 4.0)).astype(dtype)
             # the next trial could not lower f by more than ftol max(|f|, 1): the row has converged
