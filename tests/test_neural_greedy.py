@@ -255,6 +255,20 @@ def test_exploration_argument():
         assert int(state.n_explore) == want
 
 
+def test_exploration_counts_a_mixed_space_parameters():
+    """``exploration="auto"``'s ``d`` is the number of parameters: a continuous input and a
+    category of 12 choices (2 parameters, 13 unit-cube columns) with ``T = 1000`` explore for
+    ``clip(5 * 2, 25, 75) = 25`` steps, not the 13-column count's ``5 * 13 = 65``."""
+    from nbo_jax.search_space import Categorical, Continuous, search_space
+
+    space = search_space([Continuous("a", 0.0, 1.0), Categorical("c", tuple(range(12)))])
+    assert (space.dim, space.unit_dim) == (2, 13)
+    x0 = jnp.asarray([[0.2, 0.0], [0.7, 5.0], [0.4, 11.0]])
+    state = neural_greedy(width=4).init(jax.random.key(0), x0, jnp.zeros(3), bounds=space, capacity=1003)
+    assert int(state.n_explore) == exploration_steps(2, 1000) == 25
+    assert exploration_steps(13, 1000) == 65
+
+
 # --------------------------------------------------------------------------- algorithm
 def test_nan_observation_is_imputed_and_surrogate_fits_data(x64):
     """A NaN observation is a failed evaluation: stored as the worst observed value (flagged

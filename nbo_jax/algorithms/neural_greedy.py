@@ -191,7 +191,8 @@ def neural_greedy(
             default 1e-2).
         train_steps: Adam steps of that fit (paper 1000 [our choice]; default 300).
         exploration: ``"auto"`` (``T_e`` of :func:`exploration_steps` with ``T = capacity -
-            n_init``), or an int number of uniform random BO iterations (0 disables the
+            n_init`` and ``d`` the number of parameters: a categorical parameter counts once,
+            not once per one-hot column), or an int number of uniform random BO iterations (0 disables the
             phase). The phase follows the ``n_init`` initial points (which the paper does not
             have: its exploration phase is its initial design).
         acq_optimizer: settings of :func:`nbo_jax.optimize.optimize_acqf`, which maximizes
@@ -255,7 +256,7 @@ def neural_greedy(
     def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> NeuralGreedyState:
         state = base.init(key, x0, y0, c0, bounds=bounds, capacity=capacity)
         total = capacity - jnp.shape(x0)[0]  # T, the BO iterations of the run
-        t_e = exploration_steps(state.data.u.shape[1], total) if exploration == "auto" else exploration
+        t_e = exploration_steps(state.bounds.dim, total) if exploration == "auto" else exploration
         # n_initial: the rows recorded (an initial point with a NaN coordinate is not)
         return NeuralGreedyState(state.data, state.bounds, state.model, state.tells, state.rows_told, state.data.count,
                                  jnp.asarray(t_e, jnp.int32))

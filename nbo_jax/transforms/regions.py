@@ -206,12 +206,6 @@ def categorical_columns(bounds) -> Optional[np.ndarray]:
     return mask if mask.any() else None
 
 
-def n_parameters(bounds) -> int:
-    """The number of inputs of a point ``x`` in ``bounds``' coordinates: a mixed space's
-    parameters, else the box's dimension."""
-    return int(np.shape(bounds.lower)[0])
-
-
 def region_rows(data: Dataset, owner: Array, start: Array, j, *, observed: bool) -> Array:
     """``(cap,)`` bool: the rows of region ``j``'s current run (``owner == j`` from row
     ``start``), the finite observations when ``observed``, else every written row."""

@@ -81,7 +81,6 @@ from .regions import (  # noqa: F401 - the shared pieces, importable from here t
     design_size,
     failure_limit,
     inner_lengthscales,
-    n_parameters,
     next_length,
     objective_units,
     owners,
@@ -444,7 +443,7 @@ def trust_region(
                              "use q=1 or regions=1")
         data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=constrained)
         d, dtype = data.u.shape[1], data.u.dtype
-        n = design_size(n_parameters(box), q, restart_points)
+        n = design_size(box.dim, q, restart_points)
         if m == 1:  # no design before the first restart
             k_inner, k_state = jax.random.split(key)
             design = jnp.zeros((1, n, d), dtype)
@@ -506,7 +505,7 @@ def trust_region(
         data0 = state.data
         d, dtype = data0.u.shape[1], data0.u.dtype
         cap = data0.capacity
-        x = jnp.reshape(jnp.asarray(x, dtype), (-1, n_parameters(state.bounds)))
+        x = jnp.reshape(jnp.asarray(x, dtype), (-1, state.bounds.dim))
         u, rows = told_rows(state.bounds, x, y, c, constrained=constrained)  # rows (n,) or (n, K + 1)
         rows = rows.astype(dtype)
         y_told, c_told = (rows[:, 0], rows[:, 1:]) if constrained else (rows, None)
@@ -567,7 +566,7 @@ def trust_region(
                 improved = batch_improves(data0.y, run0, rows, ok & mine, min_improvement)
             counted = jnp.any(mine) & ~in_design  # a design step changes no counter
             new = next_length(length, successes, failures, improved, success_tolerance,
-                              failure_limit(n_parameters(state.bounds), q, failure_tolerance), length_max)
+                              failure_limit(state.bounds.dim, q, failure_tolerance), length_max)
             length, successes, failures = (jnp.where(counted, a, b) for a, b in zip(new, (length, successes, failures)))
             restart = counted & (length < length_min)
             fresh = in_design | restart  # a completed design starts the run afresh
