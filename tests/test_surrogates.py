@@ -131,12 +131,12 @@ def test_pathwise_draws_are_one_function(name, x64):
     with (so an acquisition on it can be climbed); different keys give different draws."""
     surrogate = TABLE[name]()
     assert surrogate.pathwise and surrogate.sample is not None
-    state = surrogate.init(jax.random.key(1), _data(), jnp.arange(N))
+    state = jax.jit(surrogate.init)(jax.random.key(1), _data(), jnp.arange(N))
     u = jax.random.uniform(jax.random.key(2), (6, D))
-    draw = surrogate.sample(state, jax.random.key(5))
-    np.testing.assert_allclose(draw(u[:2]), draw(u)[:2], rtol=1e-12)
-    others = [surrogate.sample(state, jax.random.key(k))(u) for k in range(6, 12)]
-    assert any(not np.allclose(o, draw(u)) for o in others)
+    drawn = jax.jit(lambda key, u: surrogate.sample(state, key)(u))  # the draw at u, one compile per shape
+    np.testing.assert_allclose(drawn(jax.random.key(5), u[:2]), drawn(jax.random.key(5), u)[:2], rtol=1e-12)
+    others = [drawn(jax.random.key(k), u) for k in range(6, 12)]
+    assert any(not np.allclose(o, drawn(jax.random.key(5), u)) for o in others)
 
 
 def test_the_gp_draw_is_joint_and_refused_for_a_climb():

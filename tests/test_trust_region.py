@@ -308,8 +308,8 @@ def test_posterior_mean_incumbent_centres_and_counts_by_the_model(x64, case):
     key, k_noise = jax.random.split(jax.random.key(2))
     x0 = problem.bounds.from_unit(jax.random.uniform(key, (5, 2), jnp.float64))
     noisy = lambda x, k: float(problem.objective(x) + 20.0 * jax.random.normal(k))
-    state = algo.init(key, x0, jnp.array([noisy(x, k) for x, k in zip(x0, jax.random.split(k_noise, 5))]),
-                      bounds=problem.bounds, capacity=40)
+    y0 = jnp.array([noisy(x, k) for x, k in zip(x0, jax.random.split(k_noise, 5))])
+    state = jax.jit(lambda x, y: algo.init(key, x, y, bounds=problem.bounds, capacity=40))(x0, y0)
     assert (state.incumbent is not None) == by_mean
     ask, tell, surrogate = jax.jit(algo.ask), jax.jit(algo.tell), jax.jit(algo.surrogate)
     differs = 0
