@@ -182,8 +182,9 @@ def test_run_bo_jit_vmap_and_a_vmapped_seed_equals_the_seed_run_alone_in_float64
     gives the run of the same seed alone: bit for bit for :data:`BIT_FOR_BIT`, to rounding
     (relative 1e-6) for the others. The second seed is the golden history's
     (``tests/golden/<name>.npz``, case ``branin_failing_q3``: the same run alone, which
-    ``test_golden.py`` checks against a fresh run to relative 1e-9), so only the bit-for-bit
-    algorithms compile the single run here. For :data:`SEGMENTED` (one algorithm per state
+    ``test_golden.py`` runs only for :data:`SHARED_PATH`: this test is that history's check),
+    so only the bit-for-bit algorithms compile the single run here (and compare it with the
+    history to relative 1e-9). For :data:`SEGMENTED` (one algorithm per state
     structure) the vmapped run is also a run in two segments of growing capacity
     (``segments=2``) and the single one is not, so the same comparison checks that segments
     give the one-segment run (to rounding, and bit for bit for :data:`BIT_FOR_BIT`)."""
@@ -208,10 +209,12 @@ def test_run_bo_jit_vmap_and_a_vmapped_seed_equals_the_seed_run_alone_in_float64
     failed = ~np.asarray(hist.valid)
     assert failed.any(), "the test problem should produce failed evaluations"
     np.testing.assert_array_equal(hist.info["n_failed"][:, -1], failed.sum(axis=1))
+    golden = np.load(GOLDEN / f"{name}.npz")
     if name in BIT_FOR_BIT:
         np.testing.assert_array_equal(hist.x[1], alone.x)
         np.testing.assert_array_equal(hist.y[1], alone.y)
+        for v in ("x", "y"):  # the golden history's own check (test_golden.py runs this case only for SHARED_PATH)
+            np.testing.assert_allclose(getattr(alone, v), golden[f"branin_failing_q3.{v}"], rtol=1e-9, atol=1e-12)
     else:
-        golden = np.load(GOLDEN / f"{name}.npz")
         np.testing.assert_allclose(hist.x[1], golden["branin_failing_q3.x"], rtol=1e-6, atol=1e-8)
         np.testing.assert_allclose(hist.y[1], golden["branin_failing_q3.y"], rtol=1e-6, atol=1e-8)
