@@ -26,6 +26,8 @@ from nbo_jax.ask_tell import AskTell
 from nbo_jax.types import BATCH_RULES
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"  # test_golden.py's histories
+GOLDEN_N_ITER = 10  # the golden runs' BO steps (after 5 initial points)
+FAILING_SEED = 7  # the key of the golden branin_failing_q3 run, the vmapped-seed test's second seed
 
 _NET = dict(width=16)
 _ACQ = dict(acq_optimizer=dict(raw_samples=32, num_restarts=2, steps=2))
@@ -190,9 +192,9 @@ def test_run_bo_jit_vmap_and_a_vmapped_seed_equals_the_seed_run_alone_in_float64
     give the one-segment run (to rounding, and bit for bit for :data:`BIT_FOR_BIT`)."""
     algo = _build(name, q=3)
     problem = _failing_problem()
-    n_iter = 10  # the golden run's
+    n_iter = GOLDEN_N_ITER
     run = lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=n_iter)  # noqa: E731
-    keys = jnp.stack([jax.random.split(jax.random.key(7))[0], jax.random.key(7)])
+    keys = jnp.stack([jax.random.split(jax.random.key(FAILING_SEED))[0], jax.random.key(FAILING_SEED)])
     n = 5 + 3 * n_iter
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)

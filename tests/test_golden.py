@@ -23,17 +23,15 @@ change of an algorithm's behaviour re-records them in its own commit::
 
 import dataclasses
 import os
-import pathlib
 import warnings
 
 import jax
 import numpy as np
 import pytest
-from test_contract import NAMES, SHARED_PATH, _build, _failing_problem
+from test_contract import FAILING_SEED, GOLDEN, GOLDEN_N_ITER, NAMES, SHARED_PATH, _build, _failing_problem
 
 import nbo_jax as nbo
 
-GOLDEN = pathlib.Path(__file__).parent / "golden"
 RECORD = os.environ.get("NBO_RECORD_GOLDEN") == "1"
 
 
@@ -41,7 +39,7 @@ def _cases(constrained: bool = False):
     ackley = nbo.benchmarks.get("ackley_constrained" if constrained else "ackley", dim=5)
     ackley = dataclasses.replace(ackley, noise_std=0.1)
     return {"ackley5_q1": (ackley, 1, jax.random.key(11)),
-            "branin_failing_q3": (_failing_problem(), 3, jax.random.key(7))}
+            "branin_failing_q3": (_failing_problem(), 3, jax.random.key(FAILING_SEED))}
 
 
 def _history(name: str, case: str) -> dict:
@@ -49,7 +47,7 @@ def _history(name: str, case: str) -> dict:
     problem, q, key = _cases(algo.constrained)[case]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        hist = jax.jit(lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=10))(key)
+        hist = jax.jit(lambda k: nbo.run_bo(k, algo, problem, n_init=5, n_iter=GOLDEN_N_ITER))(key)
     return {f"{case}.x": np.asarray(hist.x), f"{case}.y": np.asarray(hist.y)}
 
 

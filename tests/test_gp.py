@@ -766,7 +766,7 @@ def test_ntk_ignores_the_lengthscales_and_their_prior(x64):
         assert float(p.outputscale) != 1.0  # the outputscale is learned
 
 
-def test_gp_ntk_runs_bo_on_branin(x64):
+def test_gp_ntk_runs_bo_on_branin(x64, compiled):
     """gp_bo(kernel="ntk") (and the registry's "gp-ntk") inside run_bo: finite points in the
     box; the state's kernel is Neural-BO's default network's NTK (a posterior equal to one
     conditioned directly), lengthscales fixed at 1, the outputscale learned."""
@@ -789,9 +789,8 @@ def test_gp_ntk_runs_bo_on_branin(x64):
         post = a.surrogate(state, u_c)
         np.testing.assert_allclose(post.mean, mean, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(post.std ** 2, var, rtol=1e-9, atol=1e-12)
-    fixed = gp_bo(kernel="ntk", learn_outputscale=False, **small)
-    state = jax.jit(lambda x, y: fixed.init(jax.random.key(1), x, y, bounds=problem.bounds, capacity=6))(hist.x[:5],
-                                                                                                       hist.y[:5])
+    fixed = compiled(gp_bo(kernel="ntk", learn_outputscale=False, **small))
+    state = fixed.init(jax.random.key(1), hist.x[:5], hist.y[:5], bounds=problem.bounds, capacity=6)
     assert float(state.model.params.outputscale) == 1.0
 
 

@@ -292,7 +292,7 @@ def test_the_default_success_rule_does_not_depend_on_the_objective_offset(x64):
 
 
 @pytest.mark.parametrize("case", ["gp-default", "neural-bo-default"])
-def test_posterior_mean_incumbent_centres_and_counts_by_the_model(x64, case):
+def test_posterior_mean_incumbent_centres_and_counts_by_the_model(x64, case, compiled):
     # the defaults (incumbent="auto", success="auto") around a GP: after every tell the region
     # is centred at the run's point of smallest posterior mean; around Neural-BO (incumbent
     # "observed" there, success the posterior mean) at the run's best observation. In
@@ -303,15 +303,15 @@ def test_posterior_mean_incumbent_centres_and_counts_by_the_model(x64, case):
 
     problem = nbo.benchmarks.get("branin", noise_std=20.0)
     by_mean = case == "gp-default"
-    algo = (nbo.trust_region(nbo.gp_bo(acquisition="ucb", **SMALL_GP), failure_tolerance=2) if by_mean
-            else nbo.trust_region(nbo.neural_bo(**SMALL_NBO), failure_tolerance=2, length_min=1e-6))
+    algo = compiled(nbo.trust_region(nbo.gp_bo(acquisition="ucb", **SMALL_GP), failure_tolerance=2) if by_mean
+                    else nbo.trust_region(nbo.neural_bo(**SMALL_NBO), failure_tolerance=2, length_min=1e-6))
     key, k_noise = jax.random.split(jax.random.key(2))
     x0 = problem.bounds.from_unit(jax.random.uniform(key, (5, 2), jnp.float64))
     noisy = lambda x, k: float(problem.objective(x) + 20.0 * jax.random.normal(k))
     y0 = jnp.array([noisy(x, k) for x, k in zip(x0, jax.random.split(k_noise, 5))])
-    state = jax.jit(lambda x, y: algo.init(key, x, y, bounds=problem.bounds, capacity=40))(x0, y0)
+    state = algo.init(key, x0, y0, bounds=problem.bounds, capacity=40)
     assert (state.incumbent is not None) == by_mean
-    ask, tell, surrogate = jax.jit(algo.ask), jax.jit(algo.tell), jax.jit(algo.surrogate)
+    ask, tell, surrogate = algo.ask, algo.tell, algo.surrogate
     differs = 0
     for i, k in enumerate(jax.random.split(jax.random.key(7), 20)):
         x = ask(state, k)

@@ -192,9 +192,9 @@ def neural_greedy(
         train_steps: Adam steps of that fit (paper 1000 [our choice]; default 300).
         exploration: ``"auto"`` (``T_e`` of :func:`exploration_steps` with ``T = capacity -
             n_init`` and ``d`` the number of parameters: a categorical parameter counts once,
-            not once per one-hot column), or an int number of uniform random BO iterations (0 disables the
-            phase). The phase follows the ``n_init`` initial points (which the paper does not
-            have: its exploration phase is its initial design).
+            not once per one-hot column), or an int number of uniform random BO iterations
+            (0 disables the phase). The phase follows the ``n_init`` initial points (which the
+            paper does not have: its exploration phase is its initial design).
         acq_optimizer: settings of :func:`nbo_jax.optimize.optimize_acqf`, which maximizes
             ``-nu f~`` over the unit cube: an :func:`nbo_jax.optimize.acq_optimizer` or a dict
             of its arguments (fields not in the dict take ``acq_optimizer``'s defaults);
