@@ -42,6 +42,9 @@ from nbo_jax.search_space import Categorical, Integer
 OURS = ("gp-ei", "neural-bo", "random")
 IN_TRUST_REGION = ("gp-ei-tr", "neural-bo-tr")
 """Not run by default: ``<name>-tr`` is ``nbo.trust_region(nbo.registry.get(name))``."""
+DIAGNOSTIC = ("gp-ts", "gp-ntk")
+"""Not run by default: the GP with Thompson sampling, and with the NTK kernel (and EI), which
+separate Neural-BO's acquisition from its kernel (docs, "Mixed search spaces")."""
 OPTUNA = ("tpe", "gp-optuna")
 SUITES = {"synthetic": list(PROBLEMS), "tuning": list(TUNING), "all": list(PROBLEMS) + list(TUNING)}
 ALL = {**PROBLEMS, **TUNING}
@@ -91,7 +94,7 @@ def main(argv=None) -> int:
     parser.add_argument("--problems", nargs="+", choices=list(ALL), help="default: those of --suite")
     parser.add_argument("--suite", choices=list(SUITES), default="synthetic",
                         help="the problems when --problems is not given: synthetic (default), tuning or all")
-    parser.add_argument("--methods", nargs="+", default=list(OURS + OPTUNA), choices=list(OURS + IN_TRUST_REGION + OPTUNA))
+    parser.add_argument("--methods", nargs="+", default=list(OURS + OPTUNA), choices=list(OURS + IN_TRUST_REGION + DIAGNOSTIC + OPTUNA))
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--n-init", type=int, default=5)
     parser.add_argument("--n-iter", type=int, default=40)
@@ -120,7 +123,7 @@ def main(argv=None) -> int:
         problem = ALL[pname]()
         for m in args.methods:
             t0 = time.perf_counter()
-            if m in OURS + IN_TRUST_REGION:
+            if m in OURS + IN_TRUST_REGION + DIAGNOSTIC:
                 final = run_ours(m, problem, args.seeds, args.n_init, args.n_iter, args.sequential)
             else:
                 final = run_optuna(m, problem, args.seeds, args.n_init + args.n_iter)

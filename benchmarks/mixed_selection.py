@@ -11,14 +11,19 @@ chosen on:
   three three-hump camel choices and ``z = 0`` (15 unit-cube columns, 5 parameters).
 - ``permuted_hartmann``: Hartmann-3 whose first category (3 choices) permutes its inputs and
   whose second (5 choices) adds ``0.3 |k - 2| mean(x) + 0.2 [k = 4]`` (11 columns, 5 parameters).
+- ``wide_terms`` (only when named in ``--problems``): ``additive_terms`` with 8, 8 and 6
+  choices, the extra choices repeating terms; minimum -0.9 (24 unit-cube columns, 5
+  parameters: more columns than ``CIRCLE_BELOW_DIM``, fewer parameters).
 
-Each ``--nu`` runs Neural-BO (its default preset, ``nu`` given) vmapped over ``--seeds`` seeds
-from ``jax.random.key(--key)``, float32, noise-free, ``--n-init`` + ``--n-iter`` evaluations;
-printed: the median [IQR] and mean of the best value per problem and ``nu``, and the one-sided
-Welch p that each ``nu``'s mean is lower than the first one's::
+Each ``--nu`` and ``--input-embedding`` runs Neural-BO (its default preset, ``nu`` and
+``input_embedding`` given) vmapped over ``--seeds`` seeds from ``jax.random.key(--key)``,
+float32, noise-free, ``--n-init`` + ``--n-iter`` evaluations; printed: the median [IQR] and mean
+of the best value per problem and setting, and the one-sided Welch p that each setting's mean is
+lower than the first one's::
 
     uv run python benchmarks/mixed_selection.py --nu 0.25 0.5 --seeds 30
     uv run python benchmarks/mixed_selection.py --nu 0.25 0.5 --seeds 10 --n-iter 150 --problems additive_terms
+    uv run python benchmarks/mixed_selection.py --nu 0.5 --input-embedding linear circle --problems wide_terms
 """
 
 from __future__ import annotations
@@ -55,13 +60,16 @@ CHOICES = ((0, 3, 1, 4), (1, 0, 2, 3), (2, 4, 1, 0, 3))
 """The term each choice of the three categorical parameters of ``additive_terms`` takes."""
 
 
-def additive_terms() -> Problem:
+WIDE_CHOICES = ((0, 3, 1, 4, 2, 1, 3, 4), (1, 0, 2, 3, 4, 2, 1, 3), (2, 4, 1, 0, 3, 4))
+"""The term each choice of the three categorical parameters of ``wide_terms`` takes."""
+
+
+def additive_terms(choices=CHOICES, name: str = "additive_terms") -> Problem:
     """Three categories choosing additive terms of two continuous inputs (module doc); minimum
-    -0.9 at ``(0, 1, 3, 0, 0)``."""
-    space = search_space([Categorical("h1", (0, 1, 2, 3)), Categorical("h2", (0, 1, 2, 3)),
-                          Categorical("h3", (0, 1, 2, 3, 4)), Continuous("x1", -1.0, 1.0),
-                          Continuous("x2", -1.0, 1.0)])
-    choices = [jnp.asarray(c) for c in CHOICES]
+    -0.9 at ``(0, 1, 3, 0, 0)`` (with ``choices``' default, :data:`CHOICES`)."""
+    space = search_space([Categorical(f"h{i + 1}", tuple(range(len(c)))) for i, c in enumerate(choices)]
+                         + [Continuous("x1", -1.0, 1.0), Continuous("x2", -1.0, 1.0)])
+    choices = [jnp.asarray(c) for c in choices]
 
     def f(p):
         z = 2.0 * p[3:]
@@ -69,7 +77,13 @@ def additive_terms() -> Problem:
         values = jnp.stack([t(z) for t in TERMS])  # (5,) every term at z, once
         return sum(values[c[h[i]]] for i, c in enumerate(choices))
 
-    return Problem("additive_terms", 5, space, f, optimal_value=-0.9)
+    return Problem(name, 5, space, f, optimal_value=-0.9)
+
+
+def wide_terms() -> Problem:
+    """``additive_terms`` with 8, 8 and 6 choices (:data:`WIDE_CHOICES`; 24 unit-cube columns);
+    minimum -0.9 at ``(0, 1, 3, 0, 0)``."""
+    return additive_terms(WIDE_CHOICES, "wide_terms")
 
 
 _HARTMANN_A = ((3.0, 10.0, 30.0), (0.1, 10.0, 35.0), (3.0, 10.0, 30.0), (0.1, 10.0, 35.0))
@@ -97,21 +111,26 @@ def permuted_hartmann() -> Problem:
 
 
 PROBLEMS = {"additive_terms": additive_terms, "permuted_hartmann": permuted_hartmann}
+"""The problems run when ``--problems`` is not given."""
+ALL = {**PROBLEMS, "wide_terms": wide_terms}
 
 
-def best_values(problem: Problem, nu: float, seeds: int, key: int, n_init: int, n_iter: int) -> np.ndarray:
-    """``(seeds,)`` the best value of each seed of Neural-BO with ``nu``, the seeds vmapped
-    (:func:`nbo_jax.comparison.run_methods`)."""
+def best_values(problem: Problem, nu: float, seeds: int, key: int, n_init: int, n_iter: int,
+                input_embedding: str = "auto") -> np.ndarray:
+    """``(seeds,)`` the best value of each seed of Neural-BO with ``nu`` and
+    ``input_embedding``, the seeds vmapped (:func:`nbo_jax.comparison.run_methods`)."""
     keys = jax.random.split(jax.random.key(key), seeds)
-    hists, _ = comparison.run_methods(problem, {"neural-bo": nbo.registry.get("neural-bo", nu=nu)}, keys,
+    algo = nbo.registry.get("neural-bo", nu=nu, input_embedding=input_embedding)
+    hists, _ = comparison.run_methods(problem, {"neural-bo": algo}, keys,
                                       n_init=n_init, n_iter=n_iter, progress=False, verbose=False)
     return np.asarray(hists["neural-bo"]["best_f"][:, -1], np.float64)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--problems", nargs="+", choices=list(PROBLEMS), default=list(PROBLEMS))
+    parser.add_argument("--problems", nargs="+", choices=list(ALL), default=list(PROBLEMS))
     parser.add_argument("--nu", nargs="+", type=float, default=[0.25, 0.5])
+    parser.add_argument("--input-embedding", nargs="+", default=["auto"], choices=["auto", "circle", "linear"])
     parser.add_argument("--seeds", type=int, default=30)
     parser.add_argument("--key", type=int, default=0)
     parser.add_argument("--n-init", type=int, default=5)
@@ -119,17 +138,18 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     print(f"Neural-BO, {args.seeds} seeds, {args.n_init} + {args.n_iter} evaluations, noise-free; "
           f"median [25%, 75%] and mean of the best value; one-sided Welch p that the mean is lower "
-          f"than with nu = {args.nu[0]}\n")
-    print("| problem | nu | best value | mean | p |\n|---|---|---|---|---|")
+          f"than with the first setting (nu = {args.nu[0]}, input_embedding = {args.input_embedding[0]})\n")
+    print("| problem | nu | input_embedding | best value | mean | p |\n|---|---|---|---|---|---|")
+    settings = [(nu, e) for nu in args.nu for e in args.input_embedding]
     for name in args.problems:
-        problem = PROBLEMS[name]()
+        problem = ALL[name]()
         finals = {}
-        for nu in args.nu:
+        for nu, e in settings:
             t0 = time.perf_counter()
-            finals[nu] = v = best_values(problem, nu, args.seeds, args.key, args.n_init, args.n_iter)
+            finals[nu, e] = v = best_values(problem, nu, args.seeds, args.key, args.n_init, args.n_iter, e)
             q = np.percentile(v, [50, 25, 75])
-            p = "" if nu == args.nu[0] else f"{welch_one_sided(finals[args.nu[0]], v):.3g}"
-            print(f"| {name} | {nu:g} | {q[0]:.4g} [{q[1]:.4g}, {q[2]:.4g}] | {v.mean():.4g} | {p} |"
+            p = "" if (nu, e) == settings[0] else f"{welch_one_sided(finals[settings[0]], v):.3g}"
+            print(f"| {name} | {nu:g} | {e} | {q[0]:.4g} [{q[1]:.4g}, {q[2]:.4g}] | {v.mean():.4g} | {p} |"
                   f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
     return 0
 

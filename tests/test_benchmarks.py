@@ -303,20 +303,21 @@ def test_time_to_target_end_to_end(tmp_path, benchmark_script):
 def test_mixed_selection_problems_have_their_stated_minima(benchmark_script):
     """``benchmarks/mixed_selection.py``'s problems: ``additive_terms`` takes -0.9 at the three
     three-hump camel choices and ``z = 0``, and no configuration of a grid over every category
-    combination goes below it (its argmin is that combination); ``permuted_hartmann`` with the
+    combination goes below it (its argmin is that combination), and the same for ``wide_terms``
+    (8, 8 and 6 choices, 24 columns); ``permuted_hartmann`` with the
     identity permutation and ``k = 2`` is Hartmann-3, -3.86278 at its minimizer, and a
     permutation moves that minimizer."""
     import itertools
 
     ms = benchmark_script("mixed_selection")
-    terms = ms.additive_terms()
-    assert (terms.bounds.dim, terms.bounds.unit_dim) == (5, 15)
-    assert float(terms.objective(jnp.array([0.0, 1.0, 3.0, 0.0, 0.0]))) == pytest.approx(-0.9, abs=1e-12)
     grid = np.linspace(-1.0, 1.0, 21)
-    combos = np.array(list(itertools.product(range(4), range(4), range(5))), float)
-    X = np.array([[*c, a, b] for c in combos for a in grid for b in grid])
-    f = np.asarray(jax.jit(jax.vmap(terms.objective))(jnp.asarray(X)))
-    assert f.min() >= -0.9 - 1e-12 and tuple(X[np.argmin(f), :3]) == (0.0, 1.0, 3.0)
+    for terms, sizes in ((ms.additive_terms(), (4, 4, 5)), (ms.wide_terms(), (8, 8, 6))):
+        assert (terms.bounds.dim, terms.bounds.unit_dim) == (5, sum(sizes) + 2)
+        assert float(terms.objective(jnp.array([0.0, 1.0, 3.0, 0.0, 0.0]))) == pytest.approx(-0.9, abs=1e-12)
+        combos = np.array(list(itertools.product(*(range(k) for k in sizes))), float)
+        X = np.array([[*c, a, b] for c in combos for a in grid for b in grid])
+        f = np.asarray(jax.jit(jax.vmap(terms.objective))(jnp.asarray(X)))
+        assert f.min() >= -0.9 - 1e-12 and tuple(X[np.argmin(f), :3]) == (0.0, 1.0, 3.0)
     hartmann = ms.permuted_hartmann()
     at = np.array([0.114614, 0.555649, 0.852547])
     assert float(hartmann.objective(jnp.array([0.0, 2.0, *at]))) == pytest.approx(-3.86278, abs=1e-5)
