@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import flax.linen as nn
 import jax
@@ -99,34 +99,62 @@ def auto_embedding(d: int, embedding: str = "auto") -> str:
     return embedding
 
 
-def embed_inputs(u: Array, embedding: str) -> Array:
+def embed_inputs(u: Array, embedding: str, column_weights: Optional[tuple] = None) -> Array:
     """The network inputs of unit-cube points ``u (..., d)`` (:data:`INPUT_EMBEDDINGS`):
-    ``(..., d)`` for ``"linear"``, ``(..., 2d)`` for ``"circle"``.
+    ``(..., d)`` for ``"linear"``, ``(..., 2d)`` for ``"circle"``; with ``column_weights`` (a
+    tuple of ``d`` floats, or ``None`` for all ones) each column's inputs (its ``2u - 1``, or
+    its cosine and sine) are multiplied by its weight (:func:`category_weights`).
 
     The empirical NTK of a network with biases depends on its inputs' norms: with ``"linear"``
     the prior variance ``||grad_theta h(z)||^2`` grows from the centre ``z = 0`` to the
     corners ``||z||^2 = d``, so Thompson samples favour the box's faces and corners; with
     ``"circle"`` every point has the same norm and, at infinite width, the same prior variance,
     as a stationary GP kernel (Cho & Saul 2009: the arc-cosine kernels depend on the inputs'
-    norms and angle)."""
+    norms and angle).
+
+    Raises:
+        ValueError: an unknown ``embedding``, or ``column_weights`` not of length ``d``."""
     if embedding == "linear":
-        return 2.0 * u - 1.0
-    if embedding == "circle":
+        z = 2.0 * u - 1.0
+        tile = 1
+    elif embedding == "circle":
         angle = (0.5 * math.pi) * u
-        return jnp.concatenate([jnp.cos(angle), jnp.sin(angle)], axis=-1)
-    raise ValueError(f"input_embedding must be one of {INPUT_EMBEDDINGS}, got {embedding!r}")
+        z = jnp.concatenate([jnp.cos(angle), jnp.sin(angle)], axis=-1)
+        tile = 2
+    else:
+        raise ValueError(f"input_embedding must be one of {INPUT_EMBEDDINGS}, got {embedding!r}")
+    if column_weights is None:
+        return z
+    if len(column_weights) != u.shape[-1]:
+        raise ValueError(f"column_weights must hold one weight per column ({u.shape[-1]}), got {len(column_weights)}")
+    return z * jnp.tile(jnp.asarray(column_weights, z.dtype), tile)
 
 
-def embedded(network: Callable[[int, Any], "Network"], d: int, dtype, embedding: str) -> "Network":
+def category_weights(space, weight: float) -> Optional[tuple]:
+    """``column_weights`` for :func:`embed_inputs` on a mixed search space: ``weight`` on each
+    categorical parameter's one-hot columns, 1 on the others; ``None`` (all ones) for no space
+    (a box), a space without a categorical parameter, or ``weight == 1``.
+
+    ``space``: a :class:`~nbo_jax.search_space.SearchSpace` (``Dataset.space``) or ``None``."""
+    if space is None or float(weight) == 1.0:
+        return None
+    categorical = space.categorical_columns()
+    if not categorical.any():
+        return None
+    return tuple(float(weight) if c else 1.0 for c in categorical)
+
+
+def embedded(network: Callable[[int, Any], "Network"], d: int, dtype, embedding: str,
+             column_weights: Optional[tuple] = None) -> "Network":
     """``network``'s net for ``d``-dimensional unit-cube points: ``apply(params, u)`` is the
     network of :func:`embed_inputs`'s inputs (``input_dim`` stays ``d``)."""
-    return _embedded(network, int(d), dtype, embedding)
+    return _embedded(network, int(d), dtype, embedding, column_weights)
 
 
 @functools.lru_cache(maxsize=None)
-def _embedded(network, d, dtype, embedding):
+def _embedded(network, d, dtype, embedding, column_weights):
     net = network(2 * d if embedding == "circle" else d, dtype)
-    apply = lambda params, u: net.apply(params, embed_inputs(u, embedding))  # noqa: E731
+    apply = lambda params, u: net.apply(params, embed_inputs(u, embedding, column_weights))  # noqa: E731
     return dataclasses.replace(net, apply=apply, input_dim=d)
 
 

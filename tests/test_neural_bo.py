@@ -243,7 +243,9 @@ def test_default_nu_and_climb_count_a_mixed_space_parameters(compiled):
     parameters, not of unit-cube columns: two continuous inputs and a category of
     ``CLIMB_BELOW_DIM`` choices (3 parameters, 22 columns) take the preset's ``nu = 0.5`` and
     the climb, as a 3-input box does. The default's asks equal ``nu=0.5``'s bit for bit and
-    differ from those of the 22-column rule (``HIGH_DIM_NU``, no climb)."""
+    differ from those of the 22-column rule (``HIGH_DIM_NU``, no climb). The pathwise Thompson
+    sample is asked there with ``categorical_acquisition="thompson"`` (the default asks EI on a
+    space with a category)."""
     from nbo_jax.algorithms.neural_bo import CLIMB_BELOW_DIM, HIGH_DIM_NU
     from nbo_jax.search_space import Categorical, Continuous, search_space
 
@@ -252,7 +254,8 @@ def test_default_nu_and_climb_count_a_mixed_space_parameters(compiled):
     problem = nbo.Problem("mixed", 3, space, lambda p: (p[0] - 0.3) ** 2 + (p[1] + 0.2) ** 2 + 0.01 * p[2])
     assert (space.dim, space.unit_dim) == (3, CLIMB_BELOW_DIM + 2)
     small = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}
-    algos = {name: compiled(nbo.neural_bo(**small, acq_optimizer=dict(raw_samples=128, **opt), **kw))
+    algos = {name: compiled(nbo.neural_bo(**small, acq_optimizer=dict(raw_samples=128, **opt),
+                                          categorical_acquisition="thompson", **kw))
              for name, kw, opt in (("default", {}, {}), ("0.5", dict(nu=0.5), {}),
                                    ("by columns", dict(nu=HIGH_DIM_NU), dict(steps=0)))}
     _, state = _state(algos["default"], n=8, problem=problem)
@@ -368,3 +371,71 @@ def test_nan_observations_are_imputed_and_the_state_stays_finite():
     # the incumbent is the best real measurement (standardized), never an imputed failure
     best = int(np.nanargmin(np.asarray(y0)))
     assert float(algo.surrogate(state, state.data.u[:6]).incumbent) == float(state.data.standardized()[0][best])
+
+
+def test_category_weights_scale_the_one_hot_columns_inputs(x64, compiled):
+    """``category_weight``: the network sees each one-hot column's embedding times the weight
+    (``2u - 1`` or its cosine and sine), the other columns as they are, in training, the
+    features and the posterior alike; a box, a space of integers or a weight of 1 keeps every
+    column's weight at 1; a wrong length or a weight <= 0 is refused, naming the argument."""
+    from nbo_jax.networks import category_weights, embed_inputs
+    from nbo_jax.search_space import Categorical, Continuous, Integer, search_space
+
+    space = search_space([Continuous("a", -1.0, 1.0), Categorical("c", ("x", "y", "z")), Integer("k", 0, 3)])
+    assert category_weights(space, 0.25) == (1.0, 0.25, 0.25, 0.25, 1.0)
+    assert category_weights(space, 1.0) is None and category_weights(None, 0.25) is None
+    assert category_weights(search_space([Continuous("a", 0.0, 1.0), Integer("k", 0, 3)]), 0.25) is None
+    u = jax.random.uniform(jax.random.key(3), (7, 5))
+    w = np.array([1.0, 0.25, 0.25, 0.25, 1.0])
+    np.testing.assert_allclose(embed_inputs(u, "linear", tuple(w)), (2 * np.asarray(u) - 1) * w, rtol=1e-12)
+    z = np.asarray(embed_inputs(u, "circle", tuple(w)))
+    np.testing.assert_allclose(z[:, :5], np.cos(np.pi * np.asarray(u) / 2) * w, rtol=1e-12)
+    np.testing.assert_allclose(z[:, 5:], np.sin(np.pi * np.asarray(u) / 2) * w, rtol=1e-12)
+    with pytest.raises(ValueError, match="column_weights must hold one weight per column"):
+        embed_inputs(u, "circle", (1.0, 0.5))
+    with pytest.raises(ValueError, match="category_weight"):
+        nbo.neural_bo(category_weight=0.0)
+
+    problem = nbo.Problem("mixed", 3, space, lambda p: (p[0] - 0.3) ** 2 + 0.1 * p[1] + 0.05 * (p[2] - 1) ** 2)
+    algo = compiled(nbo.neural_bo(**SMALL, posterior="dual", scales="fixed"))
+    _, state = _state(algo, n=8, capacity=10, problem=problem)
+    assert state.model.space is space
+    net = nbo.networks.mlp(10, SMALL["width"], 2, use_bias=True)  # 5 columns on the quarter circle
+    emb = lambda v: embed_inputs(v, "circle", tuple(w))  # noqa: E731
+    uc = jax.vmap(space.round)(jax.random.uniform(jax.random.key(5), (20, 5)))
+    post = algo.surrogate(state, uc)
+    G = nbo.features.gradient_features(net.apply, state.model.params0, emb(state.data.u))
+    Gc = nbo.features.gradient_features(net.apply, state.model.params0, emb(uc))
+    np.testing.assert_allclose(post.std ** 2, P.direct_variance(G, state.data.mask, Gc, 0.01, float(SMALL["width"])),
+                               rtol=1e-8)
+    np.testing.assert_allclose(post.mean, nbo.features.predict(net.apply, state.model.params, emb(uc)), rtol=1e-12)
+
+
+def test_default_asks_expected_improvement_on_a_space_with_a_category(compiled):
+    """On a space with a categorical parameter the default preset (``q = 1``) asks the best raw
+    sample by expected improvement: bit for bit ``acquisition=nbo.acquisition.ei()`` with
+    ``steps=0``, and not the pathwise Thompson sample's minimum
+    (``categorical_acquisition="thompson"``); on a box and on a space of integers the default
+    asks the Thompson sample's minimum, as ``categorical_acquisition="thompson"`` does."""
+    from nbo_jax.search_space import Categorical, Continuous, Integer, search_space
+
+    small = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}
+    opt = dict(raw_samples=128, steps=5)
+    mixed = search_space([Continuous("a", -1.0, 1.0), Continuous("b", -1.0, 1.0), Categorical("c", (0, 1, 2))])
+    integers = search_space([Continuous("a", -1.0, 1.0), Continuous("b", -1.0, 1.0), Integer("c", 0, 2)])
+    for space, expect_ei in ((mixed, True), (integers, False), (None, False)):
+        problem = (nbo.benchmarks.get("branin") if space is None else
+                   nbo.Problem("mixed", 3, space, lambda p: (p[0] - 0.3) ** 2 + (p[1] + 0.2) ** 2 + 0.1 * p[2]))
+        algos = {name: compiled(nbo.neural_bo(**small, acq_optimizer=dict(opt, **extra), **kw))
+                 for name, kw, extra in (("default", {}, {}), ("thompson", dict(categorical_acquisition="thompson"), {}),
+                                         ("ei", dict(acquisition=nbo.acquisition.ei()), dict(steps=0)))}
+        _, state = _state(algos["default"], n=8, problem=problem)
+        same, apart = ("ei", "thompson") if expect_ei else ("thompson", "ei")
+        told_apart = False
+        for k in range(2, 6):
+            asks = {name: np.asarray(algo.ask(state, jax.random.key(k))) for name, algo in algos.items()}
+            np.testing.assert_array_equal(asks["default"], asks[same])
+            told_apart |= bool(np.abs(asks["default"] - asks[apart]).max() > 1e-3)
+        assert told_apart, space
+    with pytest.raises(ValueError, match="categorical_acquisition"):
+        nbo.neural_bo(categorical_acquisition="ucb")

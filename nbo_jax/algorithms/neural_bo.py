@@ -77,6 +77,7 @@ from .._checks import (
     resolve_preset,
 )
 from ..acquisition import AcquisitionFn, random_scalarization
+from ..acquisition import ei as expected_improvement
 from ..acquisition import thompson as independent_thompson
 from ..bo import BOState, bo_algorithm, make_algorithm, reads_objectives, records_config
 from ..networks import CIRCLE_BELOW_DIM, INPUT_EMBEDDINGS  # noqa: F401 - CIRCLE_BELOW_DIM: as before
@@ -104,15 +105,19 @@ MID_DIM_NU = 0.25
 MID_NU_FROM_DIM = 10
 # below this input dimension input_embedding="auto" (the default preset's) puts each coordinate on a
 # quarter circle; from it on the network sees 2u - 1 (measured at d = 2-10 and 20)
+CATEGORY_WEIGHT = 0.25
+"""The default preset's ``category_weight``: on a space with a categorical parameter the network
+sees each one-hot column's inputs times 0.25 (docs, "Neural-BO on categories")."""
+CATEGORICAL_ACQUISITIONS = ("ei", "thompson")
 
 
 PRESETS = {
     "paper": dict(optimizer="sgd", warm_start=False, use_bias=False, thompson="independent", scales="fixed", nu=1.0,
-                  input_embedding="linear",
+                  input_embedding="linear", category_weight=1.0, categorical_acquisition="thompson",
                   acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.0,
                                              raw_sampler="uniform")),
     "default": dict(optimizer="adam", warm_start=True, use_bias=True, thompson="pathwise", scales="fit", nu=0.5,
-                    input_embedding="auto",
+                    input_embedding="auto", category_weight=CATEGORY_WEIGHT, categorical_acquisition="ei",
                     acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=10, steps=200)),
 }
 
@@ -133,6 +138,12 @@ def default_nu(d: int, in_region: bool = False) -> float:
     if d >= CLIMB_BELOW_DIM:
         return HIGH_DIM_NU
     return MID_DIM_NU if d >= MID_NU_FROM_DIM and not in_region else PRESETS["default"]["nu"]
+
+
+def has_categories(space) -> bool:
+    """Whether ``space`` (``Dataset.space``: a mixed search space, or ``None`` for a box) has a
+    categorical parameter."""
+    return space is not None and bool(space.categorical_columns().any())
 
 
 NeuralBOState = NeuralLinearState
@@ -176,6 +187,8 @@ def neural_bo(
     use_bias: Optional[bool] = None,
     chunk_size: Optional[int] = None,
     input_embedding: Optional[str] = None,
+    category_weight: Optional[float] = None,
+    categorical_acquisition: Optional[str] = None,
     q: int = 1,
     multi_objective: bool = False,
     reference_point=None,
@@ -253,6 +266,19 @@ def neural_bo(
             same norm, so the prior variance of the linearized network does not grow toward
             the corners) or ``"auto"`` (the default preset's: ``"circle"`` below ``d =
             CIRCLE_BELOW_DIM = 20`` unit-cube columns, ``"linear"`` from there on).
+        category_weight: on a space with a categorical parameter, the factor on each one-hot
+            column's network inputs (:func:`nbo_jax.networks.category_weights`; a float > 0):
+            the paper preset's 1, the default preset's ``CATEGORY_WEIGHT = 0.25``, so that a
+            change of category moves the network's input as a quarter of a continuous
+            coordinate's range does. No effect on a box or a space of integers.
+        categorical_acquisition: what the default (pathwise Thompson) preset asks with on a space
+            with a categorical parameter when ``q = 1``: ``"ei"`` (the default preset's:
+            expected improvement of the surrogate posterior, :func:`nbo_jax.acquisition.ei`,
+            at the best raw sample, no climb: a posterior standard deviation needs each
+            point's Jacobian) or ``"thompson"`` (the pathwise sample, as on a box). Measured
+            with ``category_weight``: each alone left the mixed selection problems where they
+            were, together they improved both (docs, "Neural-BO on categories"). Ignored with
+            ``acquisition``, ``q > 1`` or ``thompson="independent"``.
         multi_objective: optimize ``m >= 2`` objectives (``y (m,)`` per point): one network
             and its linearized posterior per objective (:func:`nbo_jax.surrogates.independent`)
             and random-scalarization Thompson sampling on their pathwise draws, at
@@ -283,7 +309,11 @@ def neural_bo(
     """
     refuse_renamed(kwargs, BATCH_SIZE_RENAMED, "neural_bo")
     chosen = resolve_preset(PRESETS, preset, warm_start=warm_start, optimizer=optimizer, use_bias=use_bias,
-                            thompson=thompson, scales=scales, input_embedding=input_embedding)
+                            thompson=thompson, scales=scales, input_embedding=input_embedding,
+                            category_weight=category_weight, categorical_acquisition=categorical_acquisition)
+    category_weight = check_scale("category_weight", chosen["category_weight"], allow_zero=False)
+    categorical_acquisition = check_choice("categorical_acquisition", chosen["categorical_acquisition"],
+                                           CATEGORICAL_ACQUISITIONS)
     thompson = check_choice("thompson", chosen["thompson"], THOMPSON)
     fit = check_choice("scales", chosen["scales"], SCALES) == "fit"
     if refit_every is not None and not fit:
@@ -331,7 +361,7 @@ def neural_bo(
 
     surrogate = neural_linear(network, width=width, lam=lam, train=train_cfg, warm_start=warm,
                               feature_params=feature_params, fit_scales=fit, mode=posterior, embedding=input_embedding,
-                              chunk_size=chunk_size)
+                              chunk_size=chunk_size, category_weight=category_weight)
     if multi:
         one = surrogate
         surrogate = independent(one._replace(sample=lambda state, key: one.sample(state, key, draw_nu)))
@@ -340,10 +370,17 @@ def neural_bo(
                         batch_rule="independent" if acquisition is None or multi else "fantasy")
     if not pathwise:
         return base
+    on_categories = None  # EI on a space with a categorical parameter (categorical_acquisition="ei", q = 1)
+    if categorical_acquisition == "ei" and q == 1:
+        on_categories = bo_algorithm(surrogate, expected_improvement(), acq_optimizer=aopt._replace(steps=0),
+                                     name="neural-bo", refit_every=refit_every, outcome_transform=transform)
 
     def ask(state: BOState, key: Array, region: Optional[SearchRegion] = None) -> Array:
         """The pathwise Thompson sample's minimum (its exploration scale by dimension and
-        region, :func:`default_nu`)."""
+        region, :func:`default_nu`); on a space with a categorical parameter, with
+        ``categorical_acquisition="ei"``, the best raw sample by expected improvement."""
+        if on_categories is not None and has_categories(state.data.space):  # static
+            return on_categories.ask(state, key, region)
         k_c, k_a = jax.random.split(key)
         d = state.bounds.dim  # static: the number of parameters (a category's one-hot columns count once)
         in_region = region is not None  # static: asked inside a trust region

@@ -28,7 +28,7 @@ from .. import posterior as post_lib
 from ..base import Surrogate, SurrogatePosterior
 from ..dataset import Dataset
 from ..features import gradient_features, jacobian_vector_product, predict
-from ..networks import Network, auto_embedding, embedded
+from ..networks import Network, auto_embedding, category_weights, embedded
 from ..training import TrainConfig, train_regression
 from .gp import when
 
@@ -44,6 +44,9 @@ class NeuralLinearState(NamedTuple):
         key: PRNG key used for training shuffles.
         post_lam: ``()`` the ``lam`` of the posterior (``lam``, or fitted with fitted scales).
         post_scale: ``()`` multiplier ``s`` of ``sigma`` (1, or fitted).
+        space: the mixed search space of the data (``Dataset.space``; static), whose
+            categorical columns the network sees weighted by ``category_weight``; ``None``
+            for a box.
     """
 
     params0: Any
@@ -52,14 +55,17 @@ class NeuralLinearState(NamedTuple):
     key: Array
     post_lam: Array
     post_scale: Array
+    space: Optional[Any] = None
 
 
 def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, train: TrainConfig, warm_start: bool,
                   feature_params: str, fit_scales: bool, mode: str = "auto", embedding: str = "auto",
-                  chunk_size: Optional[int] = None) -> Surrogate:
+                  chunk_size: Optional[int] = None, category_weight: float = 1.0) -> Surrogate:
     """The linearized network (module doc) of ``network(d, dtype)`` (hidden width ``m =
     width``) seeing unit-cube points through ``embedding`` (:func:`nbo_jax.networks.embed_inputs`;
-    ``"auto"``: :func:`nbo_jax.networks.auto_embedding`), trained by ``train``, features at
+    ``"auto"``: :func:`nbo_jax.networks.auto_embedding`; on a mixed space each categorical
+    one-hot column's inputs times ``category_weight``, :func:`nbo_jax.networks.category_weights`),
+    trained by ``train``, features at
     ``theta_0`` (``feature_params="initial"``) or ``theta_t`` (``"current"``), scales fitted
     (``fit_scales``) or fixed at ``lam`` and 1, the posterior in ``mode`` (``"full"``,
     ``"diagonal"``, ``"dual"`` or ``"auto"``: :func:`nbo_jax.posterior.choose_mode`, ``"dual"``
@@ -74,9 +80,9 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
     """
     m = float(width)
 
-    def net_for(u: Array) -> Network:
+    def net_for(u: Array, space) -> Network:
         d = u.shape[-1]
-        return embedded(network, d, u.dtype, auto_embedding(d, embedding))
+        return embedded(network, d, u.dtype, auto_embedding(d, embedding), category_weights(space, category_weight))
 
     def weights(state: NeuralLinearState):
         return state.params0 if feature_params == "initial" else state.params
@@ -111,7 +117,7 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
         return state._replace(post_scale=jnp.sqrt(s2).astype(state.post_scale.dtype))
 
     def update(state: NeuralLinearState, data: Dataset, rows: Array, refit) -> NeuralLinearState:
-        net = net_for(data.u)
+        net = net_for(data.u, state.space)
         written = (rows < data.count) & (rows < data.capacity)
         u_new = jnp.take(data.u, rows, axis=0, mode="clip")
         mask_new = written & jnp.take(data.mask, rows, mode="clip")
@@ -126,7 +132,7 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
                     lambda: extend_scales(state, data, net.apply, G_new, rows, mask_new))
 
     def init(key: Array, data: Dataset, rows: Array) -> NeuralLinearState:
-        net = net_for(data.u)
+        net = net_for(data.u, data.space)
         chosen = mode
         if mode == "auto":
             chosen = "dual" if fit_scales else post_lib.choose_mode(net.num_params, data.capacity)
@@ -134,11 +140,11 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
         k_net, k_state = jax.random.split(key)
         params0 = net.init(k_net)
         state = NeuralLinearState(params0, params0, post_lib.init(chosen, net.num_params, data.capacity, lam, dtype),
-                                  k_state, jnp.asarray(lam, dtype), jnp.ones((), dtype))
+                                  k_state, jnp.asarray(lam, dtype), jnp.ones((), dtype), data.space)
         return update(state, data, rows, True)
 
     def posterior(state: NeuralLinearState, u: Array) -> SurrogatePosterior:
-        apply = net_for(u).apply
+        apply = net_for(u, state.space).apply
         G_c = gradient_features(apply, weights(state), u, chunk_size=chunk_size)
         var = post_lib.variance(state.posterior, G_c, state.post_lam, m)
         return SurrogatePosterior(u, predict(apply, state.params, u), state.post_scale * jnp.sqrt(var), None)
@@ -148,7 +154,7 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
         scale = nu * state.post_scale / jnp.sqrt(m)
 
         def f(u: Array) -> Array:
-            apply = net_for(u).apply
+            apply = net_for(u, state.space).apply
             return predict(apply, state.params, u) + scale * jacobian_vector_product(apply, weights(state), u, delta)
 
         return f
