@@ -45,6 +45,10 @@ IN_TRUST_REGION = ("gp-ei-tr", "neural-bo-tr")
 DIAGNOSTIC = ("gp-ts", "gp-ntk")
 """Not run by default: the GP with Thompson sampling, and with the NTK kernel (and EI), which
 separate Neural-BO's acquisition from its kernel (docs, "Mixed search spaces")."""
+VARIANTS = {"neural-bo-cat": ("neural-bo", dict(category_weight=0.25, categorical_acquisition="ei"))}
+"""Not run by default: ``name -> (registry name, options)``; ``neural-bo-cat`` is Neural-BO with
+the one-hot columns weighted 0.25 and expected improvement on a space with a category (docs,
+"Neural-BO on categories")."""
 OPTUNA = ("tpe", "gp-optuna")
 SUITES = {"synthetic": list(PROBLEMS), "tuning": list(TUNING), "all": list(PROBLEMS) + list(TUNING)}
 ALL = {**PROBLEMS, **TUNING}
@@ -53,7 +57,12 @@ ALL = {**PROBLEMS, **TUNING}
 def run_ours(name: str, problem, seeds: int, n_init: int, n_iter: int, sequential: bool = False) -> np.ndarray:
     """``(seeds,)`` the best value each seed found, the seeds vmapped or, with ``sequential``,
     one after another in one compiled program (:func:`nbo_jax.comparison.run_methods`)."""
-    algo = (nbo.trust_region(nbo.registry.get(name[:-3])) if name.endswith("-tr") else nbo.registry.get(name))
+    if name in VARIANTS:
+        algo = nbo.registry.get(VARIANTS[name][0], **VARIANTS[name][1])
+    elif name.endswith("-tr"):
+        algo = nbo.trust_region(nbo.registry.get(name[:-3]))
+    else:
+        algo = nbo.registry.get(name)
     keys = jax.random.split(jax.random.key(0), seeds)
     hists, _ = comparison.run_methods(problem, {name: algo}, keys, n_init=n_init, n_iter=n_iter, progress=False,
                                       verbose=False, vmap_seeds=not sequential)
@@ -94,7 +103,7 @@ def main(argv=None) -> int:
     parser.add_argument("--problems", nargs="+", choices=list(ALL), help="default: those of --suite")
     parser.add_argument("--suite", choices=list(SUITES), default="synthetic",
                         help="the problems when --problems is not given: synthetic (default), tuning or all")
-    parser.add_argument("--methods", nargs="+", default=list(OURS + OPTUNA), choices=list(OURS + IN_TRUST_REGION + DIAGNOSTIC + OPTUNA))
+    parser.add_argument("--methods", nargs="+", default=list(OURS + OPTUNA), choices=list(OURS + IN_TRUST_REGION + DIAGNOSTIC + tuple(VARIANTS) + OPTUNA))
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--n-init", type=int, default=5)
     parser.add_argument("--n-iter", type=int, default=40)
@@ -123,7 +132,7 @@ def main(argv=None) -> int:
         problem = ALL[pname]()
         for m in args.methods:
             t0 = time.perf_counter()
-            if m in OURS + IN_TRUST_REGION + DIAGNOSTIC:
+            if m in OURS + IN_TRUST_REGION + DIAGNOSTIC + tuple(VARIANTS):
                 final = run_ours(m, problem, args.seeds, args.n_init, args.n_iter, args.sequential)
             else:
                 final = run_optuna(m, problem, args.seeds, args.n_init + args.n_iter)

@@ -15,8 +15,9 @@ chosen on:
   choices, the extra choices repeating terms; minimum -0.9 (24 unit-cube columns, 5
   parameters: more columns than ``CIRCLE_BELOW_DIM``, fewer parameters).
 
-Each ``--nu`` and ``--input-embedding`` runs Neural-BO (its default preset, ``nu`` and
-``input_embedding`` given) vmapped over ``--seeds`` seeds from ``jax.random.key(--key)``,
+Each combination of ``--nu``, ``--input-embedding``, ``--category-weight`` and
+``--categorical-acquisition`` runs Neural-BO (its default preset with them given) vmapped over
+``--seeds`` seeds from ``jax.random.key(--key)``,
 float32, noise-free, ``--n-init`` + ``--n-iter`` evaluations; printed: the median [IQR] and mean
 of the best value per problem and setting, and the one-sided Welch p that each setting's mean is
 lower than the first one's::
@@ -24,11 +25,13 @@ lower than the first one's::
     uv run python benchmarks/mixed_selection.py --nu 0.25 0.5 --seeds 30
     uv run python benchmarks/mixed_selection.py --nu 0.25 0.5 --seeds 10 --n-iter 150 --problems additive_terms
     uv run python benchmarks/mixed_selection.py --nu 0.5 --input-embedding linear circle --problems wide_terms
+    uv run python benchmarks/mixed_selection.py --nu 0.5 --category-weight 1 0.25 --categorical-acquisition thompson ei --key 3
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import time
 
 import jax
@@ -115,12 +118,12 @@ PROBLEMS = {"additive_terms": additive_terms, "permuted_hartmann": permuted_hart
 ALL = {**PROBLEMS, "wide_terms": wide_terms}
 
 
-def best_values(problem: Problem, nu: float, seeds: int, key: int, n_init: int, n_iter: int,
-                input_embedding: str = "auto") -> np.ndarray:
-    """``(seeds,)`` the best value of each seed of Neural-BO with ``nu`` and
-    ``input_embedding``, the seeds vmapped (:func:`nbo_jax.comparison.run_methods`)."""
+def best_values(problem: Problem, nu: float, seeds: int, key: int, n_init: int, n_iter: int, **options) -> np.ndarray:
+    """``(seeds,)`` the best value of each seed of Neural-BO with ``nu`` and ``options`` (e.g.
+    ``input_embedding``, ``category_weight``, ``categorical_acquisition``), the seeds vmapped
+    (:func:`nbo_jax.comparison.run_methods`)."""
     keys = jax.random.split(jax.random.key(key), seeds)
-    algo = nbo.registry.get("neural-bo", nu=nu, input_embedding=input_embedding)
+    algo = nbo.registry.get("neural-bo", nu=nu, **options)
     hists, _ = comparison.run_methods(problem, {"neural-bo": algo}, keys,
                                       n_init=n_init, n_iter=n_iter, progress=False, verbose=False)
     return np.asarray(hists["neural-bo"]["best_f"][:, -1], np.float64)
@@ -131,6 +134,10 @@ def main(argv=None) -> int:
     parser.add_argument("--problems", nargs="+", choices=list(ALL), default=list(PROBLEMS))
     parser.add_argument("--nu", nargs="+", type=float, default=[0.25, 0.5])
     parser.add_argument("--input-embedding", nargs="+", default=["auto"], choices=["auto", "circle", "linear"])
+    parser.add_argument("--category-weight", nargs="+", type=float, default=[None],
+                        help="default: the preset's (1)")
+    parser.add_argument("--categorical-acquisition", nargs="+", default=[None], choices=["ei", "thompson"],
+                        help="default: the preset's (thompson)")
     parser.add_argument("--seeds", type=int, default=30)
     parser.add_argument("--key", type=int, default=0)
     parser.add_argument("--n-init", type=int, default=5)
@@ -138,18 +145,22 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     print(f"Neural-BO, {args.seeds} seeds, {args.n_init} + {args.n_iter} evaluations, noise-free; "
           f"median [25%, 75%] and mean of the best value; one-sided Welch p that the mean is lower "
-          f"than with the first setting (nu = {args.nu[0]}, input_embedding = {args.input_embedding[0]})\n")
-    print("| problem | nu | input_embedding | best value | mean | p |\n|---|---|---|---|---|---|")
-    settings = [(nu, e) for nu in args.nu for e in args.input_embedding]
+          f"than with the first setting\n")
+    print("| problem | nu | input_embedding | category_weight | categorical_acquisition | best value | mean | p |\n"
+          "|---|---|---|---|---|---|---|---|")
+    settings = list(itertools.product(args.nu, args.input_embedding, args.category_weight, args.categorical_acquisition))
     for name in args.problems:
         problem = ALL[name]()
         finals = {}
-        for nu, e in settings:
+        for setting in settings:
+            nu, e, w, a = setting
             t0 = time.perf_counter()
-            finals[nu, e] = v = best_values(problem, nu, args.seeds, args.key, args.n_init, args.n_iter, e)
+            finals[setting] = v = best_values(problem, nu, args.seeds, args.key, args.n_init, args.n_iter,
+                                              input_embedding=e, category_weight=w, categorical_acquisition=a)
             q = np.percentile(v, [50, 25, 75])
-            p = "" if (nu, e) == settings[0] else f"{welch_one_sided(finals[settings[0]], v):.3g}"
-            print(f"| {name} | {nu:g} | {e} | {q[0]:.4g} [{q[1]:.4g}, {q[2]:.4g}] | {v.mean():.4g} | {p} |"
+            p = "" if setting == settings[0] else f"{welch_one_sided(finals[settings[0]], v):.3g}"
+            print(f"| {name} | {nu:g} | {e} | {'preset' if w is None else f'{w:g}'} | {a or 'preset'} | "
+                  f"{q[0]:.4g} [{q[1]:.4g}, {q[2]:.4g}] | {v.mean():.4g} | {p} |"
                   f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
     return 0
 

@@ -243,9 +243,7 @@ def test_default_nu_and_climb_count_a_mixed_space_parameters(compiled):
     parameters, not of unit-cube columns: two continuous inputs and a category of
     ``CLIMB_BELOW_DIM`` choices (3 parameters, 22 columns) take the preset's ``nu = 0.5`` and
     the climb, as a 3-input box does. The default's asks equal ``nu=0.5``'s bit for bit and
-    differ from those of the 22-column rule (``HIGH_DIM_NU``, no climb). The pathwise Thompson
-    sample is asked there with ``categorical_acquisition="thompson"`` (the default asks EI on a
-    space with a category)."""
+    differ from those of the 22-column rule (``HIGH_DIM_NU``, no climb)."""
     from nbo_jax.algorithms.neural_bo import CLIMB_BELOW_DIM, HIGH_DIM_NU
     from nbo_jax.search_space import Categorical, Continuous, search_space
 
@@ -254,8 +252,7 @@ def test_default_nu_and_climb_count_a_mixed_space_parameters(compiled):
     problem = nbo.Problem("mixed", 3, space, lambda p: (p[0] - 0.3) ** 2 + (p[1] + 0.2) ** 2 + 0.01 * p[2])
     assert (space.dim, space.unit_dim) == (3, CLIMB_BELOW_DIM + 2)
     small = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}
-    algos = {name: compiled(nbo.neural_bo(**small, acq_optimizer=dict(raw_samples=128, **opt),
-                                          categorical_acquisition="thompson", **kw))
+    algos = {name: compiled(nbo.neural_bo(**small, acq_optimizer=dict(raw_samples=128, **opt), **kw))
              for name, kw, opt in (("default", {}, {}), ("0.5", dict(nu=0.5), {}),
                                    ("by columns", dict(nu=HIGH_DIM_NU), dict(steps=0)))}
     _, state = _state(algos["default"], n=8, problem=problem)
@@ -397,7 +394,7 @@ def test_category_weights_scale_the_one_hot_columns_inputs(x64, compiled):
         nbo.neural_bo(category_weight=0.0)
 
     problem = nbo.Problem("mixed", 3, space, lambda p: (p[0] - 0.3) ** 2 + 0.1 * p[1] + 0.05 * (p[2] - 1) ** 2)
-    algo = compiled(nbo.neural_bo(**SMALL, posterior="dual", scales="fixed"))
+    algo = compiled(nbo.neural_bo(**SMALL, posterior="dual", scales="fixed", category_weight=0.25))
     _, state = _state(algo, n=8, capacity=10, problem=problem)
     assert state.model.space is space
     net = nbo.networks.mlp(10, SMALL["width"], 2, use_bias=True)  # 5 columns on the quarter circle
@@ -411,12 +408,11 @@ def test_category_weights_scale_the_one_hot_columns_inputs(x64, compiled):
     np.testing.assert_allclose(post.mean, nbo.features.predict(net.apply, state.model.params, emb(uc)), rtol=1e-12)
 
 
-def test_default_asks_expected_improvement_on_a_space_with_a_category(compiled):
-    """On a space with a categorical parameter the default preset (``q = 1``) asks the best raw
-    sample by expected improvement: bit for bit ``acquisition=nbo.acquisition.ei()`` with
-    ``steps=0``, and not the pathwise Thompson sample's minimum
-    (``categorical_acquisition="thompson"``); on a box and on a space of integers the default
-    asks the Thompson sample's minimum, as ``categorical_acquisition="thompson"`` does."""
+def test_categorical_acquisition_ei_asks_expected_improvement_on_a_space_with_a_category(compiled):
+    """``categorical_acquisition="ei"`` (``q = 1``) on a space with a categorical parameter asks
+    the best raw sample by expected improvement: bit for bit ``acquisition=nbo.acquisition.ei()``
+    with ``steps=0``, and not the pathwise Thompson sample's minimum (the default); on a box and
+    on a space of integers it asks the Thompson sample's minimum, as the default does."""
     from nbo_jax.search_space import Categorical, Continuous, Integer, search_space
 
     small = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}
@@ -427,15 +423,15 @@ def test_default_asks_expected_improvement_on_a_space_with_a_category(compiled):
         problem = (nbo.benchmarks.get("branin") if space is None else
                    nbo.Problem("mixed", 3, space, lambda p: (p[0] - 0.3) ** 2 + (p[1] + 0.2) ** 2 + 0.1 * p[2]))
         algos = {name: compiled(nbo.neural_bo(**small, acq_optimizer=dict(opt, **extra), **kw))
-                 for name, kw, extra in (("default", {}, {}), ("thompson", dict(categorical_acquisition="thompson"), {}),
+                 for name, kw, extra in (("categories", dict(categorical_acquisition="ei"), {}), ("thompson", {}, {}),
                                          ("ei", dict(acquisition=nbo.acquisition.ei()), dict(steps=0)))}
-        _, state = _state(algos["default"], n=8, problem=problem)
+        _, state = _state(algos["thompson"], n=8, problem=problem)
         same, apart = ("ei", "thompson") if expect_ei else ("thompson", "ei")
         told_apart = False
         for k in range(2, 6):
             asks = {name: np.asarray(algo.ask(state, jax.random.key(k))) for name, algo in algos.items()}
-            np.testing.assert_array_equal(asks["default"], asks[same])
-            told_apart |= bool(np.abs(asks["default"] - asks[apart]).max() > 1e-3)
+            np.testing.assert_array_equal(asks["categories"], asks[same])
+            told_apart |= bool(np.abs(asks["categories"] - asks[apart]).max() > 1e-3)
         assert told_apart, space
     with pytest.raises(ValueError, match="categorical_acquisition"):
         nbo.neural_bo(categorical_acquisition="ucb")

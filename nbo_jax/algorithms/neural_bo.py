@@ -105,9 +105,6 @@ MID_DIM_NU = 0.25
 MID_NU_FROM_DIM = 10
 # below this input dimension input_embedding="auto" (the default preset's) puts each coordinate on a
 # quarter circle; from it on the network sees 2u - 1 (measured at d = 2-10 and 20)
-CATEGORY_WEIGHT = 0.25
-"""The default preset's ``category_weight``: on a space with a categorical parameter the network
-sees each one-hot column's inputs times 0.25 (docs, "Neural-BO on categories")."""
 CATEGORICAL_ACQUISITIONS = ("ei", "thompson")
 
 
@@ -117,7 +114,7 @@ PRESETS = {
                   acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.0,
                                              raw_sampler="uniform")),
     "default": dict(optimizer="adam", warm_start=True, use_bias=True, thompson="pathwise", scales="fit", nu=0.5,
-                    input_embedding="auto", category_weight=CATEGORY_WEIGHT, categorical_acquisition="ei",
+                    input_embedding="auto", category_weight=1.0, categorical_acquisition="thompson",
                     acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=10, steps=200)),
 }
 
@@ -267,18 +264,19 @@ def neural_bo(
             the corners) or ``"auto"`` (the default preset's: ``"circle"`` below ``d =
             CIRCLE_BELOW_DIM = 20`` unit-cube columns, ``"linear"`` from there on).
         category_weight: on a space with a categorical parameter, the factor on each one-hot
-            column's network inputs (:func:`nbo_jax.networks.category_weights`; a float > 0):
-            the paper preset's 1, the default preset's ``CATEGORY_WEIGHT = 0.25``, so that a
-            change of category moves the network's input as a quarter of a continuous
-            coordinate's range does. No effect on a box or a space of integers.
-        categorical_acquisition: what the default (pathwise Thompson) preset asks with on a space
-            with a categorical parameter when ``q = 1``: ``"ei"`` (the default preset's:
-            expected improvement of the surrogate posterior, :func:`nbo_jax.acquisition.ei`,
-            at the best raw sample, no climb: a posterior standard deviation needs each
-            point's Jacobian) or ``"thompson"`` (the pathwise sample, as on a box). Measured
-            with ``category_weight``: each alone left the mixed selection problems where they
-            were, together they improved both (docs, "Neural-BO on categories"). Ignored with
-            ``acquisition``, ``q > 1`` or ``thompson="independent"``.
+            column's network inputs (:func:`nbo_jax.networks.category_weights`; a float > 0;
+            both presets: 1). No effect on a box or a space of integers. With 0.25 a change of
+            category moves the network's input as a quarter of a continuous coordinate's range
+            does: the network pools what it learns across the categories.
+        categorical_acquisition: what the pathwise Thompson preset asks with on a space with a
+            categorical parameter when ``q = 1``: ``"thompson"`` (both presets: the pathwise
+            sample, as on a box) or ``"ei"`` (expected improvement of the surrogate posterior,
+            :func:`nbo_jax.acquisition.ei`, at the best raw sample, no climb: a posterior
+            standard deviation needs each point's Jacobian). Ignored with ``acquisition``,
+            ``q > 1`` or ``thompson="independent"``. Measured (docs, "Neural-BO on
+            categories"): ``"ei"`` with ``category_weight=0.25`` improved the mixed selection
+            problems (each alone did not) and CoCaBO's Func2C, but left one seed of the SVC
+            tuning task on a plateau of its worst kernel, so neither is a default.
         multi_objective: optimize ``m >= 2`` objectives (``y (m,)`` per point): one network
             and its linearized posterior per objective (:func:`nbo_jax.surrogates.independent`)
             and random-scalarization Thompson sampling on their pathwise draws, at
