@@ -25,7 +25,7 @@ lower than the first one's::
     uv run python benchmarks/mixed_selection.py --nu 0.25 0.5 --seeds 30
     uv run python benchmarks/mixed_selection.py --nu 0.25 0.5 --seeds 10 --n-iter 150 --problems additive_terms
     uv run python benchmarks/mixed_selection.py --nu 0.5 --input-embedding linear circle --problems wide_terms
-    uv run python benchmarks/mixed_selection.py --nu 0.5 --category-weight 1 0.25 --categorical-acquisition thompson ei --key 3
+    uv run python benchmarks/mixed_selection.py --nu 0.5 --category-weight 1 0.25 fit --categorical-acquisition thompson ei --key 3
 """
 
 from __future__ import annotations
@@ -134,10 +134,12 @@ def main(argv=None) -> int:
     parser.add_argument("--problems", nargs="+", choices=list(ALL), default=list(PROBLEMS))
     parser.add_argument("--nu", nargs="+", type=float, default=[0.25, 0.5])
     parser.add_argument("--input-embedding", nargs="+", default=["auto"], choices=["auto", "circle", "linear"])
-    parser.add_argument("--category-weight", nargs="+", type=float, default=[None],
-                        help="default: the preset's (1)")
+    parser.add_argument("--category-weight", nargs="+", type=lambda v: v if v == "fit" else float(v), default=[None],
+                        help="floats or 'fit'; default: the preset's (fit)")
     parser.add_argument("--categorical-acquisition", nargs="+", default=[None], choices=["ei", "thompson"],
-                        help="default: the preset's (thompson)")
+                        help="default: the preset's (ei)")
+    parser.add_argument("--raw-samples", type=int, default=None,
+                        help="acq_optimizer raw_samples (default: the preset's; 512 for the categories' EI)")
     parser.add_argument("--seeds", type=int, default=30)
     parser.add_argument("--key", type=int, default=0)
     parser.add_argument("--n-init", type=int, default=5)
@@ -155,11 +157,12 @@ def main(argv=None) -> int:
         for setting in settings:
             nu, e, w, a = setting
             t0 = time.perf_counter()
+            extra = {} if args.raw_samples is None else {"acq_optimizer": {"raw_samples": args.raw_samples}}
             finals[setting] = v = best_values(problem, nu, args.seeds, args.key, args.n_init, args.n_iter,
-                                              input_embedding=e, category_weight=w, categorical_acquisition=a)
+                                              input_embedding=e, category_weight=w, categorical_acquisition=a, **extra)
             q = np.percentile(v, [50, 25, 75])
             p = "" if setting == settings[0] else f"{welch_one_sided(finals[settings[0]], v):.3g}"
-            print(f"| {name} | {nu:g} | {e} | {'preset' if w is None else f'{w:g}'} | {a or 'preset'} | "
+            print(f"| {name} | {nu:g} | {e} | {'preset' if w is None else w} | {a or 'preset'} | "
                   f"{q[0]:.4g} [{q[1]:.4g}, {q[2]:.4g}] | {v.mean():.4g} | {p} |"
                   f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
     return 0

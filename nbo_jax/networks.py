@@ -99,11 +99,11 @@ def auto_embedding(d: int, embedding: str = "auto") -> str:
     return embedding
 
 
-def embed_inputs(u: Array, embedding: str, column_weights: Optional[tuple] = None) -> Array:
+def embed_inputs(u: Array, embedding: str, column_weights=None) -> Array:
     """The network inputs of unit-cube points ``u (..., d)`` (:data:`INPUT_EMBEDDINGS`):
-    ``(..., d)`` for ``"linear"``, ``(..., 2d)`` for ``"circle"``; with ``column_weights`` (a
-    tuple of ``d`` floats, or ``None`` for all ones) each column's inputs (its ``2u - 1``, or
-    its cosine and sine) are multiplied by its weight (:func:`category_weights`).
+    ``(..., d)`` for ``"linear"``, ``(..., 2d)`` for ``"circle"``; with ``column_weights`` (``d``
+    floats, an array ``(d,)`` or a sequence; ``None`` for all ones) each column's inputs (its
+    ``2u - 1``, or its cosine and sine) are multiplied by its weight (:func:`category_weights`).
 
     The empirical NTK of a network with biases depends on its inputs' norms: with ``"linear"``
     the prior variance ``||grad_theta h(z)||^2`` grows from the centre ``z = 0`` to the
@@ -125,36 +125,52 @@ def embed_inputs(u: Array, embedding: str, column_weights: Optional[tuple] = Non
         raise ValueError(f"input_embedding must be one of {INPUT_EMBEDDINGS}, got {embedding!r}")
     if column_weights is None:
         return z
-    if len(column_weights) != u.shape[-1]:
-        raise ValueError(f"column_weights must hold one weight per column ({u.shape[-1]}), got {len(column_weights)}")
-    return z * jnp.tile(jnp.asarray(column_weights, z.dtype), tile)
+    w = jnp.asarray(column_weights, z.dtype)
+    if w.shape != u.shape[-1:]:
+        raise ValueError(f"column_weights must hold one weight per column ({u.shape[-1]}), got shape {w.shape}")
+    return z * jnp.tile(w, tile)
 
 
-def category_weights(space, weight: float) -> Optional[tuple]:
-    """``column_weights`` for :func:`embed_inputs` on a mixed search space: ``weight`` on each
-    categorical parameter's one-hot columns, 1 on the others; ``None`` (all ones) for no space
-    (a box), a space without a categorical parameter, or ``weight == 1``.
+def has_categories(space) -> bool:
+    """Whether ``space`` (``Dataset.space``: a mixed search space, or ``None`` for a box) has a
+    categorical parameter."""
+    return space is not None and bool(space.categorical_columns().any())
+
+
+def category_weights(space, weight) -> Optional[Array]:
+    """``column_weights (D,)`` for :func:`embed_inputs` on a mixed search space: ``weight`` (a
+    float or a scalar array, e.g. fitted) on each categorical parameter's one-hot columns, 1 on
+    the others; ``None`` (all ones) for no space (a box) or a space without a categorical
+    parameter.
 
     ``space``: a :class:`~nbo_jax.search_space.SearchSpace` (``Dataset.space``) or ``None``."""
-    if space is None or float(weight) == 1.0:
+    if not has_categories(space):
         return None
-    categorical = space.categorical_columns()
-    if not categorical.any():
-        return None
-    return tuple(float(weight) if c else 1.0 for c in categorical)
+    return jnp.where(jnp.asarray(space.categorical_columns()), jnp.asarray(weight), 1.0)
 
 
 def embedded(network: Callable[[int, Any], "Network"], d: int, dtype, embedding: str,
-             column_weights: Optional[tuple] = None) -> "Network":
+             column_weights=None) -> "Network":
     """``network``'s net for ``d``-dimensional unit-cube points: ``apply(params, u)`` is the
-    network of :func:`embed_inputs`'s inputs (``input_dim`` stays ``d``)."""
-    return _embedded(network, int(d), dtype, embedding, column_weights)
+    network of :func:`embed_inputs`'s inputs with ``column_weights`` (``input_dim`` stays
+    ``d``). Without weights the same object for the same arguments (cached)."""
+    net = _embedded(network, int(d), dtype, embedding)
+    if column_weights is None:
+        return net
+    raw = _inner(network, int(d), dtype, embedding)
+    apply = lambda params, u: raw.apply(params, embed_inputs(u, embedding, column_weights))  # noqa: E731
+    return dataclasses.replace(net, apply=apply)
 
 
 @functools.lru_cache(maxsize=None)
-def _embedded(network, d, dtype, embedding, column_weights):
-    net = network(2 * d if embedding == "circle" else d, dtype)
-    apply = lambda params, u: net.apply(params, embed_inputs(u, embedding, column_weights))  # noqa: E731
+def _inner(network, d, dtype, embedding):
+    return network(2 * d if embedding == "circle" else d, dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def _embedded(network, d, dtype, embedding):
+    net = _inner(network, d, dtype, embedding)
+    apply = lambda params, u: net.apply(params, embed_inputs(u, embedding))  # noqa: E731
     return dataclasses.replace(net, apply=apply, input_dim=d)
 
 

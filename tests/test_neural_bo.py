@@ -243,7 +243,9 @@ def test_default_nu_and_climb_count_a_mixed_space_parameters(compiled):
     parameters, not of unit-cube columns: two continuous inputs and a category of
     ``CLIMB_BELOW_DIM`` choices (3 parameters, 22 columns) take the preset's ``nu = 0.5`` and
     the climb, as a 3-input box does. The default's asks equal ``nu=0.5``'s bit for bit and
-    differ from those of the 22-column rule (``HIGH_DIM_NU``, no climb)."""
+    differ from those of the 22-column rule (``HIGH_DIM_NU``, no climb). The pathwise Thompson
+    sample is asked with ``categorical_acquisition="thompson"`` (the default asks EI on a space
+    with a category)."""
     from nbo_jax.algorithms.neural_bo import CLIMB_BELOW_DIM, HIGH_DIM_NU
     from nbo_jax.search_space import Categorical, Continuous, search_space
 
@@ -252,7 +254,8 @@ def test_default_nu_and_climb_count_a_mixed_space_parameters(compiled):
     problem = nbo.Problem("mixed", 3, space, lambda p: (p[0] - 0.3) ** 2 + (p[1] + 0.2) ** 2 + 0.01 * p[2])
     assert (space.dim, space.unit_dim) == (3, CLIMB_BELOW_DIM + 2)
     small = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}
-    algos = {name: compiled(nbo.neural_bo(**small, acq_optimizer=dict(raw_samples=128, **opt), **kw))
+    algos = {name: compiled(nbo.neural_bo(**small, acq_optimizer=dict(raw_samples=128, **opt),
+                                          categorical_acquisition="thompson", **kw))
              for name, kw, opt in (("default", {}, {}), ("0.5", dict(nu=0.5), {}),
                                    ("by columns", dict(nu=HIGH_DIM_NU), dict(steps=0)))}
     _, state = _state(algos["default"], n=8, problem=problem)
@@ -379,8 +382,8 @@ def test_category_weights_scale_the_one_hot_columns_inputs(x64, compiled):
     from nbo_jax.search_space import Categorical, Continuous, Integer, search_space
 
     space = search_space([Continuous("a", -1.0, 1.0), Categorical("c", ("x", "y", "z")), Integer("k", 0, 3)])
-    assert category_weights(space, 0.25) == (1.0, 0.25, 0.25, 0.25, 1.0)
-    assert category_weights(space, 1.0) is None and category_weights(None, 0.25) is None
+    np.testing.assert_array_equal(category_weights(space, 0.25), [1.0, 0.25, 0.25, 0.25, 1.0])
+    assert category_weights(None, 0.25) is None
     assert category_weights(search_space([Continuous("a", 0.0, 1.0), Integer("k", 0, 3)]), 0.25) is None
     u = jax.random.uniform(jax.random.key(3), (7, 5))
     w = np.array([1.0, 0.25, 0.25, 0.25, 1.0])
@@ -408,11 +411,12 @@ def test_category_weights_scale_the_one_hot_columns_inputs(x64, compiled):
     np.testing.assert_allclose(post.mean, nbo.features.predict(net.apply, state.model.params, emb(uc)), rtol=1e-12)
 
 
-def test_categorical_acquisition_ei_asks_expected_improvement_on_a_space_with_a_category(compiled):
-    """``categorical_acquisition="ei"`` (``q = 1``) on a space with a categorical parameter asks
-    the best raw sample by expected improvement: bit for bit ``acquisition=nbo.acquisition.ei()``
-    with ``steps=0``, and not the pathwise Thompson sample's minimum (the default); on a box and
-    on a space of integers it asks the Thompson sample's minimum, as the default does."""
+def test_default_asks_expected_improvement_on_a_space_with_a_category(compiled):
+    """The default preset (``categorical_acquisition="ei"``, ``q = 1``) on a space with a
+    categorical parameter asks the best raw sample by expected improvement: bit for bit
+    ``acquisition=nbo.acquisition.ei()`` with ``steps=0``, and not the pathwise Thompson sample's
+    minimum (``categorical_acquisition="thompson"``); on a box and on a space of integers it
+    asks the Thompson sample's minimum."""
     from nbo_jax.search_space import Categorical, Continuous, Integer, search_space
 
     small = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}
@@ -423,7 +427,7 @@ def test_categorical_acquisition_ei_asks_expected_improvement_on_a_space_with_a_
         problem = (nbo.benchmarks.get("branin") if space is None else
                    nbo.Problem("mixed", 3, space, lambda p: (p[0] - 0.3) ** 2 + (p[1] + 0.2) ** 2 + 0.1 * p[2]))
         algos = {name: compiled(nbo.neural_bo(**small, acq_optimizer=dict(opt, **extra), **kw))
-                 for name, kw, extra in (("categories", dict(categorical_acquisition="ei"), {}), ("thompson", {}, {}),
+                 for name, kw, extra in (("categories", {}, {}), ("thompson", dict(categorical_acquisition="thompson"), {}),
                                          ("ei", dict(acquisition=nbo.acquisition.ei()), dict(steps=0)))}
         _, state = _state(algos["thompson"], n=8, problem=problem)
         same, apart = ("ei", "thompson") if expect_ei else ("thompson", "ei")
@@ -435,3 +439,44 @@ def test_categorical_acquisition_ei_asks_expected_improvement_on_a_space_with_a_
         assert told_apart, space
     with pytest.raises(ValueError, match="categorical_acquisition"):
         nbo.neural_bo(categorical_acquisition="ucb")
+
+
+def test_fitted_category_weight_maximizes_the_ntk_marginal_likelihood(x64, compiled):
+    """``category_weight="fit"`` (the default): the weight of ``CATEGORY_WEIGHT_GRID`` whose
+    empirical-NTK GP at ``theta_0`` gives the targets the largest marginal likelihood, each
+    weight's ``(lam, s^2)`` maximized on ``fit_scales``' grid; against numpy's log density of
+    ``N(r, s^2 (K + lam I))``. A category that decides the objective gets the weight 1, one
+    that does not a weight below 1; ``info`` reports it; ``"fit"`` needs fitted scales."""
+    from nbo_jax.networks import category_weights, embed_inputs
+    from nbo_jax.search_space import Categorical, Continuous, search_space
+    from nbo_jax.surrogates.neural_linear import CATEGORY_WEIGHT_GRID
+
+    space = search_space([Continuous("a", -1.0, 1.0), Continuous("b", -1.0, 1.0), Categorical("c", (0, 1, 2, 3))])
+    chosen = {}
+    for name, f in (("matters", lambda p: (p[0] - 0.2) ** 2 + 3.0 * (p[2] != 1)),
+                    ("does not", lambda p: (p[0] - 0.2) ** 2 + (p[1] + 0.3) ** 2 + 0.0 * p[2])):
+        problem = nbo.Problem("mixed", 3, space, f)
+        algo = compiled(nbo.neural_bo(**SMALL))
+        _, state = _state(algo, n=12, capacity=12, problem=problem)
+        model, data = state.model, state.data
+        lams = np.exp(np.linspace(np.log(1e-4), np.log(10.0), 64))
+        best = []
+        for w in CATEGORY_WEIGHT_GRID:
+            net = nbo.networks.mlp(12, SMALL["width"], 2, use_bias=True)  # 6 columns on the quarter circle
+            z = embed_inputs(data.u, "circle", category_weights(space, w))
+            G = np.asarray(nbo.features.gradient_features(net.apply, model.params0, z))
+            r = np.asarray(data.y) - np.asarray(nbo.features.predict(net.apply, model.params0, z))
+            K = G @ G.T / SMALL["width"]
+            lml = []
+            for lam in lams:
+                C = K + lam * np.eye(len(r))
+                s2 = np.clip(r @ np.linalg.solve(C, r) / len(r), 1e-2, 1e2)
+                lml.append(-0.5 * (r @ np.linalg.solve(s2 * C, r) + np.linalg.slogdet(s2 * C)[1]
+                                   + len(r) * np.log(2 * np.pi)))
+            best.append(max(lml))
+        chosen[name] = float(model.category_weight)
+        assert chosen[name] == CATEGORY_WEIGHT_GRID[int(np.argmax(best))], (name, best)
+        assert float(algo.info(state)["category_weight"]) == chosen[name]
+    assert chosen["matters"] == 1.0 and chosen["does not"] < 1.0, chosen
+    with pytest.raises(ValueError, match="category_weight"):
+        nbo.neural_bo(category_weight="fit", scales="fixed")

@@ -44,7 +44,10 @@ the network sees each coordinate on a quarter circle (``input_embedding="circle"
 its Thompson samples are not drawn to the corners. The exploration scale's and the climb's ``d``
 is the number of parameters (a categorical parameter counts once); the embedding's is the
 number of unit-cube columns (one per category; with 24 columns and 5 parameters the two
-embeddings end level, docs "Neural-BO's inputs"). The surrogate settings were chosen on
+embeddings end level, docs "Neural-BO's inputs"). On a space with a categorical parameter the
+network sees each one-hot column's inputs times a weight chosen by the empirical NTK's marginal
+likelihood (``category_weight="fit"``), and an ask (``q = 1``) is the best of 512 raw samples
+by expected improvement (``categorical_acquisition="ei"``). The surrogate settings were chosen on
 problems other than the test problems (Ackley, Levy, Michalewicz); the measurements are on the
 documentation site's page "Benchmarks" (``docs/benchmarks.md``). Every choice is an
 argument.
@@ -80,7 +83,7 @@ from ..acquisition import AcquisitionFn, random_scalarization
 from ..acquisition import ei as expected_improvement
 from ..acquisition import thompson as independent_thompson
 from ..bo import BOState, bo_algorithm, make_algorithm, reads_objectives, records_config
-from ..networks import CIRCLE_BELOW_DIM, INPUT_EMBEDDINGS  # noqa: F401 - CIRCLE_BELOW_DIM: as before
+from ..networks import CIRCLE_BELOW_DIM, INPUT_EMBEDDINGS, has_categories  # noqa: F401 - CIRCLE_BELOW_DIM: as before
 from ..optimize import AcqOptimizer, as_acq_optimizer, optimize_acqf
 from ..surrogates.columns import independent
 from ..surrogates.neural_linear import NeuralLinearState, neural_linear
@@ -106,6 +109,10 @@ MID_NU_FROM_DIM = 10
 # below this input dimension input_embedding="auto" (the default preset's) puts each coordinate on a
 # quarter circle; from it on the network sees 2u - 1 (measured at d = 2-10 and 20)
 CATEGORICAL_ACQUISITIONS = ("ei", "thompson")
+# categorical_acquisition="ei" scores this many raw samples unless acq_optimizer names raw_samples: a
+# posterior standard deviation needs each point's Jacobian (2048 took 1.75 times GPSampler's time per
+# later 30-trial study of benchmarks/trial_cost.py, 512 about half of it)
+CATEGORICAL_EI_RAW_SAMPLES = 512
 
 
 PRESETS = {
@@ -114,7 +121,7 @@ PRESETS = {
                   acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.0,
                                              raw_sampler="uniform")),
     "default": dict(optimizer="adam", warm_start=True, use_bias=True, thompson="pathwise", scales="fit", nu=0.5,
-                    input_embedding="auto", category_weight=1.0, categorical_acquisition="thompson",
+                    input_embedding="auto", category_weight="fit", categorical_acquisition="ei",
                     acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=10, steps=200)),
 }
 
@@ -135,12 +142,6 @@ def default_nu(d: int, in_region: bool = False) -> float:
     if d >= CLIMB_BELOW_DIM:
         return HIGH_DIM_NU
     return MID_DIM_NU if d >= MID_NU_FROM_DIM and not in_region else PRESETS["default"]["nu"]
-
-
-def has_categories(space) -> bool:
-    """Whether ``space`` (``Dataset.space``: a mixed search space, or ``None`` for a box) has a
-    categorical parameter."""
-    return space is not None and bool(space.categorical_columns().any())
 
 
 NeuralBOState = NeuralLinearState
@@ -264,19 +265,26 @@ def neural_bo(
             the corners) or ``"auto"`` (the default preset's: ``"circle"`` below ``d =
             CIRCLE_BELOW_DIM = 20`` unit-cube columns, ``"linear"`` from there on).
         category_weight: on a space with a categorical parameter, the factor on each one-hot
-            column's network inputs (:func:`nbo_jax.networks.category_weights`; a float > 0;
-            both presets: 1). No effect on a box or a space of integers. With 0.25 a change of
-            category moves the network's input as a quarter of a continuous coordinate's range
-            does: the network pools what it learns across the categories.
+            column's network inputs (:func:`nbo_jax.networks.category_weights`; a float > 0,
+            or ``"fit"`` with ``scales="fit"``: chosen from ``(0.125, 0.25, 0.5, 1)`` by the
+            empirical-NTK marginal likelihood whenever ``lam`` is refitted,
+            :func:`nbo_jax.surrogates.neural_linear.select_category_weight`; the default
+            preset's ``"fit"``, 1 with ``scales="fixed"``; the paper preset's 1).
+            No effect on a box or a space of integers. With 0.25 a change of category moves
+            the network's input as a quarter of a continuous coordinate's range does: the
+            network pools what it learns across the categories.
         categorical_acquisition: what the pathwise Thompson preset asks with on a space with a
-            categorical parameter when ``q = 1``: ``"thompson"`` (both presets: the pathwise
-            sample, as on a box) or ``"ei"`` (expected improvement of the surrogate posterior,
-            :func:`nbo_jax.acquisition.ei`, at the best raw sample, no climb: a posterior
-            standard deviation needs each point's Jacobian). Ignored with ``acquisition``,
-            ``q > 1`` or ``thompson="independent"``. Measured (docs, "Neural-BO on
-            categories"): ``"ei"`` with ``category_weight=0.25`` improved the mixed selection
-            problems (each alone did not) and CoCaBO's Func2C, but left one seed of the SVC
-            tuning task on a plateau of its worst kernel, so neither is a default.
+            categorical parameter when ``q = 1``: ``"ei"`` (the default preset's; expected
+            improvement of the surrogate posterior,
+            :func:`nbo_jax.acquisition.ei`, at the best of ``CATEGORICAL_EI_RAW_SAMPLES = 512``
+            raw samples unless ``acq_optimizer`` names ``raw_samples``, no climb: a posterior
+            standard deviation needs each point's Jacobian) or ``"thompson"`` (the paper
+            preset's: the pathwise sample, as on a box). Ignored with ``acquisition``, ``q > 1``
+            or ``thompson="independent"``. Chosen with ``category_weight="fit"`` on the mixed
+            selection problems (docs, "Neural-BO on categories"): EI alone left them where they
+            were, the fitted weight alone improved them, both together more; with a fixed
+            weight 0.25 one seed of the SVC tuning task stayed on the plateau of its worst
+            kernel.
         multi_objective: optimize ``m >= 2`` objectives (``y (m,)`` per point): one network
             and its linearized posterior per objective (:func:`nbo_jax.surrogates.independent`)
             and random-scalarization Thompson sampling on their pathwise draws, at
@@ -309,11 +317,18 @@ def neural_bo(
     chosen = resolve_preset(PRESETS, preset, warm_start=warm_start, optimizer=optimizer, use_bias=use_bias,
                             thompson=thompson, scales=scales, input_embedding=input_embedding,
                             category_weight=category_weight, categorical_acquisition=categorical_acquisition)
-    category_weight = check_scale("category_weight", chosen["category_weight"], allow_zero=False)
     categorical_acquisition = check_choice("categorical_acquisition", chosen["categorical_acquisition"],
                                            CATEGORICAL_ACQUISITIONS)
     thompson = check_choice("thompson", chosen["thompson"], THOMPSON)
     fit = check_choice("scales", chosen["scales"], SCALES) == "fit"
+    given_weight, category_weight = category_weight, chosen["category_weight"]
+    if category_weight == "fit" and not fit and given_weight is None:
+        category_weight = 1.0  # the default preset's fitted weight needs fitted scales
+    if isinstance(category_weight, str):
+        if category_weight != "fit" or not fit:
+            raise ValueError(f"category_weight must be a float > 0, or 'fit' with scales='fit'; got {category_weight!r}")
+    else:
+        category_weight = float(check_scale("category_weight", category_weight, allow_zero=False))
     if refit_every is not None and not fit:
         raise ValueError(f"refit_every schedules the scale fit of scales='fit'; with scales='fixed' nothing is "
                          f"refitted, got refit_every={refit_every!r}")
@@ -370,7 +385,10 @@ def neural_bo(
         return base
     on_categories = None  # EI on a space with a categorical parameter (categorical_acquisition="ei", q = 1)
     if categorical_acquisition == "ei" and q == 1:
-        on_categories = bo_algorithm(surrogate, expected_improvement(), acq_optimizer=aopt._replace(steps=0),
+        raw_set = isinstance(acq_optimizer, AcqOptimizer) or (isinstance(acq_optimizer, dict)
+                                                              and "raw_samples" in acq_optimizer)
+        ei_opts = aopt._replace(steps=0, raw_samples=aopt.raw_samples if raw_set else CATEGORICAL_EI_RAW_SAMPLES)
+        on_categories = bo_algorithm(surrogate, expected_improvement(), acq_optimizer=ei_opts,
                                      name="neural-bo", refit_every=refit_every, outcome_transform=transform)
 
     def ask(state: BOState, key: Array, region: Optional[SearchRegion] = None) -> Array:

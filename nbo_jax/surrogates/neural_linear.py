@@ -28,11 +28,14 @@ from .. import posterior as post_lib
 from ..base import Surrogate, SurrogatePosterior
 from ..dataset import Dataset
 from ..features import gradient_features, jacobian_vector_product, predict
-from ..networks import Network, auto_embedding, category_weights, embedded
+from ..networks import Network, auto_embedding, category_weights, embedded, has_categories
 from ..training import TrainConfig, train_regression
 from .gp import when
 
 Array = jax.Array
+
+CATEGORY_WEIGHT_GRID = (0.125, 0.25, 0.5, 1.0)
+"""The weights among which ``category_weight="fit"`` chooses (:func:`select_category_weight`)."""
 
 
 class NeuralLinearState(NamedTuple):
@@ -47,6 +50,7 @@ class NeuralLinearState(NamedTuple):
         space: the mixed search space of the data (``Dataset.space``; static), whose
             categorical columns the network sees weighted by ``category_weight``; ``None``
             for a box.
+        category_weight: ``()`` that weight (given, or fitted with ``category_weight="fit"``).
     """
 
     params0: Any
@@ -56,15 +60,39 @@ class NeuralLinearState(NamedTuple):
     post_lam: Array
     post_scale: Array
     space: Optional[Any] = None
+    category_weight: Optional[Array] = None
+
+
+def select_category_weight(network: Callable[[int, Any], Network], embedding: str, state: "NeuralLinearState",
+                           data: Dataset, m: float) -> Array:
+    """``()`` the weight of :data:`CATEGORY_WEIGHT_GRID` under which the empirical-NTK GP at
+    ``theta_0`` (:func:`nbo_jax.posterior.fit_scales`, its ``lam`` and ``s^2`` fitted for each
+    weight) gives ``data``'s targets ``y - h(x; theta_0)`` the largest marginal likelihood: a
+    categorical parameter's scale chosen by type-II maximum likelihood, as a GP chooses its
+    lengthscales. The weights are tried one after another (:func:`jax.lax.map`: one
+    eigendecomposition at a time)."""
+    d = data.u.shape[-1]
+    emb = auto_embedding(d, embedding)
+
+    def lml(w):
+        apply = embedded(network, d, data.u.dtype, emb, category_weights(state.space, w)).apply
+        G = gradient_features(apply, state.params0, data.u)
+        r = data.y - predict(apply, state.params0, data.u)
+        return post_lib.fit_scales(G, data.mask, r, m)[2]
+
+    grid = jnp.asarray(CATEGORY_WEIGHT_GRID, data.u.dtype)
+    return grid[jnp.argmax(jax.lax.map(lml, grid))]
 
 
 def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, train: TrainConfig, warm_start: bool,
                   feature_params: str, fit_scales: bool, mode: str = "auto", embedding: str = "auto",
-                  chunk_size: Optional[int] = None, category_weight: float = 1.0) -> Surrogate:
+                  chunk_size: Optional[int] = None, category_weight: float | str = 1.0) -> Surrogate:
     """The linearized network (module doc) of ``network(d, dtype)`` (hidden width ``m =
     width``) seeing unit-cube points through ``embedding`` (:func:`nbo_jax.networks.embed_inputs`;
     ``"auto"``: :func:`nbo_jax.networks.auto_embedding`; on a mixed space each categorical
-    one-hot column's inputs times ``category_weight``, :func:`nbo_jax.networks.category_weights`),
+    one-hot column's inputs times ``category_weight``, :func:`nbo_jax.networks.category_weights`;
+    ``"fit"``, with ``fit_scales``: the value of :data:`CATEGORY_WEIGHT_GRID` of largest marginal
+    likelihood, chosen whenever ``lam`` is refitted: :func:`select_category_weight`),
     trained by ``train``, features at
     ``theta_0`` (``feature_params="initial"``) or ``theta_t`` (``"current"``), scales fitted
     (``fit_scales``) or fixed at ``lam`` and 1, the posterior in ``mode`` (``"full"``,
@@ -80,9 +108,14 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
     """
     m = float(width)
 
-    def net_for(u: Array, space) -> Network:
+    fit_weight = isinstance(category_weight, str)
+    if fit_weight and (category_weight != "fit" or not fit_scales):
+        raise ValueError(f"category_weight is a float > 0, or 'fit' with fitted scales; got {category_weight!r}")
+
+    def net_for(u: Array, state) -> Network:
         d = u.shape[-1]
-        return embedded(network, d, u.dtype, auto_embedding(d, embedding), category_weights(space, category_weight))
+        return embedded(network, d, u.dtype, auto_embedding(d, embedding),
+                        category_weights(state.space, state.category_weight))
 
     def weights(state: NeuralLinearState):
         return state.params0 if feature_params == "initial" else state.params
@@ -98,10 +131,14 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
         return state._replace(posterior=post)
 
     def refit_scales(state, data, apply, G_new, rows, written):
-        """The new rows' features written into the dual posterior, ``(lam, s^2)`` refitted and
-        the factor rebuilt for the new ``lam`` (one Gram matrix serves both)."""
-        G = state.posterior.G.at[jnp.where(written, rows, data.capacity)].set(
-            G_new.astype(state.posterior.G.dtype), mode="drop")
+        """The new rows' features written into the dual posterior (every row's, when the
+        category weight is fitted: it may have changed), ``(lam, s^2)`` refitted and the factor
+        rebuilt for the new ``lam`` (one Gram matrix serves both)."""
+        if fit_weight and has_categories(state.space):
+            G = gradient_features(apply, weights(state), data.u).astype(state.posterior.G.dtype)
+        else:
+            G = state.posterior.G.at[jnp.where(written, rows, data.capacity)].set(
+                G_new.astype(state.posterior.G.dtype), mode="drop")
         K0 = post_lib.feature_gram(G, data.mask, m)
         r = data.y - predict(apply, state.params0, data.u)
         lam_t, s2, _ = post_lib.fit_scales(G, data.mask, r, m, gram=K0)
@@ -117,7 +154,11 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
         return state._replace(post_scale=jnp.sqrt(s2).astype(state.post_scale.dtype))
 
     def update(state: NeuralLinearState, data: Dataset, rows: Array, refit) -> NeuralLinearState:
-        net = net_for(data.u, state.space)
+        if fit_weight and has_categories(state.space):
+            w = when(refit, lambda: select_category_weight(network, embedding, state, data, m),
+                     lambda: state.category_weight)
+            state = state._replace(category_weight=w)
+        net = net_for(data.u, state)
         written = (rows < data.count) & (rows < data.capacity)
         u_new = jnp.take(data.u, rows, axis=0, mode="clip")
         mask_new = written & jnp.take(data.mask, rows, mode="clip")
@@ -132,19 +173,21 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
                     lambda: extend_scales(state, data, net.apply, G_new, rows, mask_new))
 
     def init(key: Array, data: Dataset, rows: Array) -> NeuralLinearState:
-        net = net_for(data.u, data.space)
         chosen = mode
+        dtype = data.u.dtype
+        w0 = 1.0 if fit_weight else category_weight
+        net = embedded(network, data.u.shape[-1], dtype, auto_embedding(data.u.shape[-1], embedding))
         if mode == "auto":
             chosen = "dual" if fit_scales else post_lib.choose_mode(net.num_params, data.capacity)
-        dtype = data.u.dtype
         k_net, k_state = jax.random.split(key)
         params0 = net.init(k_net)
         state = NeuralLinearState(params0, params0, post_lib.init(chosen, net.num_params, data.capacity, lam, dtype),
-                                  k_state, jnp.asarray(lam, dtype), jnp.ones((), dtype), data.space)
+                                  k_state, jnp.asarray(lam, dtype), jnp.ones((), dtype), data.space,
+                                  jnp.asarray(w0, dtype))
         return update(state, data, rows, True)
 
     def posterior(state: NeuralLinearState, u: Array) -> SurrogatePosterior:
-        apply = net_for(u, state.space).apply
+        apply = net_for(u, state).apply
         G_c = gradient_features(apply, weights(state), u, chunk_size=chunk_size)
         var = post_lib.variance(state.posterior, G_c, state.post_lam, m)
         return SurrogatePosterior(u, predict(apply, state.params, u), state.post_scale * jnp.sqrt(var), None)
@@ -154,16 +197,19 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
         scale = nu * state.post_scale / jnp.sqrt(m)
 
         def f(u: Array) -> Array:
-            apply = net_for(u, state.space).apply
+            apply = net_for(u, state).apply
             return predict(apply, state.params, u) + scale * jacobian_vector_product(apply, weights(state), u, delta)
 
         return f
 
     def info(state: NeuralLinearState) -> dict:
-        return {"post_lam": state.post_lam, "post_scale": state.post_scale}
+        out = {"post_lam": state.post_lam, "post_scale": state.post_scale}
+        if fit_weight:
+            out["category_weight"] = state.category_weight
+        return out
 
     return Surrogate(init, update, posterior, sample, pathwise=True, info=info if fit_scales else None,
                      name="neural-linear", counts_by_mean=True)
 
 
-__all__ = ["NeuralLinearState", "neural_linear"]
+__all__ = ["CATEGORY_WEIGHT_GRID", "NeuralLinearState", "neural_linear", "select_category_weight"]
