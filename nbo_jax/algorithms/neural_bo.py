@@ -106,13 +106,13 @@ HIGH_DIM_NU = 0.1
 # when nu is not given (measured with the quarter-circle embedding at d = 5, 10 and 15)
 MID_DIM_NU = 0.25
 MID_NU_FROM_DIM = 10
-# below this input dimension input_embedding="auto" (the default preset's) puts each coordinate on a
-# quarter circle; from it on the network sees 2u - 1 (measured at d = 2-10 and 20)
 CATEGORICAL_ACQUISITIONS = ("ei", "thompson")
 # categorical_acquisition="ei" scores this many raw samples unless acq_optimizer names raw_samples: a
 # posterior standard deviation needs each point's Jacobian (2048 took 1.75 times GPSampler's time per
 # later 30-trial study of benchmarks/trial_cost.py, 512 about half of it)
 CATEGORICAL_EI_RAW_SAMPLES = 512
+# below this input dimension input_embedding="auto" (the default preset's) puts each coordinate on a
+# quarter circle; from it on the network sees 2u - 1 (measured at d = 2-10 and 20)
 
 
 PRESETS = {
@@ -185,7 +185,7 @@ def neural_bo(
     use_bias: Optional[bool] = None,
     chunk_size: Optional[int] = None,
     input_embedding: Optional[str] = None,
-    category_weight: Optional[float] = None,
+    category_weight: Optional[float | str] = None,
     categorical_acquisition: Optional[str] = None,
     q: int = 1,
     multi_objective: bool = False,
