@@ -49,6 +49,8 @@ VARIANTS = {"neural-bo-cat": ("neural-bo", dict(category_weight=0.25, categorica
 """Not run by default: ``name -> (registry name, options)``; ``neural-bo-cat`` is Neural-BO with
 the one-hot columns weighted 0.25 and expected improvement on a space with a category (docs,
 "Neural-BO on categories")."""
+RUN_BY_US = OURS + IN_TRUST_REGION + DIAGNOSTIC + tuple(VARIANTS)
+"""The methods :func:`run_ours` runs (the others are Optuna's)."""
 OPTUNA = ("tpe", "gp-optuna")
 SUITES = {"synthetic": list(PROBLEMS), "tuning": list(TUNING), "all": list(PROBLEMS) + list(TUNING)}
 ALL = {**PROBLEMS, **TUNING}
@@ -103,7 +105,7 @@ def main(argv=None) -> int:
     parser.add_argument("--problems", nargs="+", choices=list(ALL), help="default: those of --suite")
     parser.add_argument("--suite", choices=list(SUITES), default="synthetic",
                         help="the problems when --problems is not given: synthetic (default), tuning or all")
-    parser.add_argument("--methods", nargs="+", default=list(OURS + OPTUNA), choices=list(OURS + IN_TRUST_REGION + DIAGNOSTIC + tuple(VARIANTS) + OPTUNA))
+    parser.add_argument("--methods", nargs="+", default=list(OURS + OPTUNA), choices=list(RUN_BY_US + OPTUNA))
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--n-init", type=int, default=5)
     parser.add_argument("--n-iter", type=int, default=40)
@@ -132,7 +134,7 @@ def main(argv=None) -> int:
         problem = ALL[pname]()
         for m in args.methods:
             t0 = time.perf_counter()
-            if m in OURS + IN_TRUST_REGION + DIAGNOSTIC + tuple(VARIANTS):
+            if m in RUN_BY_US:
                 final = run_ours(m, problem, args.seeds, args.n_init, args.n_iter, args.sequential)
             else:
                 final = run_optuna(m, problem, args.seeds, args.n_init + args.n_iter)

@@ -151,13 +151,13 @@ def main(argv=None) -> int:
     print("| problem | nu | input_embedding | category_weight | categorical_acquisition | best value | mean | p |\n"
           "|---|---|---|---|---|---|---|---|")
     settings = list(itertools.product(args.nu, args.input_embedding, args.category_weight, args.categorical_acquisition))
+    extra = {} if args.raw_samples is None else {"acq_optimizer": {"raw_samples": args.raw_samples}}
     for name in args.problems:
         problem = ALL[name]()
         finals = {}
         for setting in settings:
             nu, e, w, a = setting
             t0 = time.perf_counter()
-            extra = {} if args.raw_samples is None else {"acq_optimizer": {"raw_samples": args.raw_samples}}
             finals[setting] = v = best_values(problem, nu, args.seeds, args.key, args.n_init, args.n_iter,
                                               input_embedding=e, category_weight=w, categorical_acquisition=a, **extra)
             q = np.percentile(v, [50, 25, 75])

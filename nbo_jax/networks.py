@@ -144,9 +144,10 @@ def category_weights(space, weight) -> Optional[Array]:
     parameter.
 
     ``space``: a :class:`~nbo_jax.search_space.SearchSpace` (``Dataset.space``) or ``None``."""
-    if not has_categories(space):
+    categorical = None if space is None else space.categorical_columns()
+    if categorical is None or not categorical.any():
         return None
-    return jnp.where(jnp.asarray(space.categorical_columns()), jnp.asarray(weight), 1.0)
+    return jnp.where(jnp.asarray(categorical), jnp.asarray(weight), 1.0)
 
 
 def embedded(network: Callable[[int, Any], "Network"], d: int, dtype, embedding: str,

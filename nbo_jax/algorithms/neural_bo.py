@@ -364,10 +364,11 @@ def neural_bo(
     if acquisition is None and not pathwise:
         no_gradient = "thompson='independent' draws per point have no gradient; use thompson='pathwise'"
     aopt = as_acq_optimizer(acq_optimizer, default=chosen["acq_optimizer"], no_gradient=no_gradient)
-    # CLIMB_BELOW_DIM applies unless the caller set ``steps``
-    steps_set = isinstance(acq_optimizer, AcqOptimizer) or (isinstance(acq_optimizer, dict)
-                                                            and "steps" in acq_optimizer)
-    climb_by_dim = pathwise and not steps_set
+    def caller_set(field: str) -> bool:
+        """Whether the caller chose ``acq_optimizer``'s ``field`` (a whole AcqOptimizer sets all)."""
+        return isinstance(acq_optimizer, AcqOptimizer) or (isinstance(acq_optimizer, dict) and field in acq_optimizer)
+
+    climb_by_dim = pathwise and not caller_set("steps")  # CLIMB_BELOW_DIM applies unless the caller set steps
     nu_by_dim = pathwise and nu is None and preset == "default"  # default_nu applies
     nu_value = chosen["nu"] if nu is None else nu
     acq = acquisition if acquisition is not None else independent_thompson(nu_value)
@@ -385,9 +386,8 @@ def neural_bo(
         return base
     on_categories = None  # EI on a space with a categorical parameter (categorical_acquisition="ei", q = 1)
     if categorical_acquisition == "ei" and q == 1:
-        raw_set = isinstance(acq_optimizer, AcqOptimizer) or (isinstance(acq_optimizer, dict)
-                                                              and "raw_samples" in acq_optimizer)
-        ei_opts = aopt._replace(steps=0, raw_samples=aopt.raw_samples if raw_set else CATEGORICAL_EI_RAW_SAMPLES)
+        ei_opts = aopt._replace(steps=0, raw_samples=aopt.raw_samples if caller_set("raw_samples")
+                                else CATEGORICAL_EI_RAW_SAMPLES)
         on_categories = bo_algorithm(surrogate, expected_improvement(), acq_optimizer=ei_opts,
                                      name="neural-bo", refit_every=refit_every, outcome_transform=transform)
 

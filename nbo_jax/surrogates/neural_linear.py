@@ -112,10 +112,12 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
     if fit_weight and (category_weight != "fit" or not fit_scales):
         raise ValueError(f"category_weight is a float > 0, or 'fit' with fitted scales; got {category_weight!r}")
 
+    weighted = fit_weight or float(category_weight) != 1.0  # a weight of 1 is the plain embedding
+
     def net_for(u: Array, state) -> Network:
         d = u.shape[-1]
         return embedded(network, d, u.dtype, auto_embedding(d, embedding),
-                        category_weights(state.space, state.category_weight))
+                        category_weights(state.space, state.category_weight) if weighted else None)
 
     def weights(state: NeuralLinearState):
         return state.params0 if feature_params == "initial" else state.params
