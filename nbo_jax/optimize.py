@@ -37,7 +37,9 @@ more continuous climb, started from that point and, when there are at most
 :data:`MIXED_ENUMERATION_LIMIT` combinations of the categories, from the best
 ``num_restarts`` of them at the climbed point (every combination scored, as BoTorch's
 ``optimize_acqf_mixed`` enumerates them). Every answer is a valid
-configuration; integers are rounded inside the search, not afterwards only.
+configuration; integers are rounded inside the search, not afterwards only. With ``steps = 0``
+(no climb) and ``discrete_search=True``, the best raw sample still takes the discrete part: the
+best combination of its categories (when enumerable), then the local search.
 """
 
 from __future__ import annotations
@@ -315,9 +317,11 @@ def refine_argmax(
     """
     values = jnp.where(_is_written(candidates, data), -jnp.inf, values)
     best = argmax_point(values, candidates)
-    if options.steps == 0:
-        return best
     space = None if data is None else data.space
+    if options.steps == 0:
+        if options.discrete_search and space is not None:
+            return _search_discrete(utility, best, data, options, space)
+        return best
     if space is not None:  # a mixed space: the utility of the configuration a point rounds to
         utility = _rounded(utility, space)
     n = min(options.num_restarts, candidates.shape[0])
@@ -366,6 +370,38 @@ def _enumerated_starts(utility: Callable[[Array], Array], u: Array, data: Datase
     return cands[jax.lax.top_k(vals, min(n, rows.shape[0]))[1]]
 
 
+def _local_search(utility: Callable[[Array], Array], u: Array, data: Dataset, space) -> Array:
+    """Up to :data:`MIXED_SEARCH_STEPS` moves of ``u (D,)`` to its best unwritten neighbour
+    while that improves ``utility`` (one discrete parameter at a time,
+    :meth:`SearchSpace.neighbours`; BoTorch's ``optimize_acqf_mixed_alternating``); ``(D,)``."""
+    def move(carry, _):
+        u, value = carry
+        nb = space.neighbours(u)
+        vals = jnp.where(_is_written(nb, data), -jnp.inf, utility(nb))
+        vals = jnp.where(jnp.isnan(vals), -jnp.inf, vals)
+        j = jnp.argmax(vals)
+        better = vals[j] > value
+        return (jnp.where(better, nb[j], u), jnp.where(better, vals[j], value)), None
+
+    value = utility(u[None])[0]
+    (moved, _), _ = jax.lax.scan(move, (u, jnp.where(jnp.isnan(value), -jnp.inf, value)), None,
+                                 length=MIXED_SEARCH_STEPS)
+    return moved
+
+
+def _search_discrete(utility: Callable[[Array], Array], best: Array, data: Dataset, options: "AcqOptimizer",
+                     space) -> Array:
+    """The acquisition optimizer on a mixed space without a climb (``steps = 0``,
+    ``discrete_search``): from the best raw sample ``best (D,)``, the best combination of the
+    categories at its other columns (every combination scored, when there are at most
+    :data:`MIXED_ENUMERATION_LIMIT`), then a discrete local search from there
+    (:func:`_local_search`); the best of the three points, never worse than ``best``."""
+    top = _enumerated_starts(utility, best, data, 1, space)
+    start = best if top.shape[0] == 0 else top[0]
+    pool = jnp.concatenate([best[None], start[None], _local_search(utility, start, data, space)[None]], axis=0)
+    return argmax_point(jnp.where(_is_written(pool, data), -jnp.inf, utility(pool)), pool)
+
+
 def _alternate(utility: Callable[[Array], Array], best: Array, starts: Array, data: Dataset,
                options: "AcqOptimizer", space, lower=0.0, upper=1.0) -> Array:
     """The acquisition optimizer's two climbs on a mixed space (``utility`` is already
@@ -390,20 +426,9 @@ def _alternate(utility: Callable[[Array], Array], best: Array, starts: Array, da
     def padded(rows):
         return jnp.concatenate([rows, jnp.broadcast_to(rows[:1], (k - rows.shape[0],) + rows.shape[1:])], axis=0)
 
-    def move(carry, _):
-        u, value = carry
-        nb = space.neighbours(u)
-        vals = jnp.where(_is_written(nb, data), -jnp.inf, utility(nb))
-        vals = jnp.where(jnp.isnan(vals), -jnp.inf, vals)
-        j = jnp.argmax(vals)
-        better = vals[j] > value
-        return (jnp.where(better, nb[j], u), jnp.where(better, vals[j], value)), None
-
     def searched(u):
         """``(the local search's end (D,), the second climb's starts (k, D))`` from ``u``."""
-        value = utility(u[None])[0]
-        (moved, _), _ = jax.lax.scan(move, (u, jnp.where(jnp.isnan(value), -jnp.inf, value)), None,
-                                     length=MIXED_SEARCH_STEPS)
+        moved = _local_search(utility, u, data, space)
         return moved, padded(jnp.concatenate([moved[None], _enumerated_starts(utility, u, data,
                                                                              options.num_restarts, space)]))
 
@@ -477,6 +502,11 @@ class AcqOptimizer(NamedTuple):
         restarts: ``"boltzmann"`` (BoTorch's ``initialize_q_batch``) or ``"top"`` (the
             ``num_restarts`` best raw samples).
         eta: inverse temperature of the Boltzmann draw (BoTorch's default 1).
+        discrete_search: with ``steps = 0`` on a mixed space, whether the best raw sample still
+            takes the discrete part of the search (the best combination of the categories, then
+            the local search over neighbours; no continuous climb): for an acquisition without a
+            gradient (e.g. expected improvement under a neural posterior, whose gradient would
+            need second derivatives). With ``steps > 0`` the discrete search always runs.
         local_rank: how the ``n_best`` centres of the local raw samples are chosen:
             ``"observed"`` (the smallest observed values) or ``"mean"`` (the smallest
             posterior means of the surrogate at the observations, BoTorch's
@@ -497,6 +527,7 @@ class AcqOptimizer(NamedTuple):
     restarts: str = "boltzmann"
     eta: float = 1.0
     local_rank: str = "observed"
+    discrete_search: bool = False
 
     @property
     def n_local(self) -> int:
@@ -522,6 +553,7 @@ def acq_optimizer(
     restarts: str = "boltzmann",
     eta: float = 1.0,
     local_rank: str = "observed",
+    discrete_search: bool = False,
 ) -> AcqOptimizer:
     """Checked :class:`AcqOptimizer` (the one acquisition optimizer's settings; defaults as
     BoTorch's ``optimize_acqf(num_restarts=10, raw_samples=512)`` plus a quarter of the raw
@@ -534,7 +566,7 @@ def acq_optimizer(
             ``[0, 1)``, no spread raw sample left, or an unknown ``method``, ``raw_sampler``,
             ``restarts`` or ``local_rank``; the message names the argument.
     """
-    from ._checks import check_choice, check_int, check_positive
+    from ._checks import check_bool, check_choice, check_int, check_positive
 
     opts = AcqOptimizer(
         check_int("raw_samples", raw_samples, 1),
@@ -549,6 +581,7 @@ def acq_optimizer(
         check_choice("restarts", restarts, RESTART_RULES),
         check_positive("eta", eta),
         check_choice("local_rank", local_rank, LOCAL_RANKS),
+        check_bool("discrete_search", discrete_search),
     )
     if not opts.local_fraction < 1.0:
         raise ValueError(f"local_fraction must be in [0, 1), got {local_fraction}")

@@ -215,6 +215,43 @@ def test_few_category_combinations_are_enumerated(limit, x64, monkeypatch):
         assert (config["c"], config["e"]) == ("p", 0)
 
 
+@pytest.mark.parametrize("discrete_search", [True, False])
+def test_discrete_search_without_a_climb_matches_exhaustive_enumeration(discrete_search, x64):
+    """steps = 0 with discrete_search: the best raw sample takes the best combination of its
+    categories (all 12 scored) and the integer moves, and lands on the exhaustive grid's
+    maximum over the discrete values (its continuous column stays the raw sample's, as no
+    climb runs); without discrete_search the best raw sample is the answer."""
+    import itertools
+
+    import nbo_jax.optimize as opt
+    from nbo_jax.dataset import Dataset
+
+    space = search_space([Categorical("c", ("p", "q", "r")), Categorical("e", (0, 1, 2, 3)), Integer("k", 0, 6),
+                          Continuous("a", 0.0, 1.0)])
+
+    def utility(u):  # the pair (r, 3) pays only together; k best at 4
+        x = space.from_unit(u)
+        pair = jnp.where((x[:, 0] == 2) & (x[:, 1] == 3), 1.0, jnp.where((x[:, 0] == 0) & (x[:, 1] == 0), 0.5, 0.0))
+        return pair - (x[:, 2] - 4.0) ** 2 / 10 - (x[:, 3] - 0.75) ** 2
+
+    start = jnp.asarray(space.encode([dict(c="p", e=0, k=1, a=0.5)]))
+    data = Dataset.empty(4, space.unit_dim, jnp.float64, space=space)
+    options = opt.acq_optimizer(raw_samples=8, steps=0, discrete_search=discrete_search)
+    u = jax.jit(lambda v: opt.refine_argmax(jax.random.key(0), utility(v), v, utility, options, data))(start)
+    grid = jnp.asarray(space.encode([dict(c=c, e=e, k=k, a=0.5) for c, e, k in
+                                     itertools.product(("p", "q", "r"), range(4), range(7))]))
+    best = grid[jnp.argmax(utility(grid))]
+    np.testing.assert_array_equal(np.asarray(u), np.asarray(best if discrete_search else start[0]))
+    assert space.decode(np.asarray(best))[0] == dict(c="r", e=3, k=4, a=0.5)
+
+
+def test_discrete_search_is_checked():
+    from nbo_jax.optimize import acq_optimizer
+
+    with pytest.raises(TypeError, match="discrete_search must be True or False"):
+        acq_optimizer(discrete_search=1)
+
+
 def test_mixed_problems_reach_their_published_minima(x64):
     from nbo_jax.benchmarks.mixed import PROBLEMS
 
