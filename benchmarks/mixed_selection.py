@@ -14,9 +14,18 @@ chosen on:
 - ``wide_terms`` (only when named in ``--problems``): ``additive_terms`` with 8, 8 and 6
   choices, the extra choices repeating terms; minimum -0.9 (24 unit-cube columns, 5
   parameters: more columns than ``CIRCLE_BELOW_DIM``, fewer parameters).
+- Integer spaces (only when named in ``--problems``; ``--problems integer`` names the four),
+  where Neural-BO's acquisition on spaces without a category is chosen: ``integer_levy`` and
+  ``integer_styblinski_tang`` (Levy and Styblinski-Tang in 6-D, three continuous inputs in
+  ``[-5, 5]`` and three integers in ``{-5, ..., 5}``), ``integer_hartmann6`` (Hartmann-6,
+  three continuous inputs in ``[0, 1]`` and three integers ``k in {0, ..., 10}`` read as
+  ``k / 10``) and ``integer_rosenbrock`` (Rosenbrock / 100 in 4-D, two continuous inputs in
+  ``[-2, 2]`` and two integers in ``{-2, ..., 2}``).
 
-Each combination of ``--nu``, ``--input-embedding``, ``--category-weight`` and
-``--categorical-acquisition`` runs Neural-BO (its default preset with them given) vmapped over
+Each combination of ``--nu``, ``--input-embedding``, ``--category-weight``,
+``--categorical-acquisition`` and ``--acquisition`` (``thompson``: the preset's; ``ei``:
+``acquisition=nbo.acquisition.ei()`` at the best of 512 raw samples, no climb, ``nu`` unused)
+runs Neural-BO (its default preset with them given) vmapped over
 ``--seeds`` seeds from ``jax.random.key(--key)``,
 float32, noise-free, ``--n-init`` + ``--n-iter`` evaluations; printed: the median [IQR] and mean
 of the best value per problem and setting, and the one-sided Welch p that each setting's mean is
@@ -26,6 +35,7 @@ lower than the first one's::
     uv run python benchmarks/mixed_selection.py --nu 0.25 0.5 --seeds 10 --n-iter 150 --problems additive_terms
     uv run python benchmarks/mixed_selection.py --nu 0.5 --input-embedding linear circle --problems wide_terms
     uv run python benchmarks/mixed_selection.py --nu 0.5 --category-weight 1 0.25 fit --categorical-acquisition thompson ei --key 3
+    uv run python benchmarks/mixed_selection.py --nu 0.5 --acquisition thompson ei --problems integer --key 3
 """
 
 from __future__ import annotations
@@ -41,8 +51,8 @@ import numpy as np
 import nbo_jax as nbo
 from nbo_jax import comparison
 from nbo_jax.analysis.stats import welch_one_sided
-from nbo_jax.benchmarks.synthetic import rastrigin, styblinski_tang
-from nbo_jax.search_space import Categorical, Continuous, search_space
+from nbo_jax.benchmarks.synthetic import hartmann6, levy, rastrigin, rosenbrock, styblinski_tang
+from nbo_jax.search_space import Categorical, Continuous, Integer, search_space
 from nbo_jax.types import Problem
 
 
@@ -113,12 +123,45 @@ def permuted_hartmann() -> Problem:
     return Problem("permuted_hartmann", 5, space, f, optimal_value=None)
 
 
+def _half_integer(name: str, f, low: float, high: float, n_int: int, k_low: int, k_high: int, dim: int = 6,
+                  scale: float = 1.0) -> Problem:
+    """``f`` of ``dim`` inputs, the first ``dim - n_int`` continuous in ``[low, high]``, the
+    last ``n_int`` integers in ``{k_low, ..., k_high}`` divided by ``scale``."""
+    space = search_space([Continuous(f"x{i}", low, high) for i in range(dim - n_int)]
+                         + [Integer(f"k{i}", k_low, k_high) for i in range(n_int)])
+    c = dim - n_int
+    return Problem(name, dim, space, lambda p: f(jnp.concatenate([p[:c], p[c:] / scale])), optimal_value=None)
+
+
+def integer_levy() -> Problem:
+    """Levy-6 with three integer inputs (module doc); minimum 0 at ``(1, ..., 1)``."""
+    return _half_integer("integer_levy", levy, -5.0, 5.0, 3, -5, 5)
+
+
+def integer_styblinski_tang() -> Problem:
+    """Styblinski-Tang-6 with three integer inputs (module doc)."""
+    return _half_integer("integer_styblinski_tang", styblinski_tang, -5.0, 5.0, 3, -5, 5)
+
+
+def integer_hartmann6() -> Problem:
+    """Hartmann-6 (Dixon & Szego 1978) with three inputs on the grid ``k / 10`` (module doc)."""
+    return _half_integer("integer_hartmann6", hartmann6, 0.0, 1.0, 3, 0, 10, scale=10.0)
+
+
+def integer_rosenbrock() -> Problem:
+    """Rosenbrock-4 / 100 with two integer inputs (module doc); minimum 0 at ``(1, 1, 1, 1)``."""
+    return _half_integer("integer_rosenbrock", lambda x: rosenbrock(x) / 100.0, -2.0, 2.0, 2, -2, 2, dim=4)
+
+
 PROBLEMS = {"additive_terms": additive_terms, "permuted_hartmann": permuted_hartmann}
 """The problems run when ``--problems`` is not given."""
-ALL = {**PROBLEMS, "wide_terms": wide_terms}
+INTEGER = {"integer_levy": integer_levy, "integer_styblinski_tang": integer_styblinski_tang,
+           "integer_hartmann6": integer_hartmann6, "integer_rosenbrock": integer_rosenbrock}
+"""The integer-space problems (``--problems integer``)."""
+ALL = {**PROBLEMS, "wide_terms": wide_terms, **INTEGER}
 
 
-def best_values(problem: Problem, nu: float, seeds: int, key: int, n_init: int, n_iter: int, **options) -> np.ndarray:
+def best_values(problem: Problem, nu: float | None, seeds: int, key: int, n_init: int, n_iter: int, **options) -> np.ndarray:
     """``(seeds,)`` the best value of each seed of Neural-BO with ``nu`` and ``options`` (e.g.
     ``input_embedding``, ``category_weight``, ``categorical_acquisition``), the seeds vmapped
     (:func:`nbo_jax.comparison.run_methods`)."""
@@ -131,13 +174,15 @@ def best_values(problem: Problem, nu: float, seeds: int, key: int, n_init: int, 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--problems", nargs="+", choices=list(ALL), default=list(PROBLEMS))
+    parser.add_argument("--problems", nargs="+", choices=list(ALL) + ["integer"], default=list(PROBLEMS))
     parser.add_argument("--nu", nargs="+", type=float, default=[0.25, 0.5])
     parser.add_argument("--input-embedding", nargs="+", default=["auto"], choices=["auto", "circle", "linear"])
     parser.add_argument("--category-weight", nargs="+", type=lambda v: v if v == "fit" else float(v), default=[None],
                         help="floats or 'fit'; default: the preset's (fit)")
     parser.add_argument("--categorical-acquisition", nargs="+", default=[None], choices=["ei", "thompson"],
                         help="default: the preset's (ei)")
+    parser.add_argument("--acquisition", nargs="+", default=["thompson"], choices=["thompson", "ei"],
+                        help="thompson: the preset's; ei: expected improvement at the best of 512 raw samples")
     parser.add_argument("--raw-samples", type=int, default=None,
                         help="acq_optimizer raw_samples (default: the preset's; 512 for the categories' EI)")
     parser.add_argument("--seeds", type=int, default=30)
@@ -145,24 +190,29 @@ def main(argv=None) -> int:
     parser.add_argument("--n-init", type=int, default=5)
     parser.add_argument("--n-iter", type=int, default=40)
     args = parser.parse_args(argv)
+    args.problems = [n for name in args.problems for n in (INTEGER if name == "integer" else [name])]
     print(f"Neural-BO, {args.seeds} seeds, {args.n_init} + {args.n_iter} evaluations, noise-free; "
           f"median [25%, 75%] and mean of the best value; one-sided Welch p that the mean is lower "
           f"than with the first setting\n")
-    print("| problem | nu | input_embedding | category_weight | categorical_acquisition | best value | mean | p |\n"
-          "|---|---|---|---|---|---|---|---|")
-    settings = list(itertools.product(args.nu, args.input_embedding, args.category_weight, args.categorical_acquisition))
+    print("| problem | nu | input_embedding | category_weight | categorical_acquisition | acquisition | best value | "
+          "mean | p |\n|---|---|---|---|---|---|---|---|---|")
+    settings = list(itertools.product(args.nu, args.input_embedding, args.category_weight, args.categorical_acquisition,
+                                      args.acquisition))
     extra = {} if args.raw_samples is None else {"acq_optimizer": {"raw_samples": args.raw_samples}}
+    ei = dict(acquisition=nbo.acquisition.ei(), acq_optimizer=dict(raw_samples=args.raw_samples or 512, steps=0))
     for name in args.problems:
         problem = ALL[name]()
         finals = {}
         for setting in settings:
-            nu, e, w, a = setting
+            nu, e, w, a, acq = setting
             t0 = time.perf_counter()
-            finals[setting] = v = best_values(problem, nu, args.seeds, args.key, args.n_init, args.n_iter,
-                                              input_embedding=e, category_weight=w, categorical_acquisition=a, **extra)
+            finals[setting] = v = best_values(problem, None if acq == "ei" else nu, args.seeds, args.key, args.n_init,
+                                              args.n_iter, input_embedding=e, category_weight=w,
+                                              categorical_acquisition=a, **(ei if acq == "ei" else extra))
             q = np.percentile(v, [50, 25, 75])
             p = "" if setting == settings[0] else f"{welch_one_sided(finals[settings[0]], v):.3g}"
-            print(f"| {name} | {nu:g} | {e} | {'preset' if w is None else w} | {a or 'preset'} | "
+            print(f"| {name} | {'-' if acq == 'ei' else f'{nu:g}'} | {e} | {'preset' if w is None else w} | "
+                  f"{a or 'preset'} | {acq} | "
                   f"{q[0]:.4g} [{q[1]:.4g}, {q[2]:.4g}] | {v.mean():.4g} | {p} |"
                   f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
     return 0

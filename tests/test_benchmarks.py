@@ -322,3 +322,26 @@ def test_mixed_selection_problems_have_their_stated_minima(benchmark_script):
     at = np.array([0.114614, 0.555649, 0.852547])
     assert float(hartmann.objective(jnp.array([0.0, 2.0, *at]))) == pytest.approx(-3.86278, abs=1e-5)
     assert float(hartmann.objective(jnp.array([1.0, 2.0, *at]))) > -3.0
+
+
+def test_mixed_selection_integer_problems_are_their_functions_on_the_grid(benchmark_script):
+    """The integer problems of ``benchmarks/mixed_selection.py``: Levy-6 and Rosenbrock-4 / 100
+    take 0 at the all-ones configuration, Hartmann-6 reads its integers as ``k / 10`` (its
+    value at the configuration nearest its minimizer equals the function there), and every
+    problem's last inputs are integers with the stated ranges."""
+    from nbo_jax.benchmarks.synthetic import hartmann6
+    from nbo_jax.search_space import Integer
+
+    ms = benchmark_script("mixed_selection")
+    assert set(ms.INTEGER) <= set(ms.ALL)
+    levy, rosen, hart = ms.integer_levy(), ms.integer_rosenbrock(), ms.integer_hartmann6()
+    assert float(levy.objective(jnp.ones(6))) == pytest.approx(0.0, abs=1e-6)
+    assert float(rosen.objective(jnp.ones(4))) == pytest.approx(0.0, abs=1e-12)
+    assert float(rosen.objective(jnp.array([1.0, 1.0, 2.0, 1.0]))) == pytest.approx((100.0 + 900.0 + 1.0) / 100.0, abs=1e-6)
+    x = jnp.array([0.20169, 0.150011, 0.476874, 3.0, 3.0, 7.0])
+    assert float(hart.objective(x)) == pytest.approx(float(hartmann6(x.at[3:].divide(10.0))), abs=1e-6)
+    for problem, (n_int, low, high) in ((levy, (3, -5, 5)), (ms.integer_styblinski_tang(), (3, -5, 5)),
+                                        (hart, (3, 0, 10)), (rosen, (2, -2, 2))):
+        ints = [p for p in problem.bounds.parameters if isinstance(p, Integer)]
+        assert [(p.low, p.high) for p in ints] == [(low, high)] * n_int
+        assert all(isinstance(p, Integer) for p in problem.bounds.parameters[-n_int:])
