@@ -45,10 +45,13 @@ IN_TRUST_REGION = ("gp-ei-tr", "neural-bo-tr")
 DIAGNOSTIC = ("gp-ts", "gp-ntk")
 """Not run by default: the GP with Thompson sampling, and with the NTK kernel (and EI), which
 separate Neural-BO's acquisition from its kernel (docs, "Mixed search spaces")."""
-VARIANTS = {"neural-bo-cat": ("neural-bo", dict(category_weight=0.25, categorical_acquisition="ei"))}
+VARIANTS = {"neural-bo-cat": ("neural-bo", dict(category_weight=0.25, categorical_acquisition="ei")),
+            "neural-bo-search": ("neural-bo", dict(acq_optimizer=dict(discrete_search=True)))}
 """Not run by default: ``name -> (registry name, options)``; ``neural-bo-cat`` is Neural-BO with
 the one-hot columns weighted 0.25 and expected improvement on a space with a category (docs,
-"Neural-BO on categories")."""
+"Neural-BO on categories"); ``neural-bo-search`` is Neural-BO whose expected improvement on a
+space with a category also takes the optimizer's discrete search (``discrete_search=True``:
+the best combination of the categories, then the neighbour search)."""
 RUN_BY_US = OURS + IN_TRUST_REGION + DIAGNOSTIC + tuple(VARIANTS)
 """The methods :func:`run_ours` runs (the others are Optuna's)."""
 OPTUNA = ("tpe", "gp-optuna")
