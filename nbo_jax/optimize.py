@@ -560,7 +560,8 @@ def acq_optimizer(
     samples around the best observations).
 
     Raises:
-        TypeError: a count that is not an int, or a rate that is not a number.
+        TypeError: a count that is not an int, a rate that is not a number, or a
+            ``discrete_search`` that is not a bool.
         ValueError: ``raw_samples``, ``num_restarts`` or ``n_best`` < 1, ``steps`` < 0,
             ``learning_rate``, ``local_std`` or ``eta`` not > 0, ``local_fraction`` outside
             ``[0, 1)``, no spread raw sample left, or an unknown ``method``, ``raw_sampler``,
