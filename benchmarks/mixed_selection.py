@@ -50,6 +50,7 @@ import numpy as np
 
 import nbo_jax as nbo
 from nbo_jax import comparison
+from nbo_jax.algorithms.neural_bo import CATEGORICAL_EI_RAW_SAMPLES
 from nbo_jax.analysis.stats import welch_one_sided
 from nbo_jax.benchmarks.synthetic import hartmann6, levy, rastrigin, rosenbrock, styblinski_tang
 from nbo_jax.search_space import Categorical, Continuous, Integer, search_space
@@ -199,7 +200,8 @@ def main(argv=None) -> int:
     settings = list(itertools.product(args.nu, args.input_embedding, args.category_weight, args.categorical_acquisition,
                                       args.acquisition))
     extra = {} if args.raw_samples is None else {"acq_optimizer": {"raw_samples": args.raw_samples}}
-    ei = dict(acquisition=nbo.acquisition.ei(), acq_optimizer=dict(raw_samples=args.raw_samples or 512, steps=0))
+    ei = dict(acquisition=nbo.acquisition.ei(),
+              acq_optimizer=dict(raw_samples=args.raw_samples or CATEGORICAL_EI_RAW_SAMPLES, steps=0))
     for name in args.problems:
         problem = ALL[name]()
         finals = {}

@@ -29,6 +29,7 @@ is read from ``golden/``.
 """
 
 import dataclasses
+import functools
 import hashlib
 import os
 import pathlib
@@ -45,6 +46,7 @@ RECORD = os.environ.get("NBO_RECORD_GOLDEN") in ("1", "kind")
 RECORD_KIND = os.environ.get("NBO_RECORD_GOLDEN") == "kind"
 
 
+@functools.cache
 def cpu_fingerprint() -> str | None:
     """The first 12 hex digits of the SHA-1 of the sorted instruction-set flags of the first
     CPU in ``/proc/cpuinfo`` (None where there is none): the CPU kind whose float64 rounding

@@ -114,6 +114,10 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
 
     weighted = fit_weight or float(category_weight) != 1.0  # a weight of 1 is the plain embedding
 
+    def fits_weight(space) -> bool:
+        """Whether the category weight is fitted on ``space`` (static): ``"fit"`` and a category."""
+        return fit_weight and has_categories(space)
+
     def net_for(u: Array, state) -> Network:
         d = u.shape[-1]
         return embedded(network, d, u.dtype, auto_embedding(d, embedding),
@@ -136,7 +140,7 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
         """The new rows' features written into the dual posterior (every row's, when the
         category weight is fitted: it may have changed), ``(lam, s^2)`` refitted and the factor
         rebuilt for the new ``lam`` (one Gram matrix serves both)."""
-        if fit_weight and has_categories(state.space):
+        if fits_weight(state.space):
             G = gradient_features(apply, weights(state), data.u).astype(state.posterior.G.dtype)
         else:
             G = state.posterior.G.at[jnp.where(written, rows, data.capacity)].set(
@@ -156,7 +160,7 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
         return state._replace(post_scale=jnp.sqrt(s2).astype(state.post_scale.dtype))
 
     def update(state: NeuralLinearState, data: Dataset, rows: Array, refit) -> NeuralLinearState:
-        if fit_weight and has_categories(state.space):
+        if fits_weight(state.space):
             w = when(refit, lambda: select_category_weight(network, embedding, state, data, m),
                      lambda: state.category_weight)
             state = state._replace(category_weight=w)
