@@ -140,7 +140,7 @@ def sobol_samples(key: Array, n: int, d: int, dtype=jnp.float32) -> Array:
 
 def candidate_set(
     key: Array, data: Dataset, n_uniform: int, n_local: int = 0, *, local_std: float = 0.05,
-    n_best: int = 5, sampler: str = "uniform", region: Optional[SearchRegion] = None,
+    n_best: int = 5, sampler: str = "uniform", region: Optional[SearchRegion] = None, local_moves: bool = False,
 ) -> Array:
     """Raw samples in the unit cube, ``(n_uniform + n_local, d)``; on a finite domain, its
     ``(N, d)`` choices (all of them, evaluated ones included: mask their scores with
@@ -165,14 +165,27 @@ def candidate_set(
     dimensions (Eriksson et al. 2019, the authors' code's ``prob_perturb = min(20 / d, 1)``;
     BoTorch's TuRBO-1 tutorial).
 
+    On a mixed space (``data.space``) every raw sample is rounded to a valid configuration
+    (:meth:`~nbo_jax.search_space.SearchSpace.round`). A perturbation of ``local_std`` rarely
+    leaves an integer's or a category's value, so with ``local_moves`` every other local raw
+    sample also moves one discrete parameter to a random neighbouring value (one integer step,
+    or another category; :meth:`~nbo_jax.search_space.SearchSpace.neighbours`), as BoTorch's
+    ``optimize_acqf_mixed_alternating`` sprays the best points to discrete neighbours
+    (``get_spray_points``).
+
     Raises:
         ValueError: unknown ``sampler``.
     """
     if data.finite:
         return data.choices
     if data.space is not None:  # a mixed space: the raw samples are valid configurations
-        return data.space.round(candidate_set(key, data._replace(space=None), n_uniform, n_local, local_std=local_std,
-                                              n_best=n_best, sampler=sampler, region=region))
+        raw = data.space.round(candidate_set(key, data._replace(space=None), n_uniform, n_local, local_std=local_std,
+                                             n_best=n_best, sampler=sampler, region=region))
+        if local_moves and n_local > 1 and data.space.discrete:
+            moved = raw[n_uniform + 1::2]
+            keys = jax.random.split(jax.random.fold_in(key, 2), moved.shape[0])
+            raw = raw.at[n_uniform + 1::2].set(jax.vmap(lambda k, u: _random_neighbour(k, u, data.space))(keys, moved))
+        return raw
     if sampler not in RAW_SAMPLERS:
         raise ValueError(f"sampler must be one of {RAW_SAMPLERS}, got {sampler!r}")
     d = data.u.shape[1]
@@ -204,6 +217,13 @@ def candidate_set(
         fallback = _into_region(fallback, region.box)
     local = jnp.where(n_valid > 0, local, fallback)
     return jnp.concatenate([spread, local], axis=0)
+
+
+def _random_neighbour(key: Array, u: Array, space) -> Array:
+    """One of the discrete neighbours of ``u (D,)`` (:meth:`SearchSpace.neighbours`), drawn
+    uniformly; ``(D,)``."""
+    neighbours = space.neighbours(u)
+    return neighbours[jax.random.randint(key, (), 0, neighbours.shape[0])]
 
 
 def _perturbed_centre(key: Array, spread: Array, region: SearchRegion) -> Array:
@@ -513,6 +533,10 @@ class AcqOptimizer(NamedTuple):
             ``sample_around_best``; with noisy observations the best observed values are the
             luckiest draws). With ``"mean"`` the algorithm hands :func:`optimize_acqf` a
             dataset whose ``y`` is its posterior mean at the observations.
+        local_moves: on a mixed space, whether every other local raw sample also moves one
+            discrete parameter to a random neighbouring value (:func:`candidate_set`;
+            BoTorch's spray points); off, the local raw samples keep their centre's integers
+            and categories unless the perturbation rounds past them.
     """
 
     raw_samples: int = 512
@@ -528,6 +552,7 @@ class AcqOptimizer(NamedTuple):
     eta: float = 1.0
     local_rank: str = "observed"
     discrete_search: bool = False
+    local_moves: bool = False
 
     @property
     def n_local(self) -> int:
@@ -554,6 +579,7 @@ def acq_optimizer(
     eta: float = 1.0,
     local_rank: str = "observed",
     discrete_search: bool = False,
+    local_moves: bool = False,
 ) -> AcqOptimizer:
     """Checked :class:`AcqOptimizer` (the one acquisition optimizer's settings; defaults as
     BoTorch's ``optimize_acqf(num_restarts=10, raw_samples=512)`` plus a quarter of the raw
@@ -561,7 +587,7 @@ def acq_optimizer(
 
     Raises:
         TypeError: a count that is not an int, a rate that is not a number, or a
-            ``discrete_search`` that is not a bool.
+            ``discrete_search`` or ``local_moves`` that is not a bool.
         ValueError: ``raw_samples``, ``num_restarts`` or ``n_best`` < 1, ``steps`` < 0,
             ``learning_rate``, ``local_std`` or ``eta`` not > 0, ``local_fraction`` outside
             ``[0, 1)``, no spread raw sample left, or an unknown ``method``, ``raw_sampler``,
@@ -583,6 +609,7 @@ def acq_optimizer(
         check_positive("eta", eta),
         check_choice("local_rank", local_rank, LOCAL_RANKS),
         check_bool("discrete_search", discrete_search),
+        check_bool("local_moves", local_moves),
     )
     if not opts.local_fraction < 1.0:
         raise ValueError(f"local_fraction must be in [0, 1), got {local_fraction}")
@@ -686,7 +713,8 @@ def optimize_acqf(
         return best_available(utility(data.choices), data, region)
     k_raw, k_start = jax.random.split(key)
     u_raw = candidate_set(k_raw, data, options.n_uniform, options.n_local, local_std=options.local_std,
-                          n_best=options.n_best, sampler=options.raw_sampler, region=region)
+                          n_best=options.n_best, sampler=options.raw_sampler, region=region,
+                          local_moves=options.local_moves)
     return refine_argmax(k_start, utility(u_raw), u_raw, utility, options, data, region)
 
 

@@ -252,6 +252,34 @@ def test_discrete_search_is_checked():
         acq_optimizer(discrete_search=1)
 
 
+def test_local_moves_move_every_other_local_raw_sample_one_discrete_step():
+    """candidate_set(local_moves=True) on a mixed space: the spread raw samples and the even
+    local ones are those without it; each odd local one keeps its continuous columns and
+    differs from the one without it in exactly one discrete parameter, by one integer step or
+    another category (the best observation's value otherwise, with local_std this small)."""
+    import nbo_jax.optimize as opt
+    from nbo_jax.dataset import Dataset
+
+    space = search_space([Integer("k", 0, 6), Categorical("c", ("p", "q", "r")), Continuous("a", 0.0, 1.0)])
+    best = jnp.asarray(space.encode([dict(k=3, c="q", a=0.5)]))[0]
+    data = Dataset.empty(4, space.unit_dim, jnp.float32, space=space).add(best, jnp.float32(0.0))
+    n_uniform, n_local = 6, 40
+    plain, moved = (opt.candidate_set(jax.random.key(1), data, n_uniform, n_local, local_std=1e-4, local_moves=m)
+                    for m in (False, True))
+    np.testing.assert_array_equal(moved[:n_uniform], plain[:n_uniform])
+    np.testing.assert_array_equal(moved[n_uniform::2], plain[n_uniform::2])
+    x_plain = space.from_unit(plain[n_uniform:])
+    assert np.all(np.asarray(x_plain[:, :2]) == [3, 1])  # the centre's integer and category
+    x_moved = np.asarray(space.from_unit(moved[n_uniform + 1::2]))
+    np.testing.assert_array_equal(x_moved[:, 2], np.asarray(x_plain[1::2, 2]))
+    step = np.abs(x_moved[:, 0] - 3)
+    other = x_moved[:, 1] != 1
+    assert np.all((step == 1) ^ other) and np.all(step <= 1)
+    assert step.sum() > 0 and other.sum() > 0  # both kinds of move drawn among 20
+    with pytest.raises(TypeError, match="local_moves must be True or False"):
+        opt.acq_optimizer(local_moves=1)
+
+
 def test_mixed_problems_reach_their_published_minima(x64):
     from nbo_jax.benchmarks.mixed import PROBLEMS
 
