@@ -171,7 +171,7 @@ def candidate_set(
     sample also moves one discrete parameter to a random neighbouring value (one integer step,
     or another category; :meth:`~nbo_jax.search_space.SearchSpace.neighbours`), as BoTorch's
     ``optimize_acqf_mixed_alternating`` sprays the best points to discrete neighbours
-    (``get_spray_points``).
+    (``get_spray_points``); with a ``region``, a move that would leave its box is not made.
 
     Raises:
         ValueError: unknown ``sampler``.
@@ -182,9 +182,13 @@ def candidate_set(
         raw = data.space.round(candidate_set(key, data._replace(space=None), n_uniform, n_local, local_std=local_std,
                                              n_best=n_best, sampler=sampler, region=region))
         if local_moves and n_local > 1 and data.space.discrete:
-            moved = raw[n_uniform + 1::2]
-            keys = jax.random.split(jax.random.fold_in(key, 2), moved.shape[0])
-            raw = raw.at[n_uniform + 1::2].set(jax.vmap(lambda k, u: _random_neighbour(k, u, data.space))(keys, moved))
+            kept = raw[n_uniform + 1::2]
+            keys = jax.random.split(jax.random.fold_in(key, 2), kept.shape[0])
+            moved = jax.vmap(lambda k, u: _random_neighbour(k, u, data.space))(keys, kept)
+            if region is not None:  # a move does not leave the region's box
+                moved = jnp.where((data.in_box(moved, region.box) | ~data.in_box(kept, region.box))[:, None],
+                                  moved, kept)
+            raw = raw.at[n_uniform + 1::2].set(moved)
         return raw
     if sampler not in RAW_SAMPLERS:
         raise ValueError(f"sampler must be one of {RAW_SAMPLERS}, got {sampler!r}")

@@ -278,6 +278,15 @@ def test_local_moves_move_every_other_local_raw_sample_one_discrete_step():
     assert step.sum() > 0 and other.sum() > 0  # both kinds of move drawn among 20
     with pytest.raises(TypeError, match="local_moves must be True or False"):
         opt.acq_optimizer(local_moves=1)
+    # inside a region whose box holds only k = 3, no move leaves it: only the category moves
+    from nbo_jax.base import SearchRegion
+
+    box = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0, 1.0]], jnp.float32)
+    box = box.at[:, 0].set(jnp.asarray([0.45, 0.55]))
+    boxed = opt.candidate_set(jax.random.key(1), data, n_uniform, n_local, local_std=1e-4, local_moves=True,
+                              region=SearchRegion(box))
+    x_boxed = np.asarray(space.from_unit(boxed[n_uniform + 1::2]))
+    assert np.all(x_boxed[:, 0] == 3) and np.any(x_boxed[:, 1] != 1)
 
 
 def test_mixed_problems_reach_their_published_minima(x64):
