@@ -42,8 +42,9 @@ from test_contract import FAILING_SEED, GOLDEN, GOLDEN_N_ITER, NAMES, SHARED_PAT
 
 import nbo_jax as nbo
 
-RECORD = os.environ.get("NBO_RECORD_GOLDEN") in ("1", "kind")
-RECORD_KIND = os.environ.get("NBO_RECORD_GOLDEN") == "kind"
+_RECORD_MODE = os.environ.get("NBO_RECORD_GOLDEN")  # "1": golden/; "kind": this CPU kind's folder
+RECORD = _RECORD_MODE in ("1", "kind")
+RECORD_KIND = _RECORD_MODE == "kind"
 
 
 @functools.cache

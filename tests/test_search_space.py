@@ -281,8 +281,7 @@ def test_local_moves_move_every_other_local_raw_sample_one_discrete_step():
     # inside a region whose box holds only k = 3, no move leaves it: only the category moves
     from nbo_jax.base import SearchRegion
 
-    box = jnp.asarray([[0.0, 0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0, 1.0]], jnp.float32)
-    box = box.at[:, 0].set(jnp.asarray([0.45, 0.55]))
+    box = jnp.stack([jnp.zeros(space.unit_dim), jnp.ones(space.unit_dim)]).at[:, 0].set(jnp.asarray([0.45, 0.55]))
     boxed = opt.candidate_set(jax.random.key(1), data, n_uniform, n_local, local_std=1e-4, local_moves=True,
                               region=SearchRegion(box))
     x_boxed = np.asarray(space.from_unit(boxed[n_uniform + 1::2]))
