@@ -141,6 +141,7 @@ def sobol_samples(key: Array, n: int, d: int, dtype=jnp.float32) -> Array:
 def candidate_set(
     key: Array, data: Dataset, n_uniform: int, n_local: int = 0, *, local_std: float = 0.05,
     n_best: int = 5, sampler: str = "uniform", region: Optional[SearchRegion] = None, local_moves: bool = False,
+    local_integer_std: float = 0.0,
 ) -> Array:
     """Raw samples in the unit cube, ``(n_uniform + n_local, d)``; on a finite domain, its
     ``(N, d)`` choices (all of them, evaluated ones included: mask their scores with
@@ -172,6 +173,10 @@ def candidate_set(
     or another category; :meth:`~nbo_jax.search_space.SearchSpace.neighbours`), as BoTorch's
     ``optimize_acqf_mixed_alternating`` sprays the best points to discrete neighbours
     (``get_spray_points``); with a ``region``, a move that would leave its box is not made.
+    With ``local_integer_std > 0`` the local perturbation of an integer parameter's column has
+    std ``max(local_std, local_integer_std / size)``, ``size`` its number of values (each value
+    holds ``1 / size`` of its column): ``local_integer_std = 1`` reaches the neighbouring values
+    about as often as it keeps the centre's.
 
     Raises:
         ValueError: unknown ``sampler``.
@@ -179,6 +184,8 @@ def candidate_set(
     if data.finite:
         return data.choices
     if data.space is not None:  # a mixed space: the raw samples are valid configurations
+        if local_integer_std > 0:  # (D,) per column: integers' in units of their steps
+            local_std = jnp.asarray(_integer_local_std(data.space, local_std, local_integer_std), data.u.dtype)
         raw = data.space.round(candidate_set(key, data._replace(space=None), n_uniform, n_local, local_std=local_std,
                                              n_best=n_best, sampler=sampler, region=region))
         if local_moves and n_local > 1 and data.space.discrete:
@@ -221,6 +228,18 @@ def candidate_set(
         fallback = _into_region(fallback, region.box)
     local = jnp.where(n_valid > 0, local, fallback)
     return jnp.concatenate([spread, local], axis=0)
+
+
+def _integer_local_std(space, local_std: float, local_integer_std: float) -> np.ndarray:
+    """``(D,)`` the local perturbation's std per unit-cube column: ``local_std``, and
+    ``max(local_std, local_integer_std / size)`` in an integer parameter's column."""
+    from .search_space import Integer
+
+    std = np.full(space.unit_dim, local_std)
+    for p, cols in space.columns():
+        if isinstance(p, Integer):
+            std[cols] = max(local_std, local_integer_std / p.size)
+    return std
 
 
 def _random_neighbour(key: Array, u: Array, space) -> Array:
@@ -541,6 +560,11 @@ class AcqOptimizer(NamedTuple):
             discrete parameter to a random neighbouring value (:func:`candidate_set`;
             BoTorch's spray points); off, the local raw samples keep their centre's integers
             and categories unless the perturbation rounds past them.
+        local_integer_std: on a mixed space, the std of the local raw samples' perturbation of
+            an integer parameter in its own steps (its column's std is ``max(local_std,
+            local_integer_std / size)``, :func:`candidate_set`); 0 (the default): ``local_std``
+            like every column. A ``local_std`` of 0.05 almost never leaves the value of an
+            integer with fewer than 10 values.
     """
 
     raw_samples: int = 512
@@ -557,6 +581,7 @@ class AcqOptimizer(NamedTuple):
     local_rank: str = "observed"
     discrete_search: bool = False
     local_moves: bool = False
+    local_integer_std: float = 0.0
 
     @property
     def n_local(self) -> int:
@@ -584,6 +609,7 @@ def acq_optimizer(
     local_rank: str = "observed",
     discrete_search: bool = False,
     local_moves: bool = False,
+    local_integer_std: float = 0.0,
 ) -> AcqOptimizer:
     """Checked :class:`AcqOptimizer` (the one acquisition optimizer's settings; defaults as
     BoTorch's ``optimize_acqf(num_restarts=10, raw_samples=512)`` plus a quarter of the raw
@@ -593,7 +619,8 @@ def acq_optimizer(
         TypeError: a count that is not an int, a rate that is not a number, or a
             ``discrete_search`` or ``local_moves`` that is not a bool.
         ValueError: ``raw_samples``, ``num_restarts`` or ``n_best`` < 1, ``steps`` < 0,
-            ``learning_rate``, ``local_std`` or ``eta`` not > 0, ``local_fraction`` outside
+            ``learning_rate``, ``local_std`` or ``eta`` not > 0, ``local_integer_std`` < 0,
+            ``local_fraction`` outside
             ``[0, 1)``, no spread raw sample left, or an unknown ``method``, ``raw_sampler``,
             ``restarts`` or ``local_rank``; the message names the argument.
     """
@@ -614,6 +641,7 @@ def acq_optimizer(
         check_choice("local_rank", local_rank, LOCAL_RANKS),
         check_bool("discrete_search", discrete_search),
         check_bool("local_moves", local_moves),
+        check_positive("local_integer_std", local_integer_std, allow_zero=True),
     )
     if not opts.local_fraction < 1.0:
         raise ValueError(f"local_fraction must be in [0, 1), got {local_fraction}")
@@ -718,7 +746,7 @@ def optimize_acqf(
     k_raw, k_start = jax.random.split(key)
     u_raw = candidate_set(k_raw, data, options.n_uniform, options.n_local, local_std=options.local_std,
                           n_best=options.n_best, sampler=options.raw_sampler, region=region,
-                          local_moves=options.local_moves)
+                          local_moves=options.local_moves, local_integer_std=options.local_integer_std)
     return refine_argmax(k_start, utility(u_raw), u_raw, utility, options, data, region)
 
 

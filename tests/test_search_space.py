@@ -288,6 +288,31 @@ def test_local_moves_move_every_other_local_raw_sample_one_discrete_step():
     assert np.all(x_boxed[:, 0] == 3) and np.any(x_boxed[:, 1] != 1)
 
 
+def test_local_integer_std_perturbs_an_integer_by_its_steps():
+    """candidate_set(local_integer_std=1): an integer's column (7 values, 1/7 of the column
+    each) is perturbed by a std of one step, so a local raw sample leaves the centre's value
+    with probability P(|z| > 1/2) = 0.617 (0.153 with local_std = 0.05 alone, which needs
+    |z| > (1/14) / 0.05); the continuous column and the spread raw samples are unchanged."""
+    import nbo_jax.optimize as opt
+    from nbo_jax.dataset import Dataset
+
+    space = search_space([Integer("k", 0, 6), Continuous("a", 0.0, 1.0)])
+    best = jnp.asarray(space.encode([dict(k=3, a=0.5)]))[0]
+    data = Dataset.empty(4, space.unit_dim, jnp.float32, space=space).add(best, jnp.float32(0.0))
+    n_uniform, n_local = 16, 4000
+    plain, wide = (opt.candidate_set(jax.random.key(2), data, n_uniform, n_local, local_std=0.05, local_integer_std=s)
+                   for s in (0.0, 1.0))
+    np.testing.assert_array_equal(wide[:n_uniform], plain[:n_uniform])
+    np.testing.assert_array_equal(wide[n_uniform:, 1], plain[n_uniform:, 1])
+    k_plain, k_wide = (np.asarray(space.from_unit(u[n_uniform:]))[:, 0] for u in (plain, wide))
+    assert abs(np.mean(k_plain != 3) - 0.153) < 0.03
+    assert abs(np.mean(k_wide != 3) - 0.617) < 0.03
+    assert abs(np.mean(np.abs(k_wide - 3) == 1) - (0.617 - 0.134)) < 0.03  # one step: 1/2 < |z| < 3/2
+    assert opt.AcqOptimizer().local_integer_std == 0.0
+    with pytest.raises(ValueError, match="local_integer_std must be >= 0"):
+        opt.acq_optimizer(local_integer_std=-1.0)
+
+
 def test_mixed_problems_reach_their_published_minima(x64):
     from nbo_jax.benchmarks.mixed import PROBLEMS
 

@@ -314,7 +314,8 @@ def adaptive_basis(
     def ask(state: BOState, key: Array, region: Optional[SearchRegion] = None) -> Array:
         k_raw, k_start = jax.random.split(key)
         u_c = candidate_set(k_raw, state.data, aopt.n_uniform, aopt.n_local, local_std=aopt.local_std,
-                            n_best=aopt.n_best, sampler=aopt.raw_sampler, region=region, local_moves=aopt.local_moves)
+                            n_best=aopt.n_best, sampler=aopt.raw_sampler, region=region, local_moves=aopt.local_moves,
+                            local_integer_std=aopt.local_integer_std)
         post = posterior(state, u_c)
         ei = expected_improvement(post.mean, post.std, post.incumbent)
         if state.data.finite:  # score the unevaluated choices; no gradient steps

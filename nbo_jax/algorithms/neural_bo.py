@@ -37,7 +37,9 @@ sampling on fitted scales with ``nu = 0.5`` below ``d = 10``, ``0.25`` (``MID_DI
 ``d = 10`` (``MID_NU_FROM_DIM``; 0.5 inside a trust region) and ``0.1`` (``HIGH_DIM_NU``) from
 ``d = 20`` (:func:`default_nu`), and ``acq_optimizer(raw_samples=2048, num_restarts=10, steps=200)``
 (scrambled Sobol raw samples, a quarter of them around the 5 best observations, Boltzmann
-restarts, box-constrained L-BFGS; :mod:`nbo_jax.optimize`), with no climb (the best raw sample)
+restarts, box-constrained L-BFGS; :mod:`nbo_jax.optimize`; on a mixed space the local raw
+samples perturb an integer by a std of one of its steps, ``local_integer_std=1``: with the
+cube's 0.05 they kept the best observations' integers), with no climb (the best raw sample)
 from ``d = 20`` on (``CLIMB_BELOW_DIM``): climbed, the sample's minimum lies on the box's
 boundary, and the run ends worse than random search. Below ``d = 20`` (``CIRCLE_BELOW_DIM``)
 the network sees each coordinate on a quarter circle (``input_embedding="circle"``), so that
@@ -122,7 +124,7 @@ PRESETS = {
                                              raw_sampler="uniform")),
     "default": dict(optimizer="adam", warm_start=True, use_bias=True, thompson="pathwise", scales="fit", nu=0.5,
                     input_embedding="auto", category_weight="fit", categorical_acquisition="ei",
-                    acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=10, steps=200)),
+                    acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=10, steps=200, local_integer_std=1.0)),
 }
 
 
