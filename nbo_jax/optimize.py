@@ -175,8 +175,9 @@ def candidate_set(
     (``get_spray_points``); with a ``region``, a move that would leave its box is not made.
     With ``local_integer_std > 0`` the local perturbation of an integer parameter's column has
     std ``max(local_std, local_integer_std / size)``, ``size`` its number of values (each value
-    holds ``1 / size`` of its column): ``local_integer_std = 1`` reaches the neighbouring values
-    about as often as it keeps the centre's.
+    holds ``1 / size`` of its column: exactly on a linear scale, on average on a log one):
+    ``local_integer_std = 1`` reaches the neighbouring values about as often as it keeps the
+    centre's.
 
     Raises:
         ValueError: unknown ``sampler``.
