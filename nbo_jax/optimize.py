@@ -55,7 +55,7 @@ import optax
 
 from .base import SearchRegion
 from .lbfgsb import minimize_lbfgsb
-from .search_space import Categorical
+from .search_space import Categorical, Integer
 from .types import Dataset
 
 Array = jax.Array
@@ -234,8 +234,6 @@ def candidate_set(
 def _integer_local_std(space, local_std: float, local_integer_std: float) -> np.ndarray:
     """``(D,)`` the local perturbation's std per unit-cube column: ``local_std``, and
     ``max(local_std, local_integer_std / size)`` in an integer parameter's column."""
-    from .search_space import Integer
-
     std = np.full(space.unit_dim, local_std)
     for p, cols in space.columns():
         if isinstance(p, Integer):
