@@ -21,5 +21,6 @@ $UV run --locked pytest -q -p no:cacheprovider tests/optuna_cases.py
 #    tests run in one worker, which compiles the programs they share once (tests/test_gp.py,
 #    test_neural_bo.py, test_trust_region.py, test_search_space.py and test_surrogates.py on 2
 #    workers: 4986 XLA compilations against 5095 with worksteal, 329 s against 341 s; the whole
-#    part once 1089 s, where worksteal runs took 1086-1213 s on the same 2-core machine).
+#    part 1089-1148 s in three runs, where worksteal runs took 1086-1213 s on the same 2-core
+#    machine: within its noise).
 exec $UV run --locked pytest -q -n auto --maxprocesses=4 --dist loadfile --durations=20 "$@"
