@@ -231,6 +231,18 @@ def candidate_set(
     return jnp.concatenate([spread, local], axis=0)
 
 
+def raw_samples(key: Array, data: Dataset, options: AcqOptimizer,
+                region: Optional[SearchRegion] = None) -> Array:
+    """:func:`candidate_set` with ``options``'s raw-sample settings (:class:`AcqOptimizer`:
+    ``n_uniform`` spread and ``n_local`` local ones, ``local_std``, ``n_best``,
+    ``raw_sampler``, ``local_moves``, ``local_integer_std``): ``(options.raw_samples, d)``, or
+    a finite domain's choices. The one place an acquisition optimizer's settings become raw
+    samples."""
+    return candidate_set(key, data, options.n_uniform, options.n_local, local_std=options.local_std,
+                         n_best=options.n_best, sampler=options.raw_sampler, region=region,
+                         local_moves=options.local_moves, local_integer_std=options.local_integer_std)
+
+
 def _integer_local_std(space, local_std: float, local_integer_std: float) -> np.ndarray:
     """``(D,)`` the local perturbation's std per unit-cube column: ``local_std``, and
     ``max(local_std, local_integer_std / size)`` in an integer parameter's column."""
@@ -743,14 +755,12 @@ def optimize_acqf(
     if data.finite:
         return best_available(utility(data.choices), data, region)
     k_raw, k_start = jax.random.split(key)
-    u_raw = candidate_set(k_raw, data, options.n_uniform, options.n_local, local_std=options.local_std,
-                          n_best=options.n_best, sampler=options.raw_sampler, region=region,
-                          local_moves=options.local_moves, local_integer_std=options.local_integer_std)
+    u_raw = raw_samples(k_raw, data, options, region)
     return refine_argmax(k_start, utility(u_raw), u_raw, utility, options, data, region)
 
 
 __all__ = [
-    "optimize_acqf", "AcqOptimizer", "acq_optimizer", "as_acq_optimizer", "candidate_set", "sobol_samples",
+    "optimize_acqf", "AcqOptimizer", "acq_optimizer", "as_acq_optimizer", "candidate_set", "raw_samples", "sobol_samples",
     "initialize_restarts", "climb", "refine_argmax", "projected_gradient_ascent", "argmax_point",
     "best_available", "available_score", "random_point", "region_bounds", "DUPLICATE_TOL", "METHODS", "RAW_SAMPLERS", "RESTART_RULES",
     "LOCAL_RANKS",

@@ -103,7 +103,7 @@ from .._checks import (
 from ..acquisition import expected_improvement, log_ei
 from ..bo import BOState, bo_algorithm, make_algorithm, records_config
 from ..networks import ACTIVATIONS
-from ..optimize import AcqOptimizer, as_acq_optimizer, candidate_set, refine_argmax
+from ..optimize import AcqOptimizer, as_acq_optimizer, raw_samples, refine_argmax
 from ..surrogates.adaptive_basis import (  # noqa: F401 - the model's pieces, importable from here as before
     ALPHA_RANGE,
     BETA_RANGE,
@@ -313,9 +313,7 @@ def adaptive_basis(
 
     def ask(state: BOState, key: Array, region: Optional[SearchRegion] = None) -> Array:
         k_raw, k_start = jax.random.split(key)
-        u_c = candidate_set(k_raw, state.data, aopt.n_uniform, aopt.n_local, local_std=aopt.local_std,
-                            n_best=aopt.n_best, sampler=aopt.raw_sampler, region=region, local_moves=aopt.local_moves,
-                            local_integer_std=aopt.local_integer_std)
+        u_c = raw_samples(k_raw, state.data, aopt, region)
         post = posterior(state, u_c)
         ei = expected_improvement(post.mean, post.std, post.incumbent)
         if state.data.finite:  # score the unevaluated choices; no gradient steps
