@@ -90,15 +90,18 @@ MULTI_OBJECTIVE_ACQUISITIONS = ("ehvi", "parego")
 PRIORS = ("botorch", "none")
 MEANS = ("constant", "zero")
 
-_EI_UCB_OPT = AcqOptimizer(raw_samples=512, num_restarts=10, steps=200)
-_TS_OPT = AcqOptimizer(raw_samples=512, num_restarts=1, steps=0, local_fraction=0.25)
+# local_integer_std=1: on a space with integers the local raw samples move an integer by about one step
+# (docs/benchmarks.md, "Local raw samples on integers"); spaces without integers are unchanged
+_EI_UCB_OPT = AcqOptimizer(raw_samples=512, num_restarts=10, steps=200, local_integer_std=1.0)
+_TS_OPT = AcqOptimizer(raw_samples=512, num_restarts=1, steps=0, local_fraction=0.25, local_integer_std=1.0)
 PRESETS = {
     "default": dict(
         kernel="rbf", prior="botorch", mean="constant", learn_outputscale=False, fit_optimizer="lbfgs",
         fit_steps=200, n_restarts=2, noise_floor=1e-4, lengthscale_bounds=(2.5e-2, 1e3), refit_every="auto",
         acq_optimizer={"ei": _EI_UCB_OPT, "ucb": _EI_UCB_OPT, "ts": _TS_OPT,
                        "cei": _EI_UCB_OPT, "ehvi": _EI_UCB_OPT, "parego": _EI_UCB_OPT,
-                       "lcb-c": AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.25)},
+                       "lcb-c": AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.25,
+                                                local_integer_std=1.0)},
     ),
     "paper": dict(
         kernel="rbf", prior="none", mean="zero", learn_outputscale=True, fit_optimizer="adam", fit_steps=100,
