@@ -108,6 +108,9 @@ class BOAlgorithm(NamedTuple):
     - ``model``: the :class:`Surrogate` it asks with, for an algorithm built by
       :func:`nbo_jax.bo.bo_algorithm` (``None`` otherwise): transformations ask it what they
       need (e.g. :attr:`Surrogate.counts_by_mean`) instead of testing a state's type.
+    - ``outcome_transform``: what its surrogate is fitted to, one of
+      :data:`nbo_jax.outcome.OUTCOME_TRANSFORMS`, for an algorithm built by
+      :func:`nbo_jax.bo.bo_algorithm` (``None`` otherwise); TuRBO-m reads it.
     """
 
     init: Callable[..., Any]
@@ -122,6 +125,7 @@ class BOAlgorithm(NamedTuple):
     config: Optional[FactoryCall] = None
     model: Optional["Surrogate"] = None
     multi_objective: bool = False
+    outcome_transform: Optional[str] = None
 
     def __reduce__(self):
         """Pickle as the recipe: :attr:`config` (its factory and arguments) with ``name`` and

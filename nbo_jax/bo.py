@@ -57,19 +57,23 @@ def records_config(factory: Callable) -> Callable:
 
 
 def make_algorithm(init, ask, tell, *, name: str, surrogate=None, info=None, q: int = 1,
-                   batch_rule: str = "fantasy", constrained: bool = False, model=None) -> BOAlgorithm:
+                   batch_rule: str = "fantasy", constrained: bool = False, model=None,
+                   outcome_transform=None) -> BOAlgorithm:
     """Assemble a :class:`BOAlgorithm` from the single-point ``ask`` and batch the asks by
     ``batch_rule`` when ``q > 1`` (:func:`nbo_jax.transforms.batch.batched`); ``"native"`` algorithms
     pass their own batched ``ask`` and ``q``. ``model``: the :class:`~nbo_jax.base.Surrogate`
-    the algorithm asks with, if any.
+    the algorithm asks with, if any; ``outcome_transform``: what it is fitted to, if known
+    (:attr:`BOAlgorithm.outcome_transform <nbo_jax.base.BOAlgorithm>`).
 
     Raises:
         TypeError / ValueError: ``q`` not an int ``>= 1``; unknown ``batch_rule``."""
     q = check_int("q", q, 1)
     check_choice("batch_rule", batch_rule, BATCH_RULES)
     if batch_rule == "native":
-        return BOAlgorithm(init, ask, tell, name, surrogate, q, constrained, info, batch_rule, model=model)
-    algorithm = BOAlgorithm(init, ask, tell, name, surrogate, 1, constrained, info, batch_rule, model=model)
+        return BOAlgorithm(init, ask, tell, name, surrogate, q, constrained, info, batch_rule, model=model,
+                           outcome_transform=outcome_transform)
+    algorithm = BOAlgorithm(init, ask, tell, name, surrogate, 1, constrained, info, batch_rule, model=model,
+                            outcome_transform=outcome_transform)
     return batched(algorithm, q)
 
 
@@ -356,7 +360,8 @@ def bo_algorithm(
             return surrogate.info(state.model)
 
     algorithm = make_algorithm(init, ask, tell, name=name, surrogate=posterior, info=info, q=q,
-                               batch_rule=batch_rule, constrained=constrained, model=surrogate)
+                               batch_rule=batch_rule, constrained=constrained, model=surrogate,
+                               outcome_transform=transform)
     return algorithm._replace(multi_objective=True) if multi else algorithm
 
 

@@ -13,11 +13,16 @@
                    Song et al. 2024, "The Vizier Gaussian process bandit algorithm", Section 3.2,
                    written for minimization)
     "none"         y as observed
+    "auto"         "power" on a search space with an integer or categorical parameter
+                   (``Dataset.space``, :attr:`~nbo_jax.search_space.SearchSpace.discrete`),
+                   "standardize" on a box, a finite domain or a space of floats only
+                   (:func:`resolved`; the GP baselines' default)
 
 Every transform is increasing in ``y``, so the best row stays the best and a surrogate's
 minimum in transformed units is its minimum in the objective's. Only ``"standardize"`` and
 ``"none"`` are affine (``AFFINE_OUTCOME_TRANSFORMS``): a posterior in ``"power"``,
-``"copula"`` or ``"half_rank"`` units has no fixed map back to the objective's units. Rows
+``"copula"`` or ``"half_rank"`` units has no fixed map back to the objective's units, nor has
+one in ``"auto"``'s on a space with a discrete parameter. Rows
 outside ``data.mask`` are 0 in every result.
 """
 
@@ -30,7 +35,7 @@ from .dataset import Dataset
 
 Array = jax.Array
 
-OUTCOME_TRANSFORMS = ("standardize", "power", "copula", "half_rank", "none")
+OUTCOME_TRANSFORMS = ("standardize", "power", "copula", "half_rank", "none", "auto")
 # the transforms that are affine in y (a posterior in their units maps back to the objective's)
 AFFINE_OUTCOME_TRANSFORMS = ("standardize", "none")
 # the candidate lambdas of "power": maximum likelihood over this grid (step 0.1); scipy's
@@ -118,10 +123,23 @@ def half_rank(y: Array, mask: Array) -> Array:
     return jnp.where(bad, warped, jnp.where(mask, y, 0.0)).astype(y.dtype)
 
 
+def resolved(transform: str, space) -> str:
+    """The transform ``transform`` stands for on data whose search space is ``space``
+    (``Dataset.space``: a :class:`~nbo_jax.search_space.SearchSpace`, or ``None`` for a box
+    or a finite domain): ``"auto"`` is ``"power"`` where ``space`` has an integer or
+    categorical parameter, else ``"standardize"``; any other transform is itself. Static
+    (a Python str, decided at trace time)."""
+    if transform != "auto":
+        return transform
+    return "power" if space is not None and space.discrete else "standardize"
+
+
 def targets(data: Dataset, transform: str) -> Array:
     """``(cap,)`` the targets a surrogate is fitted to: ``data.y`` under ``transform`` (one of
-    ``OUTCOME_TRANSFORMS``, module doc), computed over the rows in ``data.mask`` (failures
-    included, with their imputed values); 0 outside the mask. Single-output datasets."""
+    ``OUTCOME_TRANSFORMS``, module doc; ``"auto"`` by :func:`resolved` on ``data.space``),
+    computed over the rows in ``data.mask`` (failures included, with their imputed values); 0
+    outside the mask. Single-output datasets."""
+    transform = resolved(transform, data.space)
     if transform == "standardize":
         return data.standardized()[0]
     if transform == "none":
@@ -138,4 +156,4 @@ def targets(data: Dataset, transform: str) -> Array:
 
 
 __all__ = ["AFFINE_OUTCOME_TRANSFORMS", "OUTCOME_TRANSFORMS", "copula", "half_rank", "masked_median", "power_lambda",
-           "targets", "yeo_johnson"]
+           "resolved", "targets", "yeo_johnson"]

@@ -149,3 +149,44 @@ def test_outcome_transform_errors_name_the_arguments():
     with pytest.raises(ValueError, match=r"regions=2: .* outcome_transform='power'"):
         nbo.trust_region(nbo.neural_bo(outcome_transform="power"), regions=2)
     assert nbo.trust_region(nbo.gp_bo(outcome_transform="power")).name == "turbo-gp-ei"
+
+
+def test_auto_is_power_on_a_space_with_a_discrete_parameter_and_standardize_elsewhere(x64):
+    """``"auto"`` (the GP's default): the power transform's targets on a search space with an
+    integer or a categorical parameter, the standardized ones on a box and on a space of floats
+    only; gp_bo's default resolves to it, its paper preset and its constrained and
+    multi-objective acquisitions to ``"standardize"``; TuRBO-m refuses it at ``init`` on a
+    discrete space, where it has no affine map back to the objective's units."""
+    import nbo_jax as nbo
+    from nbo_jax.search_space import Categorical, Continuous, Integer, search_space
+
+    y = SAMPLES["lognormal"]
+    box = _data(y)
+    floats = search_space([Continuous("a", 0.0, 1.0)])
+    for space, expected in ((None, "standardize"), (floats, "standardize"),
+                            (search_space([Integer("k", 0, 9)]), "power"),
+                            (search_space([Categorical("c", ("x", "y"))]), "power")):
+        assert outcome.resolved("auto", space) == expected
+        assert outcome.resolved("copula", space) == "copula"
+        data = box._replace(space=space)
+        np.testing.assert_array_equal(outcome.targets(data, "auto"), outcome.targets(data, expected))
+    power = outcome.targets(box, "power")
+    assert not np.allclose(power, outcome.targets(box, "standardize"))  # a heavy tail: they differ
+
+    assert nbo.gp_bo().outcome_transform == "auto"
+    assert nbo.gp_bo(preset="paper").outcome_transform == "standardize"
+    assert nbo.gp_bo(acquisition="cei").outcome_transform == "standardize"
+    assert nbo.gp_bo(acquisition="ehvi").outcome_transform == "standardize"
+    assert nbo.gp_bo(standardize=False).outcome_transform == "none"
+    assert nbo.gp_bo(outcome_transform="standardize").outcome_transform == "standardize"
+    assert nbo.neural_bo().outcome_transform == "standardize"
+    assert nbo.gp_bo().config.kwargs.get("outcome_transform") is None  # the user's call, as given
+
+    space = search_space([Continuous("x", 0.0, 1.0), Integer("k", 0, 4)])
+    x0 = space.from_unit(jax.random.uniform(jax.random.key(0), (6, space.unit_dim), jnp.float64))
+    y0 = jnp.sum(x0, axis=1)
+    turbo_m = nbo.trust_region(nbo.gp_bo(), regions=2)
+    with pytest.raises(ValueError, match=r"regions=2: .*outcome_transform='auto' is the power transform"):
+        turbo_m.init(jax.random.key(1), x0, y0, bounds=space, capacity=8)
+    standardized = nbo.trust_region(nbo.gp_bo(outcome_transform="standardize"), regions=2)
+    assert jax.eval_shape(lambda: standardized.init(jax.random.key(1), x0, y0, bounds=space, capacity=8)) is not None

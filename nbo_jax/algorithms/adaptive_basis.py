@@ -333,7 +333,8 @@ def adaptive_basis(
         return state.bounds.from_unit(u)
 
     return make_algorithm(base.init, ask, base.tell, name=name, surrogate=posterior, q=q, batch_rule="native",
-                          model=surrogate)
+                          model=surrogate,
+                          outcome_transform=base.outcome_transform)
 
 
 __all__ = [

@@ -3,7 +3,9 @@ baselines.
 
 The model (:mod:`nbo_jax.gp_model`) is an exact GP with a learned constant mean on unit-cube
 inputs ``u = (x - lower)/(upper - lower)``, fitted to standardized targets
-(``Dataset.standardized()``). Per iteration (minimization form)::
+(``Dataset.standardized()``; by default on a search space with an integer or categorical
+parameter, power-transformed after, :func:`nbo_jax.outcome.resolved`). Per iteration
+(minimization form)::
 
     theta_t = argmax_theta log p(y | U, theta) + log p(theta)     L-BFGS-B (MAP; default)
     (mu_t, sigma_t) = GP posterior of the latent f                (GPML Algorithm 2.1)
@@ -98,6 +100,7 @@ PRESETS = {
     "default": dict(
         kernel="rbf", prior="botorch", mean="constant", learn_outputscale=False, fit_optimizer="lbfgs",
         fit_steps=200, n_restarts=2, noise_floor=1e-4, lengthscale_bounds=(2.5e-2, 1e3), refit_every="auto",
+        outcome_transform="auto",
         acq_optimizer={"ei": _EI_UCB_OPT, "ucb": _EI_UCB_OPT, "ts": _TS_OPT,
                        "cei": _EI_UCB_OPT, "ehvi": _EI_UCB_OPT, "parego": _EI_UCB_OPT,
                        "lcb-c": AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.25,
@@ -105,7 +108,7 @@ PRESETS = {
     ),
     "paper": dict(
         kernel="rbf", prior="none", mean="zero", learn_outputscale=True, fit_optimizer="adam", fit_steps=100,
-        n_restarts=4, noise_floor=1e-6, lengthscale_bounds=(1e-2, 1e1), refit_every=1,
+        n_restarts=4, noise_floor=1e-6, lengthscale_bounds=(1e-2, 1e1), refit_every=1, outcome_transform="standardize",
         acq_optimizer={a: AcqOptimizer(raw_samples=512 if a == "ts" else 2048, num_restarts=1, steps=0,
                                        local_fraction=0.0, raw_sampler="uniform")
                        for a in ACQUISITIONS},
@@ -258,11 +261,15 @@ def gp_bo(
             :data:`nbo_jax.outcome.OUTCOME_TRANSFORMS`: ``"standardize"`` (BoTorch's
             ``Standardize``), ``"power"`` (Yeo-Johnson with the maximum-likelihood exponent,
             HEBO's, Cowen-Rivers et al. 2022), ``"copula"`` (normal quantiles of the ranks),
-            ``"half_rank"`` (the worse half rank-warped, OSS Vizier's, Song et al. 2024) or
-            ``"none"``; default ``None``: ``"standardize"``, or ``"none"`` with
-            ``standardize=False``. The transforms keep the order of the observations; EI's
-            ``y_best`` and the posterior are in the transformed units. The constrained
-            acquisitions take ``"standardize"`` or ``"none"`` only.
+            ``"half_rank"`` (the worse half rank-warped, OSS Vizier's, Song et al. 2024),
+            ``"none"`` or ``"auto"`` (``"power"`` on a search space with an integer or
+            categorical parameter, ``"standardize"`` elsewhere: :func:`nbo_jax.outcome.resolved`);
+            default ``None``: the preset's, ``"auto"`` (default preset; ``"standardize"`` for
+            the constrained and multi-objective acquisitions) or ``"standardize"`` (paper), or
+            ``"none"`` with ``standardize=False``. The transforms keep the order of the
+            observations; EI's ``y_best`` and the posterior are in the transformed units. The
+            constrained and multi-objective acquisitions take ``"standardize"`` or ``"none"``
+            only.
         q: points per ``ask`` (BoTorch's ``q``). ``q > 1``: GP-TS takes ``q`` independent
             joint draws (Kandasamy et al. 2018); EI, UCB, cEI and LCB-C choose the points one
             after the other, each told to a copy of the state with a constant-liar value
@@ -360,6 +367,8 @@ def gp_bo(
         constrained = acquisition in CONSTRAINED_ACQUISITIONS
         multi = acquisition in MULTI_OBJECTIVE_ACQUISITIONS
         default_aopt = chosen["acq_optimizer"][acquisition]
+    if outcome_transform is None and transform == "standardize" and not (constrained or multi):
+        transform = chosen["outcome_transform"]  # the preset's: "auto" (default) or "standardize" (paper)
     if (constrained or multi) and transform not in AFFINE_OUTCOME_TRANSFORMS:
         raise ValueError(f"outcome_transform={transform!r} is for the unconstrained acquisitions; "
                          f"acquisition={acquisition!r} scales the objective and its constraints affinely: "

@@ -407,6 +407,7 @@ def neural_bo(
         return state.bounds.from_unit(optimize_acqf(lambda u_c: -sample(u_c), k_c, state.data, opts, region))
 
     return make_algorithm(base.init, ask, base.tell, name="neural-bo", surrogate=base.surrogate, info=base.info, q=q,
-                          batch_rule="independent", model=surrogate)
+                          batch_rule="independent", model=surrogate,
+                          outcome_transform=base.outcome_transform)
 
 

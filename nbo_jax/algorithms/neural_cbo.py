@@ -271,7 +271,8 @@ def neural_cbo(
         return state.bounds.from_unit(optimize_acqf(utility, k_c, ranked, aopt, region))
 
     return make_algorithm(init, ask, base.tell, name="neural-cbo", surrogate=posterior, q=q, batch_rule="fantasy",
-                          constrained=True, model=surrogate)
+                          constrained=True, model=surrogate,
+                          outcome_transform=base.outcome_transform)
 
 
 __all__ = ["neural_cbo", "NeuralCBOState", "PRESETS", "TRAINING", "INCUMBENTS", "OPTIMIZERS"]

@@ -280,4 +280,5 @@ def neural_greedy(
 
     return make_algorithm(init, ask, base.tell, name=name, surrogate=base.surrogate,
                           info=lambda state: {"exploring": exploring(state)}, q=q, batch_rule="fantasy",
-                          model=surrogate)
+                          model=surrogate,
+                          outcome_transform=base.outcome_transform)

@@ -304,7 +304,8 @@ def pinn_bo(
                               tells=state.tells + 1, rows_told=state.rows_told + u.shape[0])
 
     return make_algorithm(init, base.ask, tell, name="pinn-bo", surrogate=base.surrogate, info=base.info, q=q,
-                          batch_rule=batch_rule, model=surrogate)
+                          batch_rule=batch_rule, model=surrogate,
+                          outcome_transform=base.outcome_transform)
 
 
 __all__ = ["pinn_bo", "PINNBOState", "PINNInfoState", "PRESETS"]

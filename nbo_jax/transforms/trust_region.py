@@ -64,7 +64,7 @@ from .._checks import check_bool, check_int, check_positive
 from ..domains import FiniteDomain
 from ..observations import initial_data, told_rows
 from ..optimize import sobol_samples
-from ..outcome import AFFINE_OUTCOME_TRANSFORMS
+from ..outcome import AFFINE_OUTCOME_TRANSFORMS, resolved
 from ..search_space import SearchSpace
 from ..types import BATCH_RULES, BOAlgorithm, Bounds, Dataset, FactoryCall
 from .batch import batched
@@ -283,7 +283,8 @@ def trust_region(
             surrogates (objective units, :func:`objective_units`) win. Each ask costs ``m``
             inner asks; each region but the first first asks a design of ``restart_points``
             points. Unconstrained algorithms with an affine outcome transform only (SCBO
-            keeps one region); on a finite domain ``q = 1``.
+            keeps one region; ``"auto"``, the GP's default, on a space without integer or
+            categorical parameters only); on a finite domain ``q = 1``.
         restart_keeps_data: False (the paper's TuRBO): after a restart the inner algorithm is
             initialized on the fresh design alone. True: it keeps every observation and is
             told the design's points as they come (no ``init``); the region is still centred
@@ -333,8 +334,9 @@ def trust_region(
         ValueError: an unknown ``batch_rule``, lengths not ``0 < length_min <=
             length_init <= length_max``, counts ``< 1``, ``min_improvement < 0``, ``q``
             disagreeing with an inner ``q > 1``, ``regions > 1`` with a constrained
-            algorithm or with ``restart_keeps_data`` (and, at ``init``, on a finite domain
-            with ``q > 1``), an unknown ``incumbent`` or ``success``, or ``"posterior_mean"`` with an
+            algorithm, with a non-affine outcome transform or with ``restart_keeps_data`` (and,
+            at ``init``, on a finite domain with ``q > 1``, or on a search space with an integer
+            or categorical parameter with ``outcome_transform="auto"``), an unknown ``incumbent`` or ``success``, or ``"posterior_mean"`` with an
             algorithm without a surrogate, a constrained one, ``regions > 1`` or
             ``min_improvement > 0`` (the same for ``success``); messages name the argument.
 
@@ -378,8 +380,10 @@ def trust_region(
     if success not in SUCCESS_RULES:
         raise ValueError(f"success must be one of {SUCCESS_RULES}, got {success!r}")
     if m > 1:
-        transform = algorithm.config.kwargs.get("outcome_transform") if algorithm.config is not None else None
-        if transform is not None and transform not in AFFINE_OUTCOME_TRANSFORMS:
+        transform = algorithm.outcome_transform
+        if transform is None and algorithm.config is not None:
+            transform = algorithm.config.kwargs.get("outcome_transform")
+        if transform is not None and transform not in AFFINE_OUTCOME_TRANSFORMS + ("auto",):
             raise ValueError(f"regions={m}: the regions' posteriors are compared in the objective's units, and "
                              f"{algorithm.name!r} is fitted with outcome_transform={transform!r}, which has no affine "
                              f"map back to them; use regions=1 or outcome_transform='standardize'")
@@ -442,6 +446,11 @@ def trust_region(
             raise ValueError(f"regions={m} with q={q} on a finite domain: regions could choose the same point; "
                              "use q=1 or regions=1")
         data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=constrained)
+        if m > 1 and resolved(algorithm.outcome_transform or "none", data.space) not in AFFINE_OUTCOME_TRANSFORMS:
+            raise ValueError(f"regions={m}: the regions' posteriors are compared in the objective's units, and on "
+                             f"this search space (an integer or categorical parameter) {algorithm.name!r}'s "
+                             f"outcome_transform='auto' is the power transform, which has no affine map back to "
+                             f"them; use regions=1 or outcome_transform='standardize'")
         d, dtype = data.u.shape[1], data.u.dtype
         n = design_size(box.dim, q, restart_points)
         if m == 1:  # no design before the first restart
