@@ -189,4 +189,5 @@ def test_auto_is_power_on_a_space_with_a_discrete_parameter_and_standardize_else
     with pytest.raises(ValueError, match=r"regions=2: .*outcome_transform='auto' is the power transform"):
         turbo_m.init(jax.random.key(1), x0, y0, bounds=space, capacity=8)
     standardized = nbo.trust_region(nbo.gp_bo(outcome_transform="standardize"), regions=2)
-    assert jax.eval_shape(lambda: standardized.init(jax.random.key(1), x0, y0, bounds=space, capacity=8)) is not None
+    state = jax.eval_shape(lambda: standardized.init(jax.random.key(1), x0, y0, bounds=space, capacity=8))
+    assert state.length.shape == (2,)  # built: one side per region

@@ -197,6 +197,26 @@ def current_centre(state: TrustRegionState) -> Array:
     return regions_now(state, ard=False)[0][incumbent_region(state)]
 
 
+
+def _refuse_non_affine_transform(m: int, algorithm: BOAlgorithm, space=None) -> None:
+    """TuRBO-m compares its regions' posteriors in the objective's units (:func:`objective_units`):
+    raise when ``algorithm`` fits an outcome transform with no affine map back to them on
+    ``space`` (a search space at ``init``; ``None`` at construction, where ``"auto"`` passes
+    until the space is known). Algorithms not built on ``bo_algorithm`` (no
+    ``outcome_transform``) pass.
+
+    Raises:
+        ValueError: the transform resolved on ``space`` is not affine (names ``regions``)."""
+    transform = algorithm.outcome_transform
+    if transform is None or resolved(transform, space) in AFFINE_OUTCOME_TRANSFORMS:
+        return
+    what = (f"on this search space (an integer or categorical parameter) {algorithm.name!r}'s "
+            f"outcome_transform='auto' is the power transform" if transform == "auto"
+            else f"{algorithm.name!r} is fitted with outcome_transform={transform!r}")
+    raise ValueError(f"regions={m}: the regions' posteriors are compared in the objective's units, and {what}, "
+                     f"which has no affine map back to them; use regions=1 or outcome_transform='standardize'")
+
+
 def trust_region(
     algorithm: BOAlgorithm,
     *,
@@ -380,13 +400,7 @@ def trust_region(
     if success not in SUCCESS_RULES:
         raise ValueError(f"success must be one of {SUCCESS_RULES}, got {success!r}")
     if m > 1:
-        transform = algorithm.outcome_transform
-        if transform is None and algorithm.config is not None:
-            transform = algorithm.config.kwargs.get("outcome_transform")
-        if transform is not None and transform not in AFFINE_OUTCOME_TRANSFORMS + ("auto",):
-            raise ValueError(f"regions={m}: the regions' posteriors are compared in the objective's units, and "
-                             f"{algorithm.name!r} is fitted with outcome_transform={transform!r}, which has no affine "
-                             f"map back to them; use regions=1 or outcome_transform='standardize'")
+        _refuse_non_affine_transform(m, algorithm)
         if algorithm.constrained:
             raise ValueError(f"regions={m}: several trust regions need an unconstrained algorithm (SCBO, the "
                              f"constrained rule, keeps one region); {algorithm.name!r} models constraints: use regions=1")
@@ -446,11 +460,8 @@ def trust_region(
             raise ValueError(f"regions={m} with q={q} on a finite domain: regions could choose the same point; "
                              "use q=1 or regions=1")
         data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=constrained)
-        if m > 1 and resolved(algorithm.outcome_transform or "none", data.space) not in AFFINE_OUTCOME_TRANSFORMS:
-            raise ValueError(f"regions={m}: the regions' posteriors are compared in the objective's units, and on "
-                             f"this search space (an integer or categorical parameter) {algorithm.name!r}'s "
-                             f"outcome_transform='auto' is the power transform, which has no affine map back to "
-                             f"them; use regions=1 or outcome_transform='standardize'")
+        if m > 1:
+            _refuse_non_affine_transform(m, algorithm, data.space)
         d, dtype = data.u.shape[1], data.u.dtype
         n = design_size(box.dim, q, restart_points)
         if m == 1:  # no design before the first restart
