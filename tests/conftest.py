@@ -7,22 +7,19 @@ import os
 # emitters) and a single LLVM module per program: the contract file on 2 workers took 175 s
 # with only level 0 and 87 s with all three (the float64 vmapped-equals-alone identities all hold).
 # Test runs only: users, benchmarks and notebooks run outside the tests keep XLA's defaults.
-_TEST_FLAGS = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false",
-               "--xla_cpu_parallel_codegen_split_count=1")
-for _flag in _TEST_FLAGS:
-    if _flag.split("=")[0] not in os.environ.get("XLA_FLAGS", ""):  # a user's own setting wins
-        os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), _flag]).strip()
-
-# One XLA thread per test process: the xdist workers already fill the cores, and XLA's own
-# thread pool on top of them oversubscribes the CPU (a vmapped GP fit measured 17 s alone and
-# 540 s beside another worker). In every test process, not only in the workers: the golden
-# float64 histories were recorded so, and a test file run alone without it computed
+# The last flag: one XLA thread per test process. The xdist workers already fill the cores, and
+# XLA's own thread pool on top of them oversubscribes the CPU (a vmapped GP fit measured 17 s
+# alone and 540 s beside another worker). In every test process, not only in the workers: the
+# golden float64 histories were recorded so, and a test file run alone without it computed
 # adaptive-basis's history differently (tests/test_golden.py failed alone, passed in workers).
 # Set before jax is imported. (Only "--" flags: XLA stops reading XLA_FLAGS at the first token
 # without "--", and aborts when the first token lacks it; an "intra_op_parallelism_threads=1"
 # that stood here was never read, and hid every flag appended after it.)
-if "--xla_cpu_multi_thread_eigen" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), "--xla_cpu_multi_thread_eigen=false"]).strip()
+_TEST_FLAGS = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false",
+               "--xla_cpu_parallel_codegen_split_count=1", "--xla_cpu_multi_thread_eigen=false")
+for _flag in _TEST_FLAGS:
+    if _flag.split("=")[0] not in os.environ.get("XLA_FLAGS", ""):  # a user's own setting wins
+        os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), _flag]).strip()
 
 import jax
 import pytest

@@ -197,7 +197,6 @@ def current_centre(state: TrustRegionState) -> Array:
     return regions_now(state, ard=False)[0][incumbent_region(state)]
 
 
-
 def _refuse_non_affine_transform(m: int, algorithm: BOAlgorithm, space=None) -> None:
     """TuRBO-m compares its regions' posteriors in the objective's units (:func:`objective_units`):
     raise when ``algorithm`` fits an outcome transform with no affine map back to them on
