@@ -22,6 +22,7 @@ for _flag in _TEST_FLAGS:
         os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), _flag]).strip()
 
 import jax
+import numpy as np
 import pytest
 
 
@@ -74,6 +75,43 @@ def compiled():
                                   surrogate=None if algorithm.surrogate is None else jax.jit(algorithm.surrogate))
 
     return make
+
+
+class Program:
+    """A function's closed jaxpr at given arguments (traced, never compiled): two are equal
+    when their jaxprs print the same and their constants are equal arrays of the same dtype.
+    Equal programs compute the same values bit for bit under one compiler, so a test that an
+    option's default is a named setting compares the two programs instead of compiling and
+    running both (CI time: a trace costs a fraction of a compile)."""
+
+    def __init__(self, f, *args, **kwargs):
+        closed = jax.make_jaxpr(f)(*args, **kwargs)
+        self.text = str(closed.jaxpr)
+        self.consts = tuple(self._concrete(c) for c in closed.consts)
+
+    @staticmethod
+    def _concrete(c):
+        if isinstance(c, jax.Array) and jax.dtypes.issubdtype(c.dtype, jax.dtypes.prng_key):
+            c = jax.random.key_data(c)
+        return np.asarray(c) if hasattr(c, "dtype") else c
+
+    def __eq__(self, other):
+        if not isinstance(other, Program):
+            return NotImplemented
+        return self.text == other.text and len(self.consts) == len(other.consts) and all(
+            (a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=True))
+            if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) else type(a) is type(b) and a == b
+            for a, b in zip(self.consts, other.consts))
+
+    def __repr__(self):
+        return f"Program({len(self.text)} characters, {len(self.consts)} constants)"
+
+
+@pytest.fixture
+def program():
+    """``program(f, *args)``: :class:`Program`, ``f``'s jaxpr at ``args`` (arrays or
+    ``jax.ShapeDtypeStruct``s, e.g. a state from ``jax.eval_shape``), for ``==``."""
+    return Program
 
 
 @pytest.fixture

@@ -169,7 +169,7 @@ def test_circle_embedding_feeds_the_network_points_of_one_norm(x64, compiled):
         nbo.neural_bo(input_embedding="sphere")
 
 
-def test_default_input_embedding_is_the_circle_only_below_circle_below_dim(compiled):
+def test_default_input_embedding_is_the_circle_only_below_circle_below_dim(program):
     """The default preset's ``input_embedding="auto"`` is ``"circle"`` below ``CIRCLE_BELOW_DIM``
     (20) inputs and ``"linear"`` from there on (the network's input width says which: 2d or
     d); the paper preset's is ``"linear"``; an embedding given is kept at every dimension."""
@@ -191,33 +191,51 @@ def test_default_input_embedding_is_the_circle_only_below_circle_below_dim(compi
     for bandit in (nbo.neural_ucb, nbo.neural_ts):
         assert first_layer_inputs(bandit(**SMALL), 5) == {5}
         assert first_layer_inputs(bandit(**SMALL, input_embedding="circle"), 5) == {10}
-    # the same computation as the option named: equal asks
-    algos = [compiled(nbo.neural_bo(**SMALL, **kw)) for kw in ({}, dict(input_embedding="circle"))]
-    _, state = _state(algos[0], n=8, problem=nbo.benchmarks.get("styblinski_tang", dim=5))
-    np.testing.assert_array_equal(algos[0].ask(state, jax.random.key(2)), algos[1].ask(state, jax.random.key(2)))
+    # the same computation as the option named: the same ask
+    algos = [nbo.neural_bo(**SMALL, **kw) for kw in ({}, dict(input_embedding="circle"))]
+    state = _abstract_state(algos[0], problem=nbo.benchmarks.get("styblinski_tang", dim=5))
+    assert program(algos[0].ask, state, jax.random.key(2)) == program(algos[1].ask, state, jax.random.key(2))
 
 
-def test_default_pathwise_sample_is_climbed_only_below_climb_below_dim(compiled):
+def _abstract_state(algo, n=8, problem=None):
+    """The state's shapes and dtypes (``jax.eval_shape``: init traced, not run), for
+    :class:`Program` comparisons of ``ask``."""
+    return jax.eval_shape(lambda: _state(algo, n=n, problem=problem)[1])
+
+
+def test_default_pathwise_sample_is_climbed_only_below_climb_below_dim(program):
     """Default Thompson sampling climbs its pathwise sample from the restarts below
-    ``CLIMB_BELOW_DIM`` (20) inputs and takes the best raw sample from there on; an
-    ``acq_optimizer`` that names ``steps`` is kept at every dimension."""
+    ``CLIMB_BELOW_DIM`` (20) inputs and takes the best raw sample from there on: its ``ask`` is
+    the program of ``steps=200`` below and of ``steps=0`` from there on (and not the other);
+    an ``acq_optimizer`` that names ``steps`` is kept at every dimension."""
     from nbo_jax.algorithms.neural_bo import CLIMB_BELOW_DIM
 
     small = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}
     for d, climbs in ((5, True), (CLIMB_BELOW_DIM, False)):
-        algos = {name: compiled(nbo.neural_bo(**small, acq_optimizer=dict(raw_samples=128, **steps)))
+        algos = {name: nbo.neural_bo(**small, acq_optimizer=dict(raw_samples=128, **steps))
                  for name, steps in (("default", {}), ("steps=0", dict(steps=0)), ("steps=200", dict(steps=200)))}
         # the acquisition optimizer leaves init alone: one state serves the three asks
-        _, state = _state(algos["default"], n=8, problem=nbo.benchmarks.get("styblinski_tang", dim=d))
-        asks = {name: np.asarray(algo.ask(state, jax.random.key(2))) for name, algo in algos.items()}
-        assert np.abs(asks["steps=200"] - asks["steps=0"]).max() > 1e-3  # the climb moves the point
-        np.testing.assert_array_equal(asks["default"], asks["steps=200" if climbs else "steps=0"])
+        state = _abstract_state(algos["default"], problem=nbo.benchmarks.get("styblinski_tang", dim=d))
+        asks = {name: program(algo.ask, state, jax.random.key(2)) for name, algo in algos.items()}
+        same, other = ("steps=200", "steps=0") if climbs else ("steps=0", "steps=200")
+        assert asks["default"] == asks[same] and asks["default"] != asks[other], d
 
 
-def test_default_nu_by_dimension(compiled):
+def test_the_climb_moves_the_pathwise_samples_minimum(compiled):
+    """The programs above differ in what they ask: at ``d = 5`` the climbed sample's minimum
+    is not the best raw sample."""
+    small = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}
+    algos = [compiled(nbo.neural_bo(**small, acq_optimizer=dict(raw_samples=128, steps=s))) for s in (0, 200)]
+    _, state = _state(algos[0], n=8, problem=nbo.benchmarks.get("styblinski_tang", dim=5))
+    asks = [np.asarray(algo.ask(state, jax.random.key(2))) for algo in algos]
+    assert np.abs(asks[1] - asks[0]).max() > 1e-3
+
+
+def test_default_nu_by_dimension(program):
     """The default preset's pathwise sample takes ``nu = HIGH_DIM_NU`` (0.1) from
     ``CLIMB_BELOW_DIM`` inputs on, ``MID_DIM_NU`` (0.25) from ``MID_NU_FROM_DIM`` (0.5 inside
-    a trust region) and the preset's 0.5 below; a ``nu`` given is kept."""
+    a trust region) and the preset's 0.5 below; a ``nu`` given is kept. The default's ``ask``
+    is the program of its ``nu`` and not of the two others."""
     from nbo_jax.algorithms.neural_bo import CLIMB_BELOW_DIM, HIGH_DIM_NU, MID_DIM_NU, MID_NU_FROM_DIM, default_nu
 
     dims = (2, MID_NU_FROM_DIM - 1, MID_NU_FROM_DIM, CLIMB_BELOW_DIM - 1, CLIMB_BELOW_DIM, 50)
@@ -227,25 +245,21 @@ def test_default_nu_by_dimension(compiled):
     nus = (0.5, MID_DIM_NU, HIGH_DIM_NU)
     for d, nu in ((5, 0.5), (MID_NU_FROM_DIM, MID_DIM_NU), (CLIMB_BELOW_DIM, HIGH_DIM_NU)):
         # the linear embedding at every dimension: the nu rule alone differs
-        algos = {name: compiled(nbo.neural_bo(**SMALL, input_embedding="linear", **kw))
-                 for name, kw in (("default", {}), *((str(v), dict(nu=v)) for v in nus))}
-        _, state = _state(algos["default"], n=8, problem=nbo.benchmarks.get("styblinski_tang", dim=d))
-        told_apart = set()
-        for k in range(2, 6):  # with few raw samples two scales can end at the same point for one key
-            asks = {name: np.asarray(algo.ask(state, jax.random.key(k))) for name, algo in algos.items()}
-            np.testing.assert_array_equal(asks["default"], asks[str(nu)])
-            told_apart |= {v for v in nus if np.abs(asks[str(nu)] - asks[str(v)]).max() > 1e-3}
-        assert told_apart == set(nus) - {nu}, (d, told_apart)
+        algos = {name: nbo.neural_bo(**SMALL, input_embedding="linear", **kw)
+                 for name, kw in (("default", {}), *((v, dict(nu=v)) for v in nus))}
+        state = _abstract_state(algos["default"], problem=nbo.benchmarks.get("styblinski_tang", dim=d))
+        asks = {name: program(algo.ask, state, jax.random.key(2)) for name, algo in algos.items()}
+        assert [v for v in nus if asks[v] == asks["default"]] == [nu], d
 
 
-def test_default_nu_and_climb_count_a_mixed_space_parameters(compiled):
+def test_default_nu_and_climb_count_a_mixed_space_parameters(program):
     """On a mixed space the exploration scale's and the climb's ``d`` is the number of
     parameters, not of unit-cube columns: two continuous inputs and a category of
     ``CLIMB_BELOW_DIM`` choices (3 parameters, 22 columns) take the preset's ``nu = 0.5`` and
-    the climb, as a 3-input box does. The default's asks equal ``nu=0.5``'s bit for bit and
-    differ from those of the 22-column rule (``HIGH_DIM_NU``, no climb). The pathwise Thompson
-    sample is asked with ``categorical_acquisition="thompson"`` (the default asks EI on a space
-    with a category)."""
+    the climb, as a 3-input box does. The default's ``ask`` is the program of ``nu=0.5`` and
+    not that of the 22-column rule (``HIGH_DIM_NU``, no climb). The pathwise Thompson sample is
+    asked with ``categorical_acquisition="thompson"`` (the default asks EI on a space with a
+    category)."""
     from nbo_jax.algorithms.neural_bo import CLIMB_BELOW_DIM, HIGH_DIM_NU
     from nbo_jax.search_space import Categorical, Continuous, search_space
 
@@ -254,45 +268,31 @@ def test_default_nu_and_climb_count_a_mixed_space_parameters(compiled):
     problem = nbo.Problem("mixed", 3, space, lambda p: (p[0] - 0.3) ** 2 + (p[1] + 0.2) ** 2 + 0.01 * p[2])
     assert (space.dim, space.unit_dim) == (3, CLIMB_BELOW_DIM + 2)
     small = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}
-    algos = {name: compiled(nbo.neural_bo(**small, acq_optimizer=dict(raw_samples=128, **opt),
-                                          categorical_acquisition="thompson", **kw))
+    algos = {name: nbo.neural_bo(**small, acq_optimizer=dict(raw_samples=128, **opt),
+                                 categorical_acquisition="thompson", **kw)
              for name, kw, opt in (("default", {}, {}), ("0.5", dict(nu=0.5), {}),
                                    ("by columns", dict(nu=HIGH_DIM_NU), dict(steps=0)))}
-    _, state = _state(algos["default"], n=8, problem=problem)
-    told_apart = False
-    for k in range(2, 6):
-        asks = {name: np.asarray(algo.ask(state, jax.random.key(k))) for name, algo in algos.items()}
-        np.testing.assert_array_equal(asks["default"], asks["0.5"])
-        assert np.all(space.contains(asks["default"]))
-        told_apart |= bool(np.abs(asks["default"] - asks["by columns"]).max() > 1e-3)
-    assert told_apart
+    state = _abstract_state(algos["default"], problem=problem)
+    asks = {name: program(algo.ask, state, jax.random.key(2)) for name, algo in algos.items()}
+    assert asks["default"] == asks["0.5"] and asks["default"] != asks["by columns"]
 
 
-def test_default_nu_inside_a_trust_region(compiled):
+def test_default_nu_inside_a_trust_region(program):
     """Asked inside a trust region (``ask(..., region=...)``, as ``trust_region`` does), the
     default's pathwise sample at ``MID_NU_FROM_DIM`` inputs takes the preset's 0.5, not
-    ``MID_DIM_NU``: its asks equal ``nu=0.5``'s bit for bit and differ from ``MID_DIM_NU``'s."""
+    ``MID_DIM_NU``: its ``ask`` is the program of ``nu=0.5`` there, and over the whole box
+    that of ``MID_DIM_NU``."""
     from nbo_jax.algorithms.neural_bo import MID_DIM_NU, MID_NU_FROM_DIM
-    from nbo_jax.transforms.trust_region import region_box
 
     d = MID_NU_FROM_DIM
-    algos = {name: compiled(nbo.neural_bo(**SMALL, **kw))
+    algos = {name: nbo.neural_bo(**SMALL, **kw)
              for name, kw in (("default", {}), ("0.5", dict(nu=0.5)), ("mid", dict(nu=MID_DIM_NU)))}
-    _, state = _state(algos["default"], n=8, problem=nbo.benchmarks.get("styblinski_tang", dim=d))
-    centre = state.data.best()[0]
-    region = region_box(centre, jnp.asarray(0.8, centre.dtype))  # a cube of side 0.8, as trust_region builds it
-    told_apart = False
-    for k in range(2, 10):  # with few raw samples two scales can end at the same point for one key
-        asks = {name: np.asarray(algo.ask(state, jax.random.key(k), SearchRegion(region)))
-                for name, algo in algos.items()}
-        np.testing.assert_array_equal(asks["default"], asks["0.5"])
-        u = np.asarray(state.bounds.to_unit(asks["default"]))
-        assert np.all(u >= np.asarray(region[0]) - 1e-6) and np.all(u <= np.asarray(region[1]) + 1e-6)
-        told_apart |= bool(np.abs(asks["default"] - asks["mid"]).max() > 1e-3)
-        # over the whole box the same state's default is MID_DIM_NU's
-        np.testing.assert_array_equal(np.asarray(algos["default"].ask(state, jax.random.key(k))),
-                                      np.asarray(algos["mid"].ask(state, jax.random.key(k))))
-    assert told_apart
+    state = _abstract_state(algos["default"], problem=nbo.benchmarks.get("styblinski_tang", dim=d))
+    region = SearchRegion(jax.ShapeDtypeStruct((2, d), jnp.float32))  # a box of the unit cube, as trust_region's
+    inside = {name: program(algo.ask, state, jax.random.key(2), region) for name, algo in algos.items()}
+    assert inside["default"] == inside["0.5"] and inside["default"] != inside["mid"]
+    whole = {name: program(algo.ask, state, jax.random.key(2)) for name, algo in algos.items()}
+    assert whole["default"] == whole["mid"] and whole["default"] != whole["0.5"]
 
 
 def test_options_are_checked_at_the_factory():
@@ -411,12 +411,12 @@ def test_category_weights_scale_the_one_hot_columns_inputs(x64, compiled):
     np.testing.assert_allclose(post.mean, nbo.features.predict(net.apply, state.model.params, emb(uc)), rtol=1e-12)
 
 
-def test_default_asks_expected_improvement_on_a_space_with_a_category(compiled):
+def test_default_asks_expected_improvement_on_a_space_with_a_category(program):
     """The default preset (``categorical_acquisition="ei"``, ``q = 1``) on a space with a
-    categorical parameter asks the best raw sample by expected improvement: bit for bit
-    ``acquisition=nbo.acquisition.ei()`` with ``steps=0``, and not the pathwise Thompson sample's
-    minimum (``categorical_acquisition="thompson"``); on a box and on a space of integers it
-    asks the Thompson sample's minimum."""
+    categorical parameter asks the best raw sample by expected improvement: its ``ask`` is the
+    program of ``acquisition=nbo.acquisition.ei()`` with ``steps=0``, not that of the pathwise
+    Thompson sample's minimum (``categorical_acquisition="thompson"``); on a box and on a space
+    of integers it is the Thompson sample's program."""
     from nbo_jax.search_space import Categorical, Continuous, Integer, search_space
 
     small = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}
@@ -426,17 +426,13 @@ def test_default_asks_expected_improvement_on_a_space_with_a_category(compiled):
     for space, expect_ei in ((mixed, True), (integers, False), (None, False)):
         problem = (nbo.benchmarks.get("branin") if space is None else
                    nbo.Problem("mixed", 3, space, lambda p: (p[0] - 0.3) ** 2 + (p[1] + 0.2) ** 2 + 0.1 * p[2]))
-        algos = {name: compiled(nbo.neural_bo(**small, acq_optimizer=dict(opt, **extra), **kw))
+        algos = {name: nbo.neural_bo(**small, acq_optimizer=dict(opt, **extra), **kw)
                  for name, kw, extra in (("categories", {}, {}), ("thompson", dict(categorical_acquisition="thompson"), {}),
                                          ("ei", dict(acquisition=nbo.acquisition.ei()), dict(steps=0)))}
-        _, state = _state(algos["thompson"], n=8, problem=problem)
+        state = _abstract_state(algos["thompson"], problem=problem)
+        asks = {name: program(algo.ask, state, jax.random.key(2)) for name, algo in algos.items()}
         same, apart = ("ei", "thompson") if expect_ei else ("thompson", "ei")
-        told_apart = False
-        for k in range(2, 6):
-            asks = {name: np.asarray(algo.ask(state, jax.random.key(k))) for name, algo in algos.items()}
-            np.testing.assert_array_equal(asks["categories"], asks[same])
-            told_apart |= bool(np.abs(asks["categories"] - asks[apart]).max() > 1e-3)
-        assert told_apart, space
+        assert asks["categories"] == asks[same] and asks["categories"] != asks[apart], space
     with pytest.raises(ValueError, match="categorical_acquisition"):
         nbo.neural_bo(categorical_acquisition="ucb")
 
