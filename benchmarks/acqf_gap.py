@@ -80,13 +80,15 @@ def scipy_maximum(utility, data, n_sobol: int = 4096, n_starts: int = 32, seed: 
 
 
 def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_width: int = 64,
-          gp_problems=("ackley", "levy"), neural_activation: str = "relu"):
+          gp_problems=("ackley", "levy"), neural_activation: str = "relu", replay: str = "tell"):
     """Posteriors from real runs: yields ``(label, module_name, algorithm, state)``. Each
     algorithm's state is built by ``init`` on a run's first ``n_init`` points and ``tell`` of
-    the rest one by one (as in the run: one compile of each, capacity the run's length), and
-    ``prefixes`` states from the second half of the run are yielded. GP-UCB/EI run on
-    ``gp_problems``; the Neural-BO and NeuralUCB networks use ``neural_activation`` (the
-    default ReLU makes their utilities piecewise smooth, with kinks; ``"gelu"`` smooth)."""
+    the rest one by one (``replay="tell"``: as in the run, one compile of each, capacity the
+    run's length), or by ``init`` on each prefix at once (``replay="init"``: one compile, the
+    fits from scratch), and ``prefixes`` states from the second half of the run are yielded.
+    GP-UCB/EI run on ``gp_problems``; the Neural-BO and NeuralUCB networks use
+    ``neural_activation`` (the default ReLU makes their utilities piecewise smooth, with kinks;
+    ``"gelu"`` smooth)."""
     import nbo_jax as nbo
 
     net = dict(width=neural_width, epochs=50, activation=neural_activation)  # Neural-BO's and NeuralUCB's
@@ -118,6 +120,12 @@ def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_
                                                           bounds=problem.bounds, capacity=n))
                     tell = jax.jit(lambda s, x, y, c: a.tell(s, x, y, c if constrained else None))
                     wanted = set(np.linspace(n_init + n_iter // 2, n, prefixes).astype(int).tolist())
+                    if replay == "init":
+                        for t in sorted(wanted):
+                            where = "nbo_jax.bo" if acq == "neural-ucb" else module
+                            yield (f"{acq} {pname}-{problem.dim} seed {seed} t={t}", where, a,
+                                   init(hist.x[:t], hist.y[:t], c[:t]))
+                        continue
                     state = init(hist.x[:n_init], hist.y[:n_init], c[:n_init])
                     for t in range(n_init, n + 1):
                         if t > n_init:
@@ -129,12 +137,12 @@ def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_
 
 
 def gaps(dim=6, n_init=30, n_iter=30, seeds=3, prefixes=2, asks=1, n_sobol=4096, n_starts=32, verbose=True,
-         gp_problems=("ackley", "levy"), neural_activation="relu"):
-    """The gap of every case (module doc): list of ``(label, gap)``."""
+         gp_problems=("ackley", "levy"), neural_activation="relu", replay="tell"):
+    """The gap of every case (module doc; ``replay``: :func:`cases`): list of ``(label, gap)``."""
     out = []
     ask, ask_of = None, None
     for label, module, algo, state in cases(dim, n_init, n_iter, seeds, prefixes, gp_problems=gp_problems,
-                                           neural_activation=neural_activation):
+                                           neural_activation=neural_activation, replay=replay):
         if algo is not ask_of:  # cases come grouped by algorithm: one compiled ask per group
             ask, ask_of = jax.jit(algo.ask), algo
         for k in range(asks):

@@ -32,8 +32,10 @@ def test_wrong_utility_shape_names_the_acquisition():
 
     algo = nbo.gp_bo(acquisition=three_values, fit_steps=2, **SMALL)
     x0 = np.array([[0.1, 0.2], [0.5, 0.9], [0.8, 0.3]])
-    state = algo.init(jax.random.key(0), x0, np.array([1.0, 0.5, 2.0]),
-                      bounds=nbo.types.as_bounds(([0.0, 0.0], [1.0, 1.0])), capacity=5)
+    # init compiled (run op by op it costs seconds of per-op compiles); ask called as it is
+    init = jax.jit(algo.init, static_argnames=("capacity",))
+    state = init(jax.random.key(0), x0, np.array([1.0, 0.5, 2.0]),
+                 bounds=nbo.types.as_bounds(([0.0, 0.0], [1.0, 1.0])), capacity=5)
     with pytest.raises(ValueError, match=r"acquisition '.*three_values' returned shape \(3,\) for 32 candidates.*"
                                          r"shape \(N,\) = \(32,\)"):
         algo.ask(state, jax.random.key(1))

@@ -131,12 +131,12 @@ def _gp_draws(kind, ls, n, d, seeds, noise=1e-3):
 
 @pytest.mark.parametrize("kind", gpm.STATIONARY_KERNELS)
 def test_fit_recovers_a_known_lengthscale(x64, kind):
-    """150 points of a 1-D GP with lengthscale 0.2 (unit cube, noise variance 1e-3), 3 draws:
+    """100 points of a 1-D GP with lengthscale 0.2 (unit cube, noise variance 1e-3), 3 draws:
     the ML lengthscale is within 30% (median; every draw within 45%, the spread of the
     maximum-likelihood estimator itself on one sample path); lengthscale 0.5 gives a clearly
     larger fit; ARD separates (0.2, 0.8) in 2-D. The optimizer reaches the likelihood's
     maximum (at least the best value on a grid) and never ends below its warm start."""
-    n, seeds = 150, range(3)
+    n, seeds = 100, range(3)
 
     def fit_all(us, ys, key):
         d = us.shape[-1]
