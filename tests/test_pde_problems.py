@@ -34,7 +34,7 @@ def test_stated_pde_holds_for_the_objective(name):
 def test_beam_closed_form_satisfies_its_ode_where_rho_is_not_zero():
     rho_from_w = pde.partial(pde_problems.beam_w, 0, 2)
     ts = np.linspace(0.0, 1.0, 401)
-    at_ts = lambda f: np.asarray(jax.jit(jax.vmap(lambda t: f(t[None])))(jnp.asarray(ts)))  # noqa: E731
+    at_ts = lambda f: np.asarray(jax.jit(jax.vmap(lambda t: f(t[None])))(jnp.asarray(ts)))
     rho, rho_w = at_ts(pde_problems.beam_rho), at_ts(rho_from_w)
     assert np.all(np.abs(rho - rho_w) <= np.maximum(1e-9 * np.abs(rho_w), 1e-7))
     EI = pde.Field(lambda x: jnp.exp(x[0]) / pde_problems.beam_rho(x))

@@ -9,7 +9,7 @@ from conftest import Program
 
 
 def test_equal_programs_for_the_same_computation():
-    f = lambda x, s=0.5: jnp.sin(x) * s  # noqa: E731
+    f = lambda x, s=0.5: jnp.sin(x) * s
     x = jnp.ones(3)
     assert Program(f, x) == Program(lambda x: jnp.sin(x) * 0.5, x)
     assert Program(f, jax.ShapeDtypeStruct((3,), jnp.float32)) == Program(f, x)  # traced from shapes alone
@@ -25,12 +25,12 @@ def test_a_different_literal_or_shape_is_a_different_program():
 def test_closed_over_arrays_are_compared_by_value_and_dtype():
     x = jnp.ones(3)
     big = np.arange(100.0)  # a jaxpr constant, not printed in the jaxpr's text
-    with_const = lambda c: (lambda x: x.sum() + jnp.asarray(c).sum())  # noqa: E731
+    with_const = lambda c: (lambda x: x.sum() + jnp.asarray(c).sum())
     assert Program(with_const(big), x) == Program(with_const(big.copy()), x)
     changed = big.copy()
     changed[7] += 1.0
     assert Program(with_const(big), x) != Program(with_const(changed), x)
     assert Program(with_const(big), x) != Program(with_const(big.astype(np.float16)), x)
-    keyed = lambda k: (lambda x: x + jax.random.normal(k, x.shape))  # noqa: E731
+    keyed = lambda k: (lambda x: x + jax.random.normal(k, x.shape))
     assert Program(keyed(jax.random.key(0)), x) == Program(keyed(jax.random.key(0)), x)
     assert Program(keyed(jax.random.key(0)), x) != Program(keyed(jax.random.key(1)), x)
