@@ -186,8 +186,8 @@ def test_ask_reaches_the_acquisition_maximum_on_real_posteriors(x64, benchmark_s
     stops on one of them, and our 10 restarts miss scipy's best of 16 + observed starts in most
     neural cases (``benchmarks/acqf_gap.py``, d = 6: 3 of 24 ReLU cases within 1e-3, gaps up to
     0.2; GELU: 24 of 24, gaps below 4e-11; "Measured choices"). Each state is ``init`` on the
-    run's 16 points (one compile; the benchmark replays ``tell`` too) and our answer is a
-    jitted ``ask``."""
+    first 12 of the run's 16 points (one compile; the benchmark replays ``tell`` by default)
+    and our answer is a jitted ``ask``."""
     gap = benchmark_script("acqf_gap")
     res = gap.gaps(dim=4, n_init=8, n_iter=8, seeds=1, prefixes=1, asks=1, n_sobol=2048, n_starts=16, verbose=False,
                    gp_problems=("ackley",), neural_activation="gelu", replay="init")
