@@ -79,6 +79,22 @@ def scipy_maximum(utility, data, n_sobol: int = 4096, n_starts: int = 32, seed: 
     return best, spread
 
 
+def _replayed(init, tell, x, y, c, n_init: int, wanted: set, replay: str):
+    """``(t, state)`` for each ``t`` in ``wanted`` (increasing): the state on the run's first
+    ``t`` points, by ``init`` on them at once (``replay="init"``) or by ``init`` on the first
+    ``n_init`` and ``tell`` of the rest one by one (``"tell"``)."""
+    if replay == "init":
+        for t in sorted(wanted):
+            yield t, init(x[:t], y[:t], c[:t])
+        return
+    state = init(x[:n_init], y[:n_init], c[:n_init])
+    for t in range(n_init, x.shape[0] + 1):
+        if t > n_init:
+            state = tell(state, x[t - 1], y[t - 1], c[t - 1])
+        if t in wanted:
+            yield t, state
+
+
 def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_width: int = 64,
           gp_problems=("ackley", "levy"), neural_activation: str = "relu", replay: str = "tell"):
     """Posteriors from real runs: yields ``(label, module_name, algorithm, state)``. Each
@@ -88,9 +104,11 @@ def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_
     fits from scratch), and ``prefixes`` states from the second half of the run are yielded.
     GP-UCB/EI run on ``gp_problems``; the Neural-BO and NeuralUCB networks use
     ``neural_activation`` (the default ReLU makes their utilities piecewise smooth, with kinks;
-    ``"gelu"`` smooth)."""
+    ``"gelu"`` smooth). Raises ``ValueError`` (when iterated) for another ``replay``."""
     import nbo_jax as nbo
 
+    if replay not in ("tell", "init"):
+        raise ValueError(f"replay must be 'tell' or 'init', got {replay!r}")
     net = dict(width=neural_width, epochs=50, activation=neural_activation)  # Neural-BO's and NeuralUCB's
     specs = [
         ("gp-ucb", "nbo_jax.bo", nbo.gp_bo(acquisition="ucb"), tuple(gp_problems), ("ucb", "ei")),
@@ -120,20 +138,9 @@ def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_
                                                           bounds=problem.bounds, capacity=n))
                     tell = jax.jit(lambda s, x, y, c: a.tell(s, x, y, c if constrained else None))
                     wanted = set(np.linspace(n_init + n_iter // 2, n, prefixes).astype(int).tolist())
-                    if replay == "init":
-                        for t in sorted(wanted):
-                            where = "nbo_jax.bo" if acq == "neural-ucb" else module
-                            yield (f"{acq} {pname}-{problem.dim} seed {seed} t={t}", where, a,
-                                   init(hist.x[:t], hist.y[:t], c[:t]))
-                        continue
-                    state = init(hist.x[:n_init], hist.y[:n_init], c[:n_init])
-                    for t in range(n_init, n + 1):
-                        if t > n_init:
-                            state = tell(state, hist.x[t - 1], hist.y[t - 1], c[t - 1])
-                        if t in wanted:
-                            # NeuralUCB asks through the one BO step (nbo_jax.bo)
-                            where = "nbo_jax.bo" if acq == "neural-ucb" else module
-                            yield f"{acq} {pname}-{problem.dim} seed {seed} t={t}", where, a, state
+                    where = "nbo_jax.bo" if acq == "neural-ucb" else module  # NeuralUCB asks through the one BO step
+                    for t, state in _replayed(init, tell, hist.x, hist.y, c, n_init, wanted, replay):
+                        yield f"{acq} {pname}-{problem.dim} seed {seed} t={t}", where, a, state
 
 
 def gaps(dim=6, n_init=30, n_iter=30, seeds=3, prefixes=2, asks=1, n_sobol=4096, n_starts=32, verbose=True,

@@ -10,6 +10,7 @@ from nbo_jax import posterior as P
 from nbo_jax.base import SearchRegion
 
 SMALL = dict(width=32, acq_optimizer=dict(raw_samples=128, steps=0), epochs=5, minibatch_size=16)
+SMALL_NET = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}  # SMALL without its optimizer
 PAPER_TS = dict(thompson="independent", scales="fixed")  # the paper's draws: identical across exact modes
 
 
@@ -78,9 +79,8 @@ def test_custom_acquisition_is_used(compiled):
 def test_paper_preset_settings(compiled):
     """Paper preset: independent draws over uniform raw samples, no gradient steps, fixed scales;
     all posterior modes run and propose points in the box."""
-    small = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}
     for mode in ("full", "diagonal", "dual"):
-        algo = compiled(nbo.neural_bo(**small, preset="paper", posterior=mode))
+        algo = compiled(nbo.neural_bo(**SMALL_NET, preset="paper", posterior=mode))
         problem, state = _state(algo)
         x = algo.ask(state, jax.random.key(0))
         assert np.all(x >= problem.bounds.lower) and np.all(x <= problem.bounds.upper)
@@ -169,6 +169,12 @@ def test_circle_embedding_feeds_the_network_points_of_one_norm(x64, compiled):
         nbo.neural_bo(input_embedding="sphere")
 
 
+def _abstract_state(algo, n=8, problem=None):
+    """The state's shapes and dtypes (``jax.eval_shape``: init traced, not run), for
+    structure checks and :class:`Program` comparisons of ``ask``."""
+    return jax.eval_shape(lambda: _state(algo, n=n, problem=problem)[1])
+
+
 def test_default_input_embedding_is_the_circle_only_below_circle_below_dim(program):
     """The default preset's ``input_embedding="auto"`` is ``"circle"`` below ``CIRCLE_BELOW_DIM``
     (20) inputs and ``"linear"`` from there on (the network's input width says which: 2d or
@@ -176,7 +182,7 @@ def test_default_input_embedding_is_the_circle_only_below_circle_below_dim(progr
     from nbo_jax.algorithms.neural_bo import CIRCLE_BELOW_DIM
 
     def first_layer_inputs(algo, d):  # the state's structure only: traced, not run
-        state = jax.eval_shape(lambda: _state(algo, n=8, problem=nbo.benchmarks.get("styblinski_tang", dim=d))[1])
+        state = _abstract_state(algo, problem=nbo.benchmarks.get("styblinski_tang", dim=d))
         return {leaf.shape[0] for leaf in jax.tree.leaves(state.model.params0) if leaf.ndim == 2} & {d, 2 * d}
 
     for d, default in ((5, "circle"), (CIRCLE_BELOW_DIM - 1, "circle"), (CIRCLE_BELOW_DIM, "linear")):
@@ -197,12 +203,6 @@ def test_default_input_embedding_is_the_circle_only_below_circle_below_dim(progr
     assert program(algos[0].ask, state, jax.random.key(2)) == program(algos[1].ask, state, jax.random.key(2))
 
 
-def _abstract_state(algo, n=8, problem=None):
-    """The state's shapes and dtypes (``jax.eval_shape``: init traced, not run), for
-    :class:`Program` comparisons of ``ask``."""
-    return jax.eval_shape(lambda: _state(algo, n=n, problem=problem)[1])
-
-
 def test_default_pathwise_sample_is_climbed_only_below_climb_below_dim(program):
     """Default Thompson sampling climbs its pathwise sample from the restarts below
     ``CLIMB_BELOW_DIM`` (20) inputs and takes the best raw sample from there on: its ``ask`` is
@@ -210,9 +210,8 @@ def test_default_pathwise_sample_is_climbed_only_below_climb_below_dim(program):
     an ``acq_optimizer`` that names ``steps`` is kept at every dimension."""
     from nbo_jax.algorithms.neural_bo import CLIMB_BELOW_DIM
 
-    small = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}
     for d, climbs in ((5, True), (CLIMB_BELOW_DIM, False)):
-        algos = {name: nbo.neural_bo(**small, acq_optimizer=dict(raw_samples=128, **steps))
+        algos = {name: nbo.neural_bo(**SMALL_NET, acq_optimizer=dict(raw_samples=128, **steps))
                  for name, steps in (("default", {}), ("steps=0", dict(steps=0)), ("steps=200", dict(steps=200)))}
         # the acquisition optimizer leaves init alone: one state serves the three asks
         state = _abstract_state(algos["default"], problem=nbo.benchmarks.get("styblinski_tang", dim=d))
@@ -224,8 +223,7 @@ def test_default_pathwise_sample_is_climbed_only_below_climb_below_dim(program):
 def test_the_climb_moves_the_pathwise_samples_minimum(compiled):
     """The programs above differ in what they ask: at ``d = 5`` the climbed sample's minimum
     is not the best raw sample."""
-    small = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}
-    algos = [compiled(nbo.neural_bo(**small, acq_optimizer=dict(raw_samples=128, steps=s))) for s in (0, 200)]
+    algos = [compiled(nbo.neural_bo(**SMALL_NET, acq_optimizer=dict(raw_samples=128, steps=s))) for s in (0, 200)]
     _, state = _state(algos[0], n=8, problem=nbo.benchmarks.get("styblinski_tang", dim=5))
     asks = [np.asarray(algo.ask(state, jax.random.key(2))) for algo in algos]
     assert np.abs(asks[1] - asks[0]).max() > 1e-3
@@ -267,8 +265,7 @@ def test_default_nu_and_climb_count_a_mixed_space_parameters(program):
                           Categorical("c", tuple(range(CLIMB_BELOW_DIM)))])
     problem = nbo.Problem("mixed", 3, space, lambda p: (p[0] - 0.3) ** 2 + (p[1] + 0.2) ** 2 + 0.01 * p[2])
     assert (space.dim, space.unit_dim) == (3, CLIMB_BELOW_DIM + 2)
-    small = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}
-    algos = {name: nbo.neural_bo(**small, acq_optimizer=dict(raw_samples=128, **opt),
+    algos = {name: nbo.neural_bo(**SMALL_NET, acq_optimizer=dict(raw_samples=128, **opt),
                                  categorical_acquisition="thompson", **kw)
              for name, kw, opt in (("default", {}, {}), ("0.5", dict(nu=0.5), {}),
                                    ("by columns", dict(nu=HIGH_DIM_NU), dict(steps=0)))}
@@ -419,14 +416,13 @@ def test_default_asks_expected_improvement_on_a_space_with_a_category(program):
     of integers it is the Thompson sample's program."""
     from nbo_jax.search_space import Categorical, Continuous, Integer, search_space
 
-    small = {k: v for k, v in SMALL.items() if k != "acq_optimizer"}
     opt = dict(raw_samples=128, steps=5)
     mixed = search_space([Continuous("a", -1.0, 1.0), Continuous("b", -1.0, 1.0), Categorical("c", (0, 1, 2))])
     integers = search_space([Continuous("a", -1.0, 1.0), Continuous("b", -1.0, 1.0), Integer("c", 0, 2)])
     for space, expect_ei in ((mixed, True), (integers, False), (None, False)):
         problem = (nbo.benchmarks.get("branin") if space is None else
                    nbo.Problem("mixed", 3, space, lambda p: (p[0] - 0.3) ** 2 + (p[1] + 0.2) ** 2 + 0.1 * p[2]))
-        algos = {name: nbo.neural_bo(**small, acq_optimizer=dict(opt, **extra), **kw)
+        algos = {name: nbo.neural_bo(**SMALL_NET, acq_optimizer=dict(opt, **extra), **kw)
                  for name, kw, extra in (("categories", {}, {}), ("thompson", dict(categorical_acquisition="thompson"), {}),
                                          ("ei", dict(acquisition=nbo.acquisition.ei()), dict(steps=0)))}
         state = _abstract_state(algos["thompson"], problem=problem)
