@@ -23,7 +23,7 @@ chosen on:
   ``[-2, 2]`` and two integers in ``{-2, ..., 2}``).
 
 Each combination of ``--nu``, ``--input-embedding``, ``--category-weight``,
-``--categorical-acquisition`` and ``--acquisition`` (``thompson``: the preset's; ``ei``:
+``--categorical-acquisition``, ``--outcome-transform`` and ``--acquisition`` (``thompson``: the preset's; ``ei``:
 ``acquisition=nbo.acquisition.ei()`` at the best of 512 raw samples, no climb, ``nu`` unused)
 runs Neural-BO (its default preset with them given) vmapped over
 ``--seeds`` seeds from ``jax.random.key(--key)``,
@@ -36,6 +36,8 @@ lower than the first one's::
     uv run python benchmarks/mixed_selection.py --nu 0.5 --input-embedding linear circle --problems wide_terms
     uv run python benchmarks/mixed_selection.py --nu 0.5 --category-weight 1 0.25 fit --categorical-acquisition thompson ei --key 3
     uv run python benchmarks/mixed_selection.py --nu 0.5 --acquisition thompson ei --problems integer --key 3
+    uv run python benchmarks/mixed_selection.py --nu 0.5 --outcome-transform standardize copula --key 3 \
+        --problems additive_terms permuted_hartmann integer
 """
 
 from __future__ import annotations
@@ -182,6 +184,8 @@ def main(argv=None) -> int:
                         help="floats or 'fit'; default: the preset's (fit)")
     parser.add_argument("--categorical-acquisition", nargs="+", default=[None], choices=["ei", "thompson"],
                         help="default: the preset's (ei)")
+    parser.add_argument("--outcome-transform", nargs="+", default=[None],
+                        help="outcome transforms (nbo_jax.outcome.OUTCOME_TRANSFORMS); default: the preset's")
     parser.add_argument("--acquisition", nargs="+", default=["thompson"], choices=["thompson", "ei"],
                         help="thompson: the preset's; ei: expected improvement at the best of 512 raw samples")
     parser.add_argument("--raw-samples", type=int, default=None,
@@ -195,10 +199,10 @@ def main(argv=None) -> int:
     print(f"Neural-BO, {args.seeds} seeds, {args.n_init} + {args.n_iter} evaluations, noise-free; "
           f"median [25%, 75%] and mean of the best value; one-sided Welch p that the mean is lower "
           f"than with the first setting\n")
-    print("| problem | nu | input_embedding | category_weight | categorical_acquisition | acquisition | best value | "
-          "mean | p |\n|---|---|---|---|---|---|---|---|---|")
+    print("| problem | nu | input_embedding | category_weight | categorical_acquisition | acquisition | "
+          "outcome_transform | best value | mean | p |\n|---|---|---|---|---|---|---|---|---|---|")
     settings = list(itertools.product(args.nu, args.input_embedding, args.category_weight, args.categorical_acquisition,
-                                      args.acquisition))
+                                      args.acquisition, args.outcome_transform))
     extra = {} if args.raw_samples is None else {"acq_optimizer": {"raw_samples": args.raw_samples}}
     ei = dict(acquisition=nbo.acquisition.ei(),
               acq_optimizer=dict(raw_samples=args.raw_samples or CATEGORICAL_EI_RAW_SAMPLES, steps=0))
@@ -206,15 +210,15 @@ def main(argv=None) -> int:
         problem = ALL[name]()
         finals = {}
         for setting in settings:
-            nu, e, w, a, acq = setting
+            nu, e, w, a, acq, tr = setting
             t0 = time.perf_counter()
             finals[setting] = v = best_values(problem, None if acq == "ei" else nu, args.seeds, args.key, args.n_init,
                                               args.n_iter, input_embedding=e, category_weight=w,
-                                              categorical_acquisition=a, **(ei if acq == "ei" else extra))
+                                              categorical_acquisition=a, outcome_transform=tr, **(ei if acq == "ei" else extra))
             q = np.percentile(v, [50, 25, 75])
             p = "" if setting == settings[0] else f"{welch_one_sided(finals[settings[0]], v):.3g}"
             print(f"| {name} | {'-' if acq == 'ei' else f'{nu:g}'} | {e} | {'preset' if w is None else w} | "
-                  f"{a or 'preset'} | {acq} | "
+                  f"{a or 'preset'} | {acq} | {tr or 'preset'} | "
                   f"{q[0]:.4g} [{q[1]:.4g}, {q[2]:.4g}] | {v.mean():.4g} | {p} |"
                   f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
     return 0

@@ -12,6 +12,7 @@ import pytest
 pytest.importorskip("sklearn")
 
 from sklearn import datasets
+from sklearn.calibration import CalibratedClassifierCV
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
@@ -21,27 +22,34 @@ from sklearn.svm import SVC
 
 from nbo_jax.benchmarks import tuning
 
-# (task, point x (P,) exact in float32, the reference model at that point, loader, classification?)
+# (task, point x (P,) exact in float32, the reference model at that point, loader, scikit-learn scoring)
 CASES = [
     ("svc_breast_cancer", [8.0, 2.0 ** -7, 1.0],
      lambda: make_pipeline(StandardScaler(), SVC(C=8.0, gamma=2.0 ** -7, kernel="poly")),
-     datasets.load_breast_cancer, True),
+     datasets.load_breast_cancer, "accuracy"),
     ("knn_wine", [7.0, 1.0, 1.0, 2.0],
      lambda: make_pipeline(MinMaxScaler(), KNeighborsClassifier(n_neighbors=7, p=1, weights="distance")),
-     datasets.load_wine, True),
+     datasets.load_wine, "accuracy"),
     ("rf_diabetes", [4.0, 0.5, 8.0, 1.0],
      lambda: RandomForestRegressor(n_estimators=10, max_depth=4, max_features=0.5, min_samples_leaf=8,
                                    bootstrap=False, random_state=0),
-     datasets.load_diabetes, False),
+     datasets.load_diabetes, "neg_mean_squared_error"),
+    ("svc_breast_cancer_nll", [8.0, 2.0 ** -7, 1.0],
+     lambda: make_pipeline(StandardScaler(), CalibratedClassifierCV(SVC(C=8.0, gamma=2.0 ** -7, kernel="poly"),
+                                                                    method="sigmoid", ensemble=False)),
+     datasets.load_breast_cancer, "neg_log_loss"),
+    ("knn_wine_nll", [7.0, 1.0, 1.0, 2.0],
+     lambda: make_pipeline(MinMaxScaler(), KNeighborsClassifier(n_neighbors=7, p=1, weights="distance")),
+     datasets.load_wine, "neg_log_loss"),
 ]
 
 
-@pytest.mark.parametrize("name, x, model, loader, classification", CASES, ids=[c[0] for c in CASES])
-def test_objective_is_the_cross_validated_loss(name, x, model, loader, classification):
+@pytest.mark.parametrize("name, x, model, loader, scoring", CASES, ids=[c[0] for c in CASES])
+def test_objective_is_the_cross_validated_loss(name, x, model, loader, scoring):
     X, y = loader(return_X_y=True)
-    folds = (StratifiedKFold if classification else KFold)(3, shuffle=True, random_state=0)
-    scores = cross_val_score(model(), X, y, cv=folds, scoring="accuracy" if classification else "neg_mean_squared_error")
-    expected = 1.0 - scores.mean() if classification else -scores.mean()
+    folds = (KFold if scoring == "neg_mean_squared_error" else StratifiedKFold)(3, shuffle=True, random_state=0)
+    scores = cross_val_score(model(), X, y, cv=folds, scoring=scoring)
+    expected = 1.0 - scores.mean() if scoring == "accuracy" else -scores.mean()
     problem = tuning.TUNING[name]()
     assert problem.optimal_value is None and problem.dim == len(x) == problem.bounds.dim
     value = problem.objective(jnp.asarray(x, jnp.float32))

@@ -16,6 +16,10 @@ category as its index; minimization; ``optimal_value=None``, unknown)::
     rf_diabetes        RandomForestRegressor, 10 trees diabetes 442x10       MSE
                        max_depth {1..15}, max_features [0.1, 1], min_samples_leaf log
                        {1..32}, bootstrap {True, False}
+    svc_breast_cancer_nll, knn_wine_nll: the two classifiers (same space, data and folds)
+                       with Bayesmark's other classification metric, the log loss (nll) of
+                       the predicted class probabilities (the SVC's by Platt scaling:
+                       ``CalibratedClassifierCV(svc, method="sigmoid", ensemble=False)``)
 
     loss(config) = mean over the 3 folds of the metric's loss on the held-out fold
                    (StratifiedKFold for classifiers, KFold for the regressor; 3 folds,
@@ -27,7 +31,8 @@ are standardized (``gamma``) and given a categorical parameter each (the SVM's k
 weights and scaler, the forest's bootstrap), so every task mixes parameter kinds. Bayesmark
 cross-validates on 80 % of the data with 5 folds; the whole data set and 3 folds keep one
 evaluation near 10-50 ms on one core. Evaluations are deterministic (fixed splitter and seeds)
-and memoized per configuration.
+and memoized per configuration. An accuracy on 178 or 569 points moves in steps of one
+sample, so runs often tie on it; the log loss is continuous.
 
 The objective runs scikit-learn on the host through :func:`jax.pure_callback`
 (``vmap_method="broadcast_all"``: one callback receives every seed's point of a step), so it
@@ -64,9 +69,17 @@ _SPACES = {
     "rf_diabetes": (Integer("max_depth", 1, 15), Continuous("max_features", 0.1, 1.0),
                     Integer("min_samples_leaf", 1, 32, log=True), Categorical("bootstrap", (True, False))),
 }
+_SPACES["svc_breast_cancer_nll"] = _SPACES["svc_breast_cancer"]
+_SPACES["knn_wine_nll"] = _SPACES["knn_wine"]
 # task -> (scikit-learn loader, classification?)
 _DATA = {"svc_breast_cancer": ("load_breast_cancer", True), "knn_wine": ("load_wine", True),
-         "rf_diabetes": ("load_diabetes", False)}
+         "rf_diabetes": ("load_diabetes", False), "svc_breast_cancer_nll": ("load_breast_cancer", True),
+         "knn_wine_nll": ("load_wine", True)}
+# task -> its loss: "accuracy" (1 - accuracy), "nll" (log loss) or "mse"
+METRICS = {"svc_breast_cancer": "accuracy", "knn_wine": "accuracy", "rf_diabetes": "mse",
+           "svc_breast_cancer_nll": "nll", "knn_wine_nll": "nll"}
+"""Task -> its loss: ``"accuracy"`` (``1 -`` accuracy), ``"nll"`` (the log loss of the predicted
+class probabilities, Bayesmark's ``nll``) or ``"mse"`` (mean squared error)."""
 
 
 def _sklearn():
@@ -141,8 +154,10 @@ def configuration(space: SearchSpace, x) -> dict:
 
 def estimator(name: str, config: dict):
     """The unfitted scikit-learn estimator of task ``name`` at ``config`` (a dict by parameter
-    name, typed values as :func:`configuration` returns): a ``Pipeline`` for the SVM and kNN,
-    a ``RandomForestRegressor(n_estimators=10, random_state=0)`` for the forest.
+    name, typed values as :func:`configuration` returns): a ``Pipeline`` for the SVM and kNN
+    (the SVM of ``svc_breast_cancer_nll`` inside ``CalibratedClassifierCV(method="sigmoid",
+    ensemble=False)``: Platt scaling fitted on 5-fold predictions of the training folds), a
+    ``RandomForestRegressor(n_estimators=10, random_state=0)`` for the forest.
 
     Raises:
         ValueError: unknown task name. KeyError: a parameter missing from ``config``."""
@@ -155,7 +170,13 @@ def estimator(name: str, config: dict):
         from sklearn.svm import SVC
 
         return make_pipeline(StandardScaler(), SVC(C=config["C"], gamma=config["gamma"], kernel=config["kernel"]))
-    if name == "knn_wine":
+    if name == "svc_breast_cancer_nll":
+        from sklearn.calibration import CalibratedClassifierCV
+        from sklearn.svm import SVC
+
+        svc = SVC(C=config["C"], gamma=config["gamma"], kernel=config["kernel"])
+        return make_pipeline(StandardScaler(), CalibratedClassifierCV(svc, method="sigmoid", ensemble=False))
+    if name in ("knn_wine", "knn_wine_nll"):
         from sklearn.neighbors import KNeighborsClassifier
 
         scaler = {"none": "passthrough", "standard": StandardScaler(), "minmax": MinMaxScaler()}[config["scaler"]]
@@ -170,9 +191,9 @@ def estimator(name: str, config: dict):
 
 
 def cv_loss(name: str, config: dict) -> float:
-    """The loss of task ``name`` at ``config`` (module box): ``1 - `` the mean 3-fold
-    accuracy for a classifier, the mean 3-fold mean squared error (target units squared) for
-    the regressor; float64, memoized per configuration.
+    """The loss of task ``name`` at ``config`` (module box; :data:`METRICS`): ``1 - `` the mean
+    3-fold accuracy, the mean 3-fold log loss (nats per point) or the mean 3-fold mean squared
+    error (target units squared); float64, memoized per configuration.
 
     Raises:
         ValueError: unknown task name. KeyError: a parameter missing from ``config``.
@@ -187,14 +208,14 @@ def _cv_loss(name: str, values: tuple) -> float:
     from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
 
     X, y = load_data(name)
-    classification = _DATA[name][1]
+    classification, metric = _DATA[name][1], METRICS[name]
     folds = (StratifiedKFold if classification else KFold)(N_FOLDS, shuffle=True, random_state=SEED)
     model = estimator(name, dict(zip((p.name for p in _SPACES[name]), values)))
+    scoring = {"accuracy": "accuracy", "nll": "neg_log_loss", "mse": "neg_mean_squared_error"}[metric]
     with warnings.catch_warnings():  # BO tries configurations that fit badly on purpose
         warnings.simplefilter("ignore", ConvergenceWarning)
-        scores = cross_val_score(model, X, y, cv=folds,
-                                 scoring="accuracy" if classification else "neg_mean_squared_error")
-    return float(1.0 - np.mean(scores)) if classification else float(-np.mean(scores))
+        scores = cross_val_score(model, X, y, cv=folds, scoring=scoring)
+    return float(1.0 - np.mean(scores)) if metric == "accuracy" else float(-np.mean(scores))
 
 
 @functools.cache
@@ -213,11 +234,12 @@ def _problem(name: str) -> Problem:
             raise ValueError(f"{name} objective: x must have shape ({sp.dim},), got {x.shape}")
         return jax.pure_callback(host, jax.ShapeDtypeStruct((), x.dtype), x, vmap_method="broadcast_all")
 
-    loader, classification = _DATA[name]
+    loader = _DATA[name][0]
     return Problem(name, sp.dim, sp, objective, optimal_value=None,
                    metadata={"source": "Turner et al. 2021 (Bayesmark), scikit-learn tuning",
                              "data": f"sklearn.datasets.{loader}", "folds": N_FOLDS, "seed": SEED,
-                             "loss": "1 - accuracy" if classification else "mean squared error"})
+                             "loss": {"accuracy": "1 - accuracy", "nll": "log loss",
+                                      "mse": "mean squared error"}[METRICS[name]]})
 
 
 def svc_breast_cancer() -> Problem:
@@ -262,8 +284,33 @@ def rf_diabetes() -> Problem:
     return _problem("rf_diabetes")
 
 
-TUNING: dict[str, Callable[[], Problem]] = {"svc_breast_cancer": svc_breast_cancer, "knn_wine": knn_wine, "rf_diabetes": rf_diabetes}
+def svc_breast_cancer_nll() -> Problem:
+    """:func:`svc_breast_cancer` with the log loss of its Platt-scaled class probabilities
+    (Platt 1999; ``CalibratedClassifierCV(SVC(...), method="sigmoid", ensemble=False)``, which
+    scikit-learn names in place of ``SVC(probability=True)``; Bayesmark's ``nll``) as the loss: the mean
+    3-fold log loss in nats per point, a continuous loss where the accuracy takes few values.
+
+    Raises:
+        ImportError: the ``tasks`` extra (scikit-learn) is missing."""
+    _sklearn()
+    return _problem("svc_breast_cancer_nll")
+
+
+def knn_wine_nll() -> Problem:
+    """:func:`knn_wine` with the log loss of its class probabilities (the neighbours' vote
+    shares; Bayesmark's ``nll``) as the loss: the mean 3-fold log loss in nats per point
+    (scikit-learn clips a probability of 0 to the float64 epsilon, about 36 nats).
+
+    Raises:
+        ImportError: the ``tasks`` extra (scikit-learn) is missing."""
+    _sklearn()
+    return _problem("knn_wine_nll")
+
+
+TUNING: dict[str, Callable[[], Problem]] = {"svc_breast_cancer": svc_breast_cancer, "knn_wine": knn_wine,
+                                            "rf_diabetes": rf_diabetes, "svc_breast_cancer_nll": svc_breast_cancer_nll,
+                                            "knn_wine_nll": knn_wine_nll}
 """Name -> builder of the tuning problems."""
 
-__all__ = ["N_FOLDS", "SEED", "TUNING", "configuration", "cv_loss", "estimator", "knn_wine", "load_data",
-           "rf_diabetes", "space", "svc_breast_cancer"]
+__all__ = ["METRICS", "N_FOLDS", "SEED", "TUNING", "configuration", "cv_loss", "estimator", "knn_wine",
+           "knn_wine_nll", "load_data", "rf_diabetes", "space", "svc_breast_cancer", "svc_breast_cancer_nll"]
