@@ -75,7 +75,6 @@ _SPACES["knn_wine_nll"] = _SPACES["knn_wine"]
 _DATA = {"svc_breast_cancer": ("load_breast_cancer", True), "knn_wine": ("load_wine", True),
          "rf_diabetes": ("load_diabetes", False), "svc_breast_cancer_nll": ("load_breast_cancer", True),
          "knn_wine_nll": ("load_wine", True)}
-# task -> its loss: "accuracy" (1 - accuracy), "nll" (log loss) or "mse"
 METRICS = {"svc_breast_cancer": "accuracy", "knn_wine": "accuracy", "rf_diabetes": "mse",
            "svc_breast_cancer_nll": "nll", "knn_wine_nll": "nll"}
 """Task -> its loss: ``"accuracy"`` (``1 -`` accuracy), ``"nll"`` (the log loss of the predicted
