@@ -23,8 +23,9 @@ chosen on:
   ``[-2, 2]`` and two integers in ``{-2, ..., 2}``).
 
 Each combination of ``--nu``, ``--input-embedding``, ``--category-weight``,
-``--categorical-acquisition``, ``--outcome-transform`` and ``--acquisition`` (``thompson``: the preset's; ``ei``:
-``acquisition=nbo.acquisition.ei()`` at the best of 512 raw samples, no climb, ``nu`` unused)
+``--categorical-acquisition``, ``--outcome-transform`` and ``--acquisition`` (``thompson``: the
+preset's; ``ei``: ``acquisition=nbo.acquisition.ei()`` at the best of 512 raw samples, no climb,
+``nu`` unused)
 runs Neural-BO (its default preset with them given) vmapped over
 ``--seeds`` seeds from ``jax.random.key(--key)``,
 float32, noise-free, ``--n-init`` + ``--n-iter`` evaluations; printed: the median [IQR] and mean
@@ -214,7 +215,8 @@ def main(argv=None) -> int:
             t0 = time.perf_counter()
             finals[setting] = v = best_values(problem, None if acq == "ei" else nu, args.seeds, args.key, args.n_init,
                                               args.n_iter, input_embedding=e, category_weight=w,
-                                              categorical_acquisition=a, outcome_transform=tr, **(ei if acq == "ei" else extra))
+                                              categorical_acquisition=a, outcome_transform=tr,
+                                              **(ei if acq == "ei" else extra))
             q = np.percentile(v, [50, 25, 75])
             p = "" if setting == settings[0] else f"{welch_one_sided(finals[settings[0]], v):.3g}"
             print(f"| {name} | {'-' if acq == 'ei' else f'{nu:g}'} | {e} | {'preset' if w is None else w} | "

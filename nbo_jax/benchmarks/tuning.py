@@ -61,6 +61,7 @@ N_FOLDS = 3
 SEED = 0
 """``random_state`` of the fold splitter and of the random forest."""
 
+# model (the task it was built for) -> its parameters
 _SPACES = {
     "svc_breast_cancer": (Continuous("C", 1e-2, 1e3, log=True), Continuous("gamma", 1e-4, 1.0, log=True),
                           Categorical("kernel", ("rbf", "poly", "sigmoid"))),
@@ -69,14 +70,17 @@ _SPACES = {
     "rf_diabetes": (Integer("max_depth", 1, 15), Continuous("max_features", 0.1, 1.0),
                     Integer("min_samples_leaf", 1, 32, log=True), Categorical("bootstrap", (True, False))),
 }
-_SPACES["svc_breast_cancer_nll"] = _SPACES["svc_breast_cancer"]
-_SPACES["knn_wine_nll"] = _SPACES["knn_wine"]
-# task -> (scikit-learn loader, classification?)
+# model -> (scikit-learn loader of its data set, classification?)
 _DATA = {"svc_breast_cancer": ("load_breast_cancer", True), "knn_wine": ("load_wine", True),
-         "rf_diabetes": ("load_diabetes", False), "svc_breast_cancer_nll": ("load_breast_cancer", True),
-         "knn_wine_nll": ("load_wine", True)}
-METRICS = {"svc_breast_cancer": "accuracy", "knn_wine": "accuracy", "rf_diabetes": "mse",
-           "svc_breast_cancer_nll": "nll", "knn_wine_nll": "nll"}
+         "rf_diabetes": ("load_diabetes", False)}
+# task -> (model, metric): Bayesmark's task, a model x a data set x a metric
+_TASKS = {"svc_breast_cancer": ("svc_breast_cancer", "accuracy"), "knn_wine": ("knn_wine", "accuracy"),
+          "rf_diabetes": ("rf_diabetes", "mse"), "svc_breast_cancer_nll": ("svc_breast_cancer", "nll"),
+          "knn_wine_nll": ("knn_wine", "nll")}
+# metric -> (scikit-learn scoring, the loss's name); "mse" is the regressor's, the others classifiers'
+_SCORING = {"accuracy": ("accuracy", "1 - accuracy"), "nll": ("neg_log_loss", "log loss"),
+            "mse": ("neg_mean_squared_error", "mean squared error")}
+METRICS = {task: metric for task, (_, metric) in _TASKS.items()}
 """Task -> its loss: ``"accuracy"`` (``1 -`` accuracy), ``"nll"`` (the log loss of the predicted
 class probabilities, Bayesmark's ``nll``) or ``"mse"`` (mean squared error)."""
 
@@ -90,23 +94,31 @@ def _sklearn():
                           f"(pip install 'nbo-jax[tasks]'): {err}") from err
 
 
-def _check_task(name: str) -> None:
-    if name not in _SPACES:
-        raise ValueError(f"name: unknown tuning task {name!r}; tasks: {sorted(_SPACES)}")
+def _model(name: str) -> str:
+    """The model of task ``name`` (the key of its space and data set).
+
+    Raises:
+        ValueError: unknown task name."""
+    if name not in _TASKS:
+        raise ValueError(f"name: unknown tuning task {name!r}; tasks: {sorted(_TASKS)}")
+    return _TASKS[name][0]
 
 
-@functools.cache
 def load_data(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """The data set of task ``name`` (loaded once, cached): ``X (n, d)`` float64 features and
-    ``y (n,)`` targets (int64 class labels, float64 for the regression task).
+    """The data set of task ``name`` (loaded once per data set, cached): ``X (n, d)`` float64
+    features and ``y (n,)`` targets (int64 class labels, float64 for the regression task).
 
     Raises:
         ValueError: unknown task name. ImportError: the ``tasks`` extra is missing."""
-    _check_task(name)
+    return _load(_model(name))
+
+
+@functools.cache
+def _load(model: str) -> tuple[np.ndarray, np.ndarray]:
     _sklearn()
     from sklearn import datasets
 
-    loader, classification = _DATA[name]
+    loader, classification = _DATA[model]
     X, y = getattr(datasets, loader)(return_X_y=True)
     return np.asarray(X, np.float64), np.asarray(y, np.int64 if classification else np.float64)
 
@@ -116,8 +128,7 @@ def space(name: str) -> SearchSpace:
 
     Raises:
         ValueError: unknown task name."""
-    _check_task(name)
-    return search_space(_SPACES[name])
+    return search_space(_SPACES[_model(name)])
 
 
 def configuration(space: SearchSpace, x) -> dict:
@@ -160,22 +171,20 @@ def estimator(name: str, config: dict):
 
     Raises:
         ValueError: unknown task name. KeyError: a parameter missing from ``config``."""
-    _check_task(name)
+    model = _model(name)
     _sklearn()
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
-    if name == "svc_breast_cancer":
-        from sklearn.svm import SVC
-
-        return make_pipeline(StandardScaler(), SVC(C=config["C"], gamma=config["gamma"], kernel=config["kernel"]))
-    if name == "svc_breast_cancer_nll":
+    if model == "svc_breast_cancer":
         from sklearn.calibration import CalibratedClassifierCV
         from sklearn.svm import SVC
 
         svc = SVC(C=config["C"], gamma=config["gamma"], kernel=config["kernel"])
-        return make_pipeline(StandardScaler(), CalibratedClassifierCV(svc, method="sigmoid", ensemble=False))
-    if name in ("knn_wine", "knn_wine_nll"):
+        if METRICS[name] == "nll":  # an SVC has no class probabilities of its own: Platt scaling
+            svc = CalibratedClassifierCV(svc, method="sigmoid", ensemble=False)
+        return make_pipeline(StandardScaler(), svc)
+    if model == "knn_wine":
         from sklearn.neighbors import KNeighborsClassifier
 
         scaler = {"none": "passthrough", "standard": StandardScaler(), "minmax": MinMaxScaler()}[config["scaler"]]
@@ -197,8 +206,7 @@ def cv_loss(name: str, config: dict) -> float:
     Raises:
         ValueError: unknown task name. KeyError: a parameter missing from ``config``.
         ImportError: the ``tasks`` extra is missing."""
-    _check_task(name)
-    return _cv_loss(name, tuple(config[p.name] for p in _SPACES[name]))
+    return _cv_loss(name, tuple(config[p.name] for p in _SPACES[_model(name)]))
 
 
 @functools.lru_cache(maxsize=65536)
@@ -206,14 +214,13 @@ def _cv_loss(name: str, values: tuple) -> float:
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
 
+    model, metric = _TASKS[name]
     X, y = load_data(name)
-    classification, metric = _DATA[name][1], METRICS[name]
-    folds = (StratifiedKFold if classification else KFold)(N_FOLDS, shuffle=True, random_state=SEED)
-    model = estimator(name, dict(zip((p.name for p in _SPACES[name]), values)))
-    scoring = {"accuracy": "accuracy", "nll": "neg_log_loss", "mse": "neg_mean_squared_error"}[metric]
+    folds = (StratifiedKFold if _DATA[model][1] else KFold)(N_FOLDS, shuffle=True, random_state=SEED)
+    unfitted = estimator(name, dict(zip((p.name for p in _SPACES[model]), values)))
     with warnings.catch_warnings():  # BO tries configurations that fit badly on purpose
         warnings.simplefilter("ignore", ConvergenceWarning)
-        scores = cross_val_score(model, X, y, cv=folds, scoring=scoring)
+        scores = cross_val_score(unfitted, X, y, cv=folds, scoring=_SCORING[metric][0])
     return float(1.0 - np.mean(scores)) if metric == "accuracy" else float(-np.mean(scores))
 
 
@@ -233,12 +240,11 @@ def _problem(name: str) -> Problem:
             raise ValueError(f"{name} objective: x must have shape ({sp.dim},), got {x.shape}")
         return jax.pure_callback(host, jax.ShapeDtypeStruct((), x.dtype), x, vmap_method="broadcast_all")
 
-    loader = _DATA[name][0]
+    model, metric = _TASKS[name]
     return Problem(name, sp.dim, sp, objective, optimal_value=None,
                    metadata={"source": "Turner et al. 2021 (Bayesmark), scikit-learn tuning",
-                             "data": f"sklearn.datasets.{loader}", "folds": N_FOLDS, "seed": SEED,
-                             "loss": {"accuracy": "1 - accuracy", "nll": "log loss",
-                                      "mse": "mean squared error"}[METRICS[name]]})
+                             "data": f"sklearn.datasets.{_DATA[model][0]}", "folds": N_FOLDS, "seed": SEED,
+                             "loss": _SCORING[metric][1]})
 
 
 def svc_breast_cancer() -> Problem:
