@@ -21,6 +21,10 @@ chosen on:
   three continuous inputs in ``[0, 1]`` and three integers ``k in {0, ..., 10}`` read as
   ``k / 10``) and ``integer_rosenbrock`` (Rosenbrock / 100 in 4-D, two continuous inputs in
   ``[-2, 2]`` and two integers in ``{-2, ..., 2}``).
+- ``sgd_breast_cancer_nll`` (only when named in ``--problems``): a scikit-learn tuning task with
+  a heavy-tailed loss (:data:`nbo_jax.benchmarks.tuning.SELECTION`: the log loss of logistic
+  regression by SGD, two log-scaled floats and two categories), where an outcome transform is
+  chosen; the mixed benchmark's tuning tasks are its test tasks.
 
 Each combination of ``--nu``, ``--input-embedding``, ``--category-weight``,
 ``--categorical-acquisition``, ``--outcome-transform`` and ``--acquisition`` (``thompson``: the
@@ -56,6 +60,7 @@ from nbo_jax import comparison
 from nbo_jax.algorithms.neural_bo import CATEGORICAL_EI_RAW_SAMPLES
 from nbo_jax.analysis.stats import welch_one_sided
 from nbo_jax.benchmarks.synthetic import hartmann6, levy, rastrigin, rosenbrock, styblinski_tang
+from nbo_jax.benchmarks.tuning import SELECTION
 from nbo_jax.search_space import Categorical, Continuous, Integer, search_space
 from nbo_jax.types import Problem
 
@@ -162,7 +167,7 @@ PROBLEMS = {"additive_terms": additive_terms, "permuted_hartmann": permuted_hart
 INTEGER = {"integer_levy": integer_levy, "integer_styblinski_tang": integer_styblinski_tang,
            "integer_hartmann6": integer_hartmann6, "integer_rosenbrock": integer_rosenbrock}
 """The integer-space problems (``--problems integer``)."""
-ALL = {**PROBLEMS, "wide_terms": wide_terms, **INTEGER}
+ALL = {**PROBLEMS, "wide_terms": wide_terms, **INTEGER, **SELECTION}
 
 
 def best_values(problem: Problem, nu: float | None, seeds: int, key: int, n_init: int, n_iter: int, **options) -> np.ndarray:

@@ -14,6 +14,7 @@ pytest.importorskip("sklearn")
 from sklearn import datasets
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.ensemble import RandomForestRegressor
+from sklearn.linear_model import SGDClassifier
 from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
@@ -41,6 +42,11 @@ CASES = [
     ("knn_wine_nll", [7.0, 1.0, 1.0, 2.0],
      lambda: make_pipeline(MinMaxScaler(), KNeighborsClassifier(n_neighbors=7, p=1, weights="distance")),
      datasets.load_wine, "neg_log_loss"),
+    ("sgd_breast_cancer_nll", [2.0 ** -10, 2.0 ** -4, 2.0, 2.0],
+     lambda: make_pipeline(StandardScaler(), SGDClassifier(loss="log_loss", alpha=2.0 ** -10, eta0=2.0 ** -4,
+                                                           learning_rate="invscaling", penalty="elasticnet",
+                                                           max_iter=50, tol=None, random_state=0)),
+     datasets.load_breast_cancer, "neg_log_loss"),
 ]
 
 
@@ -50,7 +56,7 @@ def test_objective_is_the_cross_validated_loss(name, x, model, loader, scoring):
     folds = (KFold if scoring == "neg_mean_squared_error" else StratifiedKFold)(3, shuffle=True, random_state=0)
     scores = cross_val_score(model(), X, y, cv=folds, scoring=scoring)
     expected = 1.0 - scores.mean() if scoring == "accuracy" else -scores.mean()
-    problem = tuning.TUNING[name]()
+    problem = {**tuning.TUNING, **tuning.SELECTION}[name]()
     assert problem.optimal_value is None and problem.dim == len(x) == problem.bounds.dim
     value = problem.objective(jnp.asarray(x, jnp.float32))
     assert value.shape == () and value.dtype == jnp.float32
@@ -99,3 +105,11 @@ def test_vmapped_batch_equals_single_evaluations():
     assert batch.shape == (2,)
     np.testing.assert_array_equal(np.asarray(batch), np.float32(singles))
     assert singles[0] != singles[1]  # two different losses: an exchanged order would fail
+
+
+def test_selection_tasks_are_kept_apart_from_the_test_tasks():
+    """Defaults are chosen on SELECTION's tasks and measured on TUNING's: no task is in both, and
+    every task with a metric is in one of them."""
+    assert set(tuning.SELECTION).isdisjoint(tuning.TUNING)
+    assert set(tuning.METRICS) == set(tuning.TUNING) | set(tuning.SELECTION)
+    assert tuning.METRICS["sgd_breast_cancer_nll"] == "nll"

@@ -20,6 +20,11 @@ category as its index; minimization; ``optimal_value=None``, unknown)::
                        with Bayesmark's other classification metric, the log loss (nll) of
                        the predicted class probabilities (the SVC's by Platt scaling:
                        ``CalibratedClassifierCV(svc, method="sigmoid", ensemble=False)``)
+    sgd_breast_cancer_nll  StandardScaler + SGDClassifier(loss="log_loss"), 50 epochs;
+                       breast_cancer; log loss. alpha log [1e-6, 1], eta0 log [1e-4, 1],
+                       learning_rate {optimal, constant, invscaling, adaptive},
+                       penalty {l2, l1, elasticnet}. A selection task (SELECTION), where
+                       defaults are chosen, not a test task (TUNING)
 
     loss(config) = mean over the 3 folds of the metric's loss on the held-out fold
                    (StratifiedKFold for classifiers, KFold for the regressor; 3 folds,
@@ -59,7 +64,9 @@ Array = jax.Array
 N_FOLDS = 3
 """Cross-validation folds of every task."""
 SEED = 0
-"""``random_state`` of the fold splitter and of the random forest."""
+"""``random_state`` of the fold splitter, the random forest and the SGD classifier."""
+SGD_EPOCHS = 50
+"""Epochs of ``sgd_breast_cancer_nll``'s SGD classifier (``max_iter``, ``tol=None``: always all)."""
 
 # model (the task it was built for) -> its parameters
 _SPACES = {
@@ -69,14 +76,17 @@ _SPACES = {
                  Categorical("scaler", ("none", "standard", "minmax"))),
     "rf_diabetes": (Integer("max_depth", 1, 15), Continuous("max_features", 0.1, 1.0),
                     Integer("min_samples_leaf", 1, 32, log=True), Categorical("bootstrap", (True, False))),
+    "sgd_breast_cancer": (Continuous("alpha", 1e-6, 1.0, log=True), Continuous("eta0", 1e-4, 1.0, log=True),
+                          Categorical("learning_rate", ("optimal", "constant", "invscaling", "adaptive")),
+                          Categorical("penalty", ("l2", "l1", "elasticnet"))),
 }
 # model -> (scikit-learn loader of its data set, classification?)
 _DATA = {"svc_breast_cancer": ("load_breast_cancer", True), "knn_wine": ("load_wine", True),
-         "rf_diabetes": ("load_diabetes", False)}
+         "rf_diabetes": ("load_diabetes", False), "sgd_breast_cancer": ("load_breast_cancer", True)}
 # task -> (model, metric): Bayesmark's task, a model x a data set x a metric
 _TASKS = {"svc_breast_cancer": ("svc_breast_cancer", "accuracy"), "knn_wine": ("knn_wine", "accuracy"),
           "rf_diabetes": ("rf_diabetes", "mse"), "svc_breast_cancer_nll": ("svc_breast_cancer", "nll"),
-          "knn_wine_nll": ("knn_wine", "nll")}
+          "knn_wine_nll": ("knn_wine", "nll"), "sgd_breast_cancer_nll": ("sgd_breast_cancer", "nll")}
 # metric -> (scikit-learn scoring, the loss's name); "mse" is the regressor's, the others classifiers'
 _SCORING = {"accuracy": ("accuracy", "1 - accuracy"), "nll": ("neg_log_loss", "log loss"),
             "mse": ("neg_mean_squared_error", "mean squared error")}
@@ -190,6 +200,12 @@ def estimator(name: str, config: dict):
         scaler = {"none": "passthrough", "standard": StandardScaler(), "minmax": MinMaxScaler()}[config["scaler"]]
         return make_pipeline(scaler, KNeighborsClassifier(n_neighbors=config["n_neighbors"], p=config["p"],
                                                           weights=config["weights"]))
+    if model == "sgd_breast_cancer":
+        from sklearn.linear_model import SGDClassifier
+
+        return make_pipeline(StandardScaler(), SGDClassifier(
+            loss="log_loss", alpha=config["alpha"], eta0=config["eta0"], learning_rate=config["learning_rate"],
+            penalty=config["penalty"], max_iter=SGD_EPOCHS, tol=None, random_state=SEED))
     from sklearn.ensemble import RandomForestRegressor
 
     return RandomForestRegressor(n_estimators=10, max_depth=config["max_depth"],
@@ -312,10 +328,29 @@ def knn_wine_nll() -> Problem:
     return _problem("knn_wine_nll")
 
 
+def sgd_breast_cancer_nll() -> Problem:
+    """Logistic regression by stochastic gradient descent on the standardized breast cancer data
+    (569 x 30; ``SGDClassifier(loss="log_loss")``, :data:`SGD_EPOCHS` epochs): ``alpha`` (the
+    penalty's weight) log in ``[1e-6, 1]``, ``eta0`` (the initial learning rate) log in ``[1e-4,
+    1]``, ``learning_rate`` (its schedule) in ``(optimal, constant, invscaling, adaptive)``,
+    ``penalty`` in ``(l2, l1, elasticnet)``; loss the mean 3-fold log loss in nats per point,
+    heavy-tailed (about 0.07 at the best configurations, above 1 where a large step or penalty
+    spoils the fit). A selection task (:data:`SELECTION`), not one of :data:`TUNING`.
+
+    Raises:
+        ImportError: the ``tasks`` extra (scikit-learn) is missing."""
+    _sklearn()
+    return _problem("sgd_breast_cancer_nll")
+
+
 TUNING: dict[str, Callable[[], Problem]] = {"svc_breast_cancer": svc_breast_cancer, "knn_wine": knn_wine,
                                             "rf_diabetes": rf_diabetes, "svc_breast_cancer_nll": svc_breast_cancer_nll,
                                             "knn_wine_nll": knn_wine_nll}
-"""Name -> builder of the tuning problems."""
+"""Name -> builder of the tuning problems (the mixed benchmark's test tasks)."""
+SELECTION: dict[str, Callable[[], Problem]] = {"sgd_breast_cancer_nll": sgd_breast_cancer_nll}
+"""Name -> builder of the tuning tasks on which defaults are chosen (``benchmarks/mixed_selection.py``),
+kept apart from :data:`TUNING`, the tasks they are tested on."""
 
-__all__ = ["METRICS", "N_FOLDS", "SEED", "TUNING", "configuration", "cv_loss", "estimator", "knn_wine",
-           "knn_wine_nll", "load_data", "rf_diabetes", "space", "svc_breast_cancer", "svc_breast_cancer_nll"]
+__all__ = ["METRICS", "N_FOLDS", "SEED", "SELECTION", "SGD_EPOCHS", "TUNING", "configuration", "cv_loss", "estimator", "knn_wine",
+           "knn_wine_nll", "load_data", "rf_diabetes", "sgd_breast_cancer_nll", "space", "svc_breast_cancer",
+           "svc_breast_cancer_nll"]
