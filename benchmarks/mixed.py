@@ -19,14 +19,21 @@ GPSampler needs torch, which is not a dependency of nbo_jax (``--with torch`` ad
     uv run python benchmarks/mixed.py --out results/mixed --table-only   # the table again
     uv run python benchmarks/mixed.py --methods gp-ei --update   # rerun one method, keep the others
     uv run --with torch python benchmarks/mixed.py --suite tuning --update   # add the tuning tasks
+    uv run --with torch --with botorch python benchmarks/mixed.py --methods botorch --update
+
+``--methods botorch`` (not run by default) adds BoTorch's loop for mixed spaces
+(``MixedSingleTaskGP``, ``LogExpectedImprovement``, ``optimize_acqf_mixed_alternating``;
+:func:`run_botorch`), the reference our GP is compared with.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import pathlib
 import time
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -55,6 +62,11 @@ the best combination of the categories, then the neighbour search)."""
 RUN_BY_US = OURS + IN_TRUST_REGION + DIAGNOSTIC + tuple(VARIANTS)
 """The methods :func:`run_ours` runs (the others are Optuna's)."""
 OPTUNA = ("tpe", "gp-optuna")
+BOTORCH = ("botorch",)
+"""Not run by default (needs ``--with botorch``): BoTorch's mixed-space loop, :func:`run_botorch`."""
+BOTORCH_RESTARTS, BOTORCH_RAW_SAMPLES = 10, 512
+"""``optimize_acqf_mixed_alternating``'s ``num_restarts`` and ``raw_samples`` in :func:`run_botorch`
+(BoTorch's defaults are 20 and 1024; these are the GP baselines' of ``botorch_baseline.py``)."""
 SUITES = {"synthetic": list(PROBLEMS), "tuning": list(TUNING), "all": list(PROBLEMS) + list(TUNING)}
 ALL = {**PROBLEMS, **TUNING}
 
@@ -103,12 +115,103 @@ def run_optuna(name: str, problem, seeds: int, n_trials: int) -> np.ndarray:
     return np.asarray(best, np.float64)
 
 
+def botorch_encoding(space):
+    """``(discrete_dims, cat_dims, to_x)`` of a search space for :func:`run_botorch`: a continuous
+    or integer parameter as a column in ``[0, 1]`` (on the log scale when ``log``), an integer's
+    allowed values on that scale (``discrete_dims``, column -> values), a category as its index
+    (``cat_dims``, column -> ``0.0, ..., k - 1``); ``to_x(z (P,)) -> x (P,)`` float64, the
+    point :class:`~nbo_jax.types.Problem` objectives take (an integer rounded to its step, every
+    number clipped to its range, an index unchanged)."""
+    scale, discrete, categorical = [], {}, {}
+    for j, p in enumerate(space.parameters):
+        if isinstance(p, Categorical):
+            categorical[j] = [float(i) for i in range(len(p.choices))]
+            continue
+        lo, hi = (math.log(p.low), math.log(p.high)) if p.log else (float(p.low), float(p.high))
+        scale.append((j, lo, hi, p.log))
+        if isinstance(p, Integer):
+            vals = np.arange(p.low, p.high + 1, p.step, dtype=np.float64)
+            discrete[j] = (((np.log(vals) if p.log else vals) - lo) / (hi - lo)).tolist()
+
+    def to_x(z: np.ndarray) -> np.ndarray:
+        x = np.asarray(z, np.float64).copy()
+        for j, lo, hi, log in scale:
+            p = space.parameters[j]
+            v = lo + x[j] * (hi - lo)
+            v = math.exp(v) if log else v
+            if j in discrete:
+                v = p.low + p.step * round((v - p.low) / p.step)
+            x[j] = min(max(v, p.low), p.high)  # exp(log(high)) may exceed high by an ulp
+        return x
+
+    return discrete, categorical, to_x
+
+
+def run_botorch(problem, seeds: int, n_init: int, n_iter: int) -> np.ndarray:
+    """``(seeds,)`` the best value of BoTorch's loop for mixed spaces (BoTorch >= 0.12, float64),
+    seed ``s`` seeding torch with ``s``: ``n_init`` uniformly drawn configurations, then per
+    iteration ``MixedSingleTaskGP`` (its default kernel: a sum and a product of a Matern-5/2 on
+    the continuous and integer columns and a ``CategoricalKernel`` on the categories, its
+    default priors, ``Standardize``; ``SingleTaskGP`` on a space without a category) refitted by ``fit_gpytorch_mll``,
+    ``LogExpectedImprovement(best_f = best observation)`` and
+    ``optimize_acqf_mixed_alternating`` (:data:`BOTORCH_RESTARTS` restarts from
+    :data:`BOTORCH_RAW_SAMPLES` raw samples; Daulton et al. 2022's alternation of L-BFGS-B on
+    the continuous columns and a neighbour search on the discrete ones). BoTorch sees a
+    continuous or integer parameter in ``[0, 1]`` (log-scaled when ``log``; an integer's allowed
+    values on that scale as ``discrete_dims``) and a category as its index (``cat_dims``), and
+    maximizes ``-f``."""
+    import torch
+    from botorch.acquisition import LogExpectedImprovement
+    from botorch.fit import fit_gpytorch_mll
+    from botorch.models import MixedSingleTaskGP, SingleTaskGP
+    from botorch.optim import optimize_acqf_mixed_alternating
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    space = problem.bounds
+    objective = jax.jit(problem.objective)
+    discrete, categorical, to_x = botorch_encoding(space)
+    bounds = torch.zeros(2, space.dim, dtype=torch.float64)
+    bounds[1] = 1.0
+    for j, vals in categorical.items():
+        bounds[1, j] = vals[-1]
+
+    def draw(rng) -> np.ndarray:
+        z = rng.uniform(size=space.dim)
+        for j, vals in {**discrete, **categorical}.items():
+            z[j] = vals[rng.integers(len(vals))]
+        return z
+
+    best = []
+    warnings.filterwarnings("ignore", module="botorch")  # its restarts' retry notices, per ask
+    warnings.filterwarnings("ignore", module="linear_operator")
+    for s in range(seeds):
+        torch.manual_seed(s)
+        rng = np.random.default_rng(s)
+        Z = np.stack([draw(rng) for _ in range(n_init)])
+        f = [float(objective(jnp.asarray(to_x(z), jnp.float32))) for z in Z]
+        for _ in range(n_iter):
+            X = torch.tensor(Z, dtype=torch.float64)
+            Y = -torch.tensor(f, dtype=torch.float64)[:, None]
+            model = (MixedSingleTaskGP(X, Y, cat_dims=list(categorical)) if categorical
+                     else SingleTaskGP(X, Y))  # no category: BoTorch's standard GP
+            fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+            acq = LogExpectedImprovement(model, best_f=Y.max())
+            z, _ = optimize_acqf_mixed_alternating(acq, bounds, discrete_dims=discrete or None,
+                                                   cat_dims=categorical or None, num_restarts=BOTORCH_RESTARTS,
+                                                   raw_samples=BOTORCH_RAW_SAMPLES)
+            z = z[0].detach().numpy()
+            Z = np.concatenate([Z, z[None]])
+            f.append(float(objective(jnp.asarray(to_x(z), jnp.float32))))
+        best.append(min(f))
+    return np.asarray(best, np.float64)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", nargs="+", choices=list(ALL), help="default: those of --suite")
     parser.add_argument("--suite", choices=list(SUITES), default="synthetic",
                         help="the problems when --problems is not given: synthetic (default), tuning or all")
-    parser.add_argument("--methods", nargs="+", default=list(OURS + OPTUNA), choices=list(RUN_BY_US + OPTUNA))
+    parser.add_argument("--methods", nargs="+", default=list(OURS + OPTUNA), choices=list(RUN_BY_US + OPTUNA + BOTORCH))
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--n-init", type=int, default=5)
     parser.add_argument("--n-iter", type=int, default=40)
@@ -139,6 +242,8 @@ def main(argv=None) -> int:
             t0 = time.perf_counter()
             if m in RUN_BY_US:
                 final = run_ours(m, problem, args.seeds, args.n_init, args.n_iter, args.sequential)
+            elif m in BOTORCH:
+                final = run_botorch(problem, args.seeds, args.n_init, args.n_iter)
             else:
                 final = run_optuna(m, problem, args.seeds, args.n_init + args.n_iter)
             finals.setdefault(pname, {})[m] = final

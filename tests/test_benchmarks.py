@@ -345,3 +345,25 @@ def test_mixed_selection_integer_problems_are_their_functions_on_the_grid(benchm
         ints = [p for p in problem.bounds.parameters if isinstance(p, Integer)]
         assert [(p.low, p.high) for p in ints] == [(low, high)] * n_int
         assert all(isinstance(p, Integer) for p in problem.bounds.parameters[-n_int:])
+
+
+def test_mixed_botorch_encoding_maps_botorch_columns_onto_the_space(benchmark_script):
+    """``benchmarks/mixed.py``'s encoding for BoTorch's mixed loop (no BoTorch needed): each
+    integer's allowed values on its ``[0, 1]`` column (log-scaled for a log integer) map one to
+    one onto the integer's values, a log-scaled float's column ends at its bounds with the
+    geometric mean in the middle, and a category's column holds its indices unchanged."""
+    from nbo_jax.search_space import Categorical, Continuous, Integer, search_space
+
+    mixed = benchmark_script("mixed")
+    space = search_space([Continuous("c", 1e-2, 1e2, log=True), Integer("k", -2, 4, step=2),
+                          Integer("leaf", 1, 32, log=True), Categorical("kind", ("a", "b", "c"))])
+    discrete, categorical, to_x = mixed.botorch_encoding(space)
+    assert sorted(discrete) == [1, 2] and categorical == {3: [0.0, 1.0, 2.0]}
+    for j, values in (1, [-2, 0, 2, 4]), (2, list(range(1, 33))):
+        assert len(discrete[j]) == len(values) and discrete[j][0] == 0.0 and discrete[j][-1] == pytest.approx(1.0)
+        assert [to_x(np.array([0.5, v, v, 1.0]))[j] for v in discrete[j]] == values
+    np.testing.assert_allclose(discrete[2][1], np.log(2) / np.log(32))  # log scale: 2 of 1..32
+    for z, c in (0.0, 1e-2), (0.5, 1.0), (1.0, 1e2):
+        x = to_x(np.array([z, 0.0, 0.0, 2.0]))
+        assert x[0] == pytest.approx(c, rel=1e-12) and x[3] == 2.0
+        assert bool(space.contains(x))
