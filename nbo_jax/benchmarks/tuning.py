@@ -120,15 +120,14 @@ def load_data(name: str) -> tuple[np.ndarray, np.ndarray]:
 
     Raises:
         ValueError: unknown task name. ImportError: the ``tasks`` extra is missing."""
-    return _load(_model(name))
+    return _load(*_DATA[_model(name)])
 
 
 @functools.cache
-def _load(model: str) -> tuple[np.ndarray, np.ndarray]:
+def _load(loader: str, classification: bool) -> tuple[np.ndarray, np.ndarray]:
     _sklearn()
     from sklearn import datasets
 
-    loader, classification = _DATA[model]
     X, y = getattr(datasets, loader)(return_X_y=True)
     return np.asarray(X, np.float64), np.asarray(y, np.int64 if classification else np.float64)
 
@@ -351,6 +350,6 @@ SELECTION: dict[str, Callable[[], Problem]] = {"sgd_breast_cancer_nll": sgd_brea
 """Name -> builder of the tuning tasks on which defaults are chosen (``benchmarks/mixed_selection.py``),
 kept apart from :data:`TUNING`, the tasks they are tested on."""
 
-__all__ = ["METRICS", "N_FOLDS", "SEED", "SELECTION", "SGD_EPOCHS", "TUNING", "configuration", "cv_loss", "estimator", "knn_wine",
-           "knn_wine_nll", "load_data", "rf_diabetes", "sgd_breast_cancer_nll", "space", "svc_breast_cancer",
-           "svc_breast_cancer_nll"]
+__all__ = ["METRICS", "N_FOLDS", "SEED", "SELECTION", "SGD_EPOCHS", "TUNING", "configuration", "cv_loss",
+           "estimator", "knn_wine", "knn_wine_nll", "load_data", "rf_diabetes", "sgd_breast_cancer_nll", "space",
+           "svc_breast_cancer", "svc_breast_cancer_nll"]
