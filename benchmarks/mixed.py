@@ -121,7 +121,10 @@ def botorch_encoding(space):
     allowed values on that scale (``discrete_dims``, column -> values), a category as its index
     (``cat_dims``, column -> ``0.0, ..., k - 1``); ``to_x(z (P,)) -> x (P,)`` float64, the
     point :class:`~nbo_jax.types.Problem` objectives take (an integer rounded to its step, every
-    number clipped to its range, an index unchanged)."""
+    number clipped to its range, an index unchanged). Not the library's unit-cube encoding
+    (``SearchSpace.to_unit``): that gives a category one-hot columns and each integer value a
+    cell of its column, where a BoTorch user normalizes an integer's range to ``[0, 1]`` and
+    passes a category's index."""
     scale, discrete, categorical = [], {}, {}
     for j, p in enumerate(space.parameters):
         if isinstance(p, Categorical):
@@ -175,34 +178,37 @@ def run_botorch(problem, seeds: int, n_init: int, n_iter: int) -> np.ndarray:
     for j, vals in categorical.items():
         bounds[1, j] = vals[-1]
 
+    allowed = {**discrete, **categorical}  # column -> its values, for the initial design
+
     def draw(rng) -> np.ndarray:
         z = rng.uniform(size=space.dim)
-        for j, vals in {**discrete, **categorical}.items():
+        for j, vals in allowed.items():
             z[j] = vals[rng.integers(len(vals))]
         return z
 
     best = []
-    warnings.filterwarnings("ignore", module="botorch")  # its restarts' retry notices, per ask
-    warnings.filterwarnings("ignore", module="linear_operator")
-    for s in range(seeds):
-        torch.manual_seed(s)
-        rng = np.random.default_rng(s)
-        Z = np.stack([draw(rng) for _ in range(n_init)])
-        f = [float(objective(jnp.asarray(to_x(z), jnp.float32))) for z in Z]
-        for _ in range(n_iter):
-            X = torch.tensor(Z, dtype=torch.float64)
-            Y = -torch.tensor(f, dtype=torch.float64)[:, None]
-            model = (MixedSingleTaskGP(X, Y, cat_dims=list(categorical)) if categorical
-                     else SingleTaskGP(X, Y))  # no category: BoTorch's standard GP
-            fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
-            acq = LogExpectedImprovement(model, best_f=Y.max())
-            z, _ = optimize_acqf_mixed_alternating(acq, bounds, discrete_dims=discrete or None,
-                                                   cat_dims=categorical or None, num_restarts=BOTORCH_RESTARTS,
-                                                   raw_samples=BOTORCH_RAW_SAMPLES)
-            z = z[0].detach().numpy()
-            Z = np.concatenate([Z, z[None]])
-            f.append(float(objective(jnp.asarray(to_x(z), jnp.float32))))
-        best.append(min(f))
+    with warnings.catch_warnings():  # BoTorch's notices of retried restarts, at every ask
+        warnings.filterwarnings("ignore", module="botorch")
+        warnings.filterwarnings("ignore", module="linear_operator")
+        for s in range(seeds):
+            torch.manual_seed(s)
+            rng = np.random.default_rng(s)
+            Z = np.stack([draw(rng) for _ in range(n_init)])
+            f = [float(objective(jnp.asarray(to_x(z), jnp.float32))) for z in Z]
+            for _ in range(n_iter):
+                X = torch.tensor(Z, dtype=torch.float64)
+                Y = -torch.tensor(f, dtype=torch.float64)[:, None]
+                model = (MixedSingleTaskGP(X, Y, cat_dims=list(categorical)) if categorical
+                         else SingleTaskGP(X, Y))  # no category: BoTorch's standard GP
+                fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+                acq = LogExpectedImprovement(model, best_f=Y.max())
+                z, _ = optimize_acqf_mixed_alternating(acq, bounds, discrete_dims=discrete or None,
+                                                       cat_dims=categorical or None, num_restarts=BOTORCH_RESTARTS,
+                                                       raw_samples=BOTORCH_RAW_SAMPLES)
+                z = z[0].detach().numpy()
+                Z = np.concatenate([Z, z[None]])
+                f.append(float(objective(jnp.asarray(to_x(z), jnp.float32))))
+            best.append(min(f))
     return np.asarray(best, np.float64)
 
 

@@ -68,7 +68,7 @@ SEED = 0
 SGD_EPOCHS = 50
 """Epochs of ``sgd_breast_cancer_nll``'s SGD classifier (``max_iter``, ``tol=None``: always all)."""
 
-# model (the task it was built for) -> its parameters
+# model (named by its estimator and data set; a task is a model x a metric, _TASKS) -> its parameters
 _SPACES = {
     "svc_breast_cancer": (Continuous("C", 1e-2, 1e3, log=True), Continuous("gamma", 1e-4, 1.0, log=True),
                           Categorical("kernel", ("rbf", "poly", "sigmoid"))),
