@@ -21,10 +21,11 @@ chosen on:
   three continuous inputs in ``[0, 1]`` and three integers ``k in {0, ..., 10}`` read as
   ``k / 10``) and ``integer_rosenbrock`` (Rosenbrock / 100 in 4-D, two continuous inputs in
   ``[-2, 2]`` and two integers in ``{-2, ..., 2}``).
-- ``sgd_breast_cancer_nll`` (only when named in ``--problems``): a scikit-learn tuning task with
-  a heavy-tailed loss (:data:`nbo_jax.benchmarks.tuning.SELECTION`: the log loss of logistic
-  regression by SGD, two log-scaled floats and two categories), where an outcome transform is
-  chosen; the mixed benchmark's tuning tasks are its test tasks.
+- ``sgd_breast_cancer_nll`` and ``knn_iris_nll`` (only when named in ``--problems``):
+  scikit-learn tuning tasks with heavy-tailed losses (:data:`nbo_jax.benchmarks.tuning.SELECTION`:
+  the log loss of logistic regression by SGD, two log-scaled floats and two categories; the log
+  loss of k nearest neighbours on iris, two integers and two categories), where an outcome
+  transform is chosen; the mixed benchmark's tuning tasks are their test tasks.
 
 Each combination of ``--nu``, ``--input-embedding``, ``--category-weight``,
 ``--categorical-acquisition``, ``--outcome-transform`` and ``--acquisition`` (``thompson``: the

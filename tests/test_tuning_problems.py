@@ -47,6 +47,9 @@ CASES = [
                                                            learning_rate="invscaling", penalty="elasticnet",
                                                            max_iter=50, tol=None, random_state=0)),
      datasets.load_breast_cancer, "neg_log_loss"),
+    ("knn_iris_nll", [2.0, 3.0, 0.0, 1.0],
+     lambda: make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=2, p=3, weights="uniform")),
+     datasets.load_iris, "neg_log_loss"),
 ]
 
 
@@ -112,4 +115,4 @@ def test_selection_tasks_are_kept_apart_from_the_test_tasks():
     every task with a metric is in one of them."""
     assert set(tuning.SELECTION).isdisjoint(tuning.TUNING)
     assert set(tuning.METRICS) == set(tuning.TUNING) | set(tuning.SELECTION)
-    assert tuning.METRICS["sgd_breast_cancer_nll"] == "nll"
+    assert tuning.METRICS["sgd_breast_cancer_nll"] == tuning.METRICS["knn_iris_nll"] == "nll"

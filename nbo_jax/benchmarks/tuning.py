@@ -25,6 +25,8 @@ category as its index; minimization; ``optimal_value=None``, unknown)::
                        learning_rate {optimal, constant, invscaling, adaptive},
                        penalty {l2, l1, elasticnet}. A selection task (SELECTION), where
                        defaults are chosen, not a test task (TUNING)
+    knn_iris_nll       knn_wine's model and space on iris 150x4; log loss. A selection task
+                       (SELECTION), heavy-tailed as knn_wine_nll
 
     loss(config) = mean over the 3 folds of the metric's loss on the held-out fold
                    (StratifiedKFold for classifiers, KFold for the regressor; 3 folds,
@@ -80,13 +82,16 @@ _SPACES = {
                           Categorical("learning_rate", ("optimal", "constant", "invscaling", "adaptive")),
                           Categorical("penalty", ("l2", "l1", "elasticnet"))),
 }
+_SPACES["knn_iris"] = _SPACES["knn_wine"]
 # model -> (scikit-learn loader of its data set, classification?)
 _DATA = {"svc_breast_cancer": ("load_breast_cancer", True), "knn_wine": ("load_wine", True),
-         "rf_diabetes": ("load_diabetes", False), "sgd_breast_cancer": ("load_breast_cancer", True)}
+         "rf_diabetes": ("load_diabetes", False), "sgd_breast_cancer": ("load_breast_cancer", True),
+         "knn_iris": ("load_iris", True)}
 # task -> (model, metric): Bayesmark's task, a model x a data set x a metric
 _TASKS = {"svc_breast_cancer": ("svc_breast_cancer", "accuracy"), "knn_wine": ("knn_wine", "accuracy"),
           "rf_diabetes": ("rf_diabetes", "mse"), "svc_breast_cancer_nll": ("svc_breast_cancer", "nll"),
-          "knn_wine_nll": ("knn_wine", "nll"), "sgd_breast_cancer_nll": ("sgd_breast_cancer", "nll")}
+          "knn_wine_nll": ("knn_wine", "nll"), "sgd_breast_cancer_nll": ("sgd_breast_cancer", "nll"),
+          "knn_iris_nll": ("knn_iris", "nll")}
 # metric -> (scikit-learn scoring, the loss's name); "mse" is the regressor's, the others classifiers'
 _SCORING = {"accuracy": ("accuracy", "1 - accuracy"), "nll": ("neg_log_loss", "log loss"),
             "mse": ("neg_mean_squared_error", "mean squared error")}
@@ -193,7 +198,7 @@ def estimator(name: str, config: dict):
         if METRICS[name] == "nll":  # an SVC has no class probabilities of its own: Platt scaling
             svc = CalibratedClassifierCV(svc, method="sigmoid", ensemble=False)
         return make_pipeline(StandardScaler(), svc)
-    if model == "knn_wine":
+    if model in ("knn_wine", "knn_iris"):
         from sklearn.neighbors import KNeighborsClassifier
 
         scaler = {"none": "passthrough", "standard": StandardScaler(), "minmax": MinMaxScaler()}[config["scaler"]]
@@ -342,14 +347,28 @@ def sgd_breast_cancer_nll() -> Problem:
     return _problem("sgd_breast_cancer_nll")
 
 
+def knn_iris_nll() -> Problem:
+    """:func:`knn_wine`'s model and space on the iris data (150 x 4, 3 classes) with the log loss
+    of its class probabilities (Bayesmark's ``nll``): the mean 3-fold log loss in nats per point,
+    about 0.075 at the best configurations and above 1 at one or two neighbours (a probability of
+    0 is clipped to the float64 epsilon). A selection task (:data:`SELECTION`), not one of
+    :data:`TUNING`.
+
+    Raises:
+        ImportError: the ``tasks`` extra (scikit-learn) is missing."""
+    _sklearn()
+    return _problem("knn_iris_nll")
+
+
 TUNING: dict[str, Callable[[], Problem]] = {"svc_breast_cancer": svc_breast_cancer, "knn_wine": knn_wine,
                                             "rf_diabetes": rf_diabetes, "svc_breast_cancer_nll": svc_breast_cancer_nll,
                                             "knn_wine_nll": knn_wine_nll}
 """Name -> builder of the tuning problems (the mixed benchmark's test tasks)."""
-SELECTION: dict[str, Callable[[], Problem]] = {"sgd_breast_cancer_nll": sgd_breast_cancer_nll}
+SELECTION: dict[str, Callable[[], Problem]] = {"sgd_breast_cancer_nll": sgd_breast_cancer_nll,
+                                               "knn_iris_nll": knn_iris_nll}
 """Name -> builder of the tuning tasks on which defaults are chosen (``benchmarks/mixed_selection.py``),
 kept apart from :data:`TUNING`, the tasks they are tested on."""
 
 __all__ = ["METRICS", "N_FOLDS", "SEED", "SELECTION", "SGD_EPOCHS", "TUNING", "configuration", "cv_loss",
-           "estimator", "knn_wine", "knn_wine_nll", "load_data", "rf_diabetes", "sgd_breast_cancer_nll", "space",
-           "svc_breast_cancer", "svc_breast_cancer_nll"]
+           "estimator", "knn_iris_nll", "knn_wine", "knn_wine_nll", "load_data", "rf_diabetes",
+           "sgd_breast_cancer_nll", "space", "svc_breast_cancer", "svc_breast_cancer_nll"]
