@@ -17,12 +17,15 @@
                    (``Dataset.space``, :attr:`~nbo_jax.search_space.SearchSpace.discrete`),
                    "standardize" on a box, a finite domain or a space of floats only
                    (:func:`resolved`; the GP baselines' default)
+    "discrete_half_rank"
+                   "half_rank" on a search space with an integer or categorical parameter,
+                   "standardize" elsewhere (:func:`resolved`; Neural-BO's default)
 
 Every transform is increasing in ``y``, so the best row stays the best and a surrogate's
 minimum in transformed units is its minimum in the objective's. Only ``"standardize"`` and
 ``"none"`` are affine (``AFFINE_OUTCOME_TRANSFORMS``): a posterior in ``"power"``,
 ``"copula"`` or ``"half_rank"`` units has no fixed map back to the objective's units, nor has
-one in ``"auto"``'s on a space with a discrete parameter. Rows
+one in ``"auto"``'s or ``"discrete_half_rank"``'s on a space with a discrete parameter. Rows
 outside ``data.mask`` are 0 in every result.
 """
 
@@ -35,7 +38,9 @@ from .dataset import Dataset
 
 Array = jax.Array
 
-OUTCOME_TRANSFORMS = ("standardize", "power", "copula", "half_rank", "none", "auto")
+OUTCOME_TRANSFORMS = ("standardize", "power", "copula", "half_rank", "none", "auto", "discrete_half_rank")
+# the transforms that stand for another one on a search space with a discrete parameter (resolved)
+ON_DISCRETE_SPACES = {"auto": "power", "discrete_half_rank": "half_rank"}
 # the transforms that are affine in y (a posterior in their units maps back to the objective's)
 AFFINE_OUTCOME_TRANSFORMS = ("standardize", "none")
 # the candidate lambdas of "power": maximum likelihood over this grid (step 0.1); scipy's
@@ -126,12 +131,13 @@ def half_rank(y: Array, mask: Array) -> Array:
 def resolved(transform: str, space) -> str:
     """The transform ``transform`` stands for on data whose search space is ``space``
     (``Dataset.space``: a :class:`~nbo_jax.search_space.SearchSpace`, or ``None`` for a box
-    or a finite domain): ``"auto"`` is ``"power"`` where ``space`` has an integer or
-    categorical parameter, else ``"standardize"``; any other transform is itself. Static
-    (a Python str, decided at trace time)."""
-    if transform != "auto":
+    or a finite domain): ``"auto"`` is ``"power"`` and ``"discrete_half_rank"`` is
+    ``"half_rank"`` where ``space`` has an integer or categorical parameter, both
+    ``"standardize"`` elsewhere (:data:`ON_DISCRETE_SPACES`); any other transform is itself.
+    Static (a Python str, decided at trace time)."""
+    if transform not in ON_DISCRETE_SPACES:
         return transform
-    return "power" if space is not None and space.discrete else "standardize"
+    return ON_DISCRETE_SPACES[transform] if space is not None and space.discrete else "standardize"
 
 
 def targets(data: Dataset, transform: str) -> Array:
@@ -155,5 +161,5 @@ def targets(data: Dataset, transform: str) -> Array:
     raise ValueError(f"outcome_transform must be one of {OUTCOME_TRANSFORMS}, got {transform!r}")
 
 
-__all__ = ["AFFINE_OUTCOME_TRANSFORMS", "OUTCOME_TRANSFORMS", "copula", "half_rank", "masked_median", "power_lambda",
-           "resolved", "targets", "yeo_johnson"]
+__all__ = ["AFFINE_OUTCOME_TRANSFORMS", "ON_DISCRETE_SPACES", "OUTCOME_TRANSFORMS", "copula", "half_rank",
+           "masked_median", "power_lambda", "resolved", "targets", "yeo_johnson"]

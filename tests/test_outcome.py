@@ -179,15 +179,46 @@ def test_auto_is_power_on_a_space_with_a_discrete_parameter_and_standardize_else
     assert nbo.gp_bo(acquisition="ehvi").outcome_transform == "standardize"
     assert nbo.gp_bo(standardize=False).outcome_transform == "none"
     assert nbo.gp_bo(outcome_transform="standardize").outcome_transform == "standardize"
-    assert nbo.neural_bo().outcome_transform == "standardize"
     assert nbo.gp_bo().config.kwargs.get("outcome_transform") is None  # the user's call, as given
 
     space = search_space([Continuous("x", 0.0, 1.0), Integer("k", 0, 4)])
     x0 = space.from_unit(jax.random.uniform(jax.random.key(0), (6, space.unit_dim), jnp.float64))
     y0 = jnp.sum(x0, axis=1)
     turbo_m = nbo.trust_region(nbo.gp_bo(), regions=2)
-    with pytest.raises(ValueError, match=r"regions=2: .*outcome_transform='auto' is the power transform"):
+    with pytest.raises(ValueError, match=r"regions=2: .*outcome_transform='auto' is 'power'"):
         turbo_m.init(jax.random.key(1), x0, y0, bounds=space, capacity=8)
     standardized = nbo.trust_region(nbo.gp_bo(outcome_transform="standardize"), regions=2)
     state = jax.eval_shape(lambda: standardized.init(jax.random.key(1), x0, y0, bounds=space, capacity=8))
     assert state.length.shape == (2,)  # built: one side per region
+
+
+def test_discrete_half_rank_is_half_rank_on_a_discrete_space_and_neural_bos_default(x64):
+    """``"discrete_half_rank"`` (Neural-BO's default): the half-rank targets on a search space
+    with an integer or a categorical parameter, the standardized ones on a box and a space of
+    floats; the paper preset, a multi-objective acquisition and ``standardize=False`` keep
+    theirs; TuRBO-m refuses it at ``init`` on a discrete space and names what it resolved to."""
+    import nbo_jax as nbo
+    from nbo_jax.search_space import Categorical, Continuous, Integer, search_space
+
+    box = _data(SAMPLES["lognormal"])
+    floats = search_space([Continuous("a", 0.0, 1.0)])
+    for space, expected in ((None, "standardize"), (floats, "standardize"),
+                            (search_space([Integer("k", 0, 9)]), "half_rank"),
+                            (search_space([Categorical("c", ("x", "y"))]), "half_rank")):
+        assert outcome.resolved("discrete_half_rank", space) == expected
+        data = box._replace(space=space)
+        np.testing.assert_array_equal(outcome.targets(data, "discrete_half_rank"), outcome.targets(data, expected))
+    assert not np.allclose(outcome.targets(box, "half_rank"), outcome.targets(box, "standardize"))
+
+    assert nbo.neural_bo().outcome_transform == "discrete_half_rank"
+    assert nbo.neural_bo(preset="paper").outcome_transform == "standardize"
+    assert nbo.neural_bo(multi_objective=True).outcome_transform == "standardize"
+    assert nbo.neural_bo(standardize=False).outcome_transform == "none"
+    assert nbo.neural_bo(outcome_transform="copula").outcome_transform == "copula"
+    assert nbo.neural_bo().config.kwargs.get("outcome_transform") is None  # the user's call, as given
+
+    space = search_space([Continuous("x", 0.0, 1.0), Integer("k", 0, 4)])
+    x0 = space.from_unit(jax.random.uniform(jax.random.key(0), (6, space.unit_dim), jnp.float64))
+    turbo_m = nbo.trust_region(nbo.neural_bo(width=16, epochs=5), regions=2)
+    with pytest.raises(ValueError, match=r"regions=2: .*outcome_transform='discrete_half_rank' is 'half_rank'"):
+        turbo_m.init(jax.random.key(1), x0, jnp.sum(x0, axis=1), bounds=space, capacity=8)

@@ -120,10 +120,12 @@ CATEGORICAL_EI_RAW_SAMPLES = 512
 PRESETS = {
     "paper": dict(optimizer="sgd", warm_start=False, use_bias=False, thompson="independent", scales="fixed", nu=1.0,
                   input_embedding="linear", category_weight=1.0, categorical_acquisition="thompson",
+                  outcome_transform="standardize",
                   acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.0,
                                              raw_sampler="uniform")),
     "default": dict(optimizer="adam", warm_start=True, use_bias=True, thompson="pathwise", scales="fit", nu=0.5,
                     input_embedding="auto", category_weight="fit", categorical_acquisition="ei",
+                    outcome_transform="discrete_half_rank",
                     acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=10, steps=200, local_integer_std=1.0)),
 }
 
@@ -250,8 +252,11 @@ def neural_bo(
             :data:`nbo_jax.outcome.OUTCOME_TRANSFORMS`: ``"standardize"``, ``"power"``
             (Yeo-Johnson with the maximum-likelihood exponent, as HEBO), ``"copula"`` (normal
             quantiles of the ranks), ``"half_rank"`` (the worse half rank-warped, as OSS
-            Vizier) or ``"none"``; default ``None``: ``"standardize"``, or
-            ``"none"`` with ``standardize=False``. Every transform keeps the order of the
+            Vizier) or ``"none"``, or ``"discrete_half_rank"`` (``"half_rank"`` on a search
+            space with an integer or categorical parameter, ``"standardize"`` elsewhere); default
+            ``None``: the preset's, ``"discrete_half_rank"`` (default preset; ``"standardize"``
+            for the paper preset and with a multi-objective acquisition), or ``"none"`` with
+            ``standardize=False``. Every transform keeps the order of the
             observations, so the Thompson sample's minimum is sought in the transformed units.
         activation: the network's activation (paper and default: ReLU).
         use_bias: whether the network has biases (paper: no; default: yes, as the authors'
@@ -356,6 +361,8 @@ def neural_bo(
     elif reference_point is not None:
         raise ValueError("reference_point is used with multi_objective=True only (an acquisition= takes its own)")
     multi = acquisition is not None and reads_objectives(acquisition)
+    if outcome_transform is None and transform == "standardize" and not multi:
+        transform = chosen["outcome_transform"]  # the preset's: "discrete_half_rank" (default) or "standardize"
     draw_nu = None
     if multi:  # nu scales each objective's pathwise draw
         draw_nu = chosen["nu"] if nu is None else check_scale("nu", nu)

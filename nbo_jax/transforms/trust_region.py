@@ -64,7 +64,7 @@ from .._checks import check_bool, check_int, check_positive
 from ..domains import FiniteDomain
 from ..observations import initial_data, told_rows
 from ..optimize import sobol_samples
-from ..outcome import AFFINE_OUTCOME_TRANSFORMS, resolved
+from ..outcome import AFFINE_OUTCOME_TRANSFORMS, ON_DISCRETE_SPACES, resolved
 from ..search_space import SearchSpace
 from ..types import BATCH_RULES, BOAlgorithm, Bounds, Dataset, FactoryCall
 from .batch import batched
@@ -200,8 +200,8 @@ def current_centre(state: TrustRegionState) -> Array:
 def _refuse_non_affine_transform(m: int, algorithm: BOAlgorithm, space=None) -> None:
     """TuRBO-m compares its regions' posteriors in the objective's units (:func:`objective_units`):
     raise when ``algorithm`` fits an outcome transform with no affine map back to them on
-    ``space`` (a search space at ``init``; ``None`` at construction, where ``"auto"`` passes
-    until the space is known). Algorithms not built on ``bo_algorithm`` (no
+    ``space`` (a search space at ``init``; ``None`` at construction, where ``"auto"`` and
+    ``"discrete_half_rank"`` pass until the space is known). Algorithms not built on ``bo_algorithm`` (no
     ``outcome_transform``) pass.
 
     Raises:
@@ -210,7 +210,7 @@ def _refuse_non_affine_transform(m: int, algorithm: BOAlgorithm, space=None) -> 
     if transform is None or resolved(transform, space) in AFFINE_OUTCOME_TRANSFORMS:
         return
     what = (f"on this search space (an integer or categorical parameter) {algorithm.name!r}'s "
-            f"outcome_transform='auto' is the power transform" if transform == "auto"
+            f"outcome_transform={transform!r} is {resolved(transform, space)!r}" if transform in ON_DISCRETE_SPACES
             else f"{algorithm.name!r} is fitted with outcome_transform={transform!r}")
     raise ValueError(f"regions={m}: the regions' posteriors are compared in the objective's units, and {what}, "
                      f"which has no affine map back to them; use regions=1 or outcome_transform='standardize'")
@@ -355,7 +355,9 @@ def trust_region(
             disagreeing with an inner ``q > 1``, ``regions > 1`` with a constrained
             algorithm, with a non-affine outcome transform or with ``restart_keeps_data`` (and,
             at ``init``, on a finite domain with ``q > 1``, or on a search space with an integer
-            or categorical parameter with ``outcome_transform="auto"``), an unknown ``incumbent`` or ``success``, or ``"posterior_mean"`` with an
+            or categorical parameter with ``outcome_transform="auto"`` or
+            ``"discrete_half_rank"``, Neural-BO's default), an unknown ``incumbent`` or
+            ``success``, or ``"posterior_mean"`` with an
             algorithm without a surrogate, a constrained one, ``regions > 1`` or
             ``min_improvement > 0`` (the same for ``success``); messages name the argument.
 
