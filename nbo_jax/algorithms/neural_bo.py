@@ -308,7 +308,8 @@ def neural_bo(
         ``BOAlgorithm`` named ``"neural-bo"``: ``init(key, x0, y0, c0=None, *, bounds,
         capacity)``, ``ask(state, key) -> (d,)`` (``(q, d)`` for ``q > 1``), ``tell(state, x,
         y, c=None)`` (``c`` ignored), ``surrogate(state, u (N, d)) -> SurrogatePosterior``
-        (standardized units; ``std`` includes the fitted scale, not ``nu``) and, with
+        (the outcome transform's units: standardized, half-rank on a space with an integer or
+        categorical parameter by default; ``std`` includes the fitted scale, not ``nu``) and, with
         ``scales="fit"``, ``info``: ``post_lam`` and ``post_scale`` (the fitted ``lam`` and
         output scale ``s`` of the posterior).
 
