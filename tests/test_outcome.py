@@ -215,6 +215,8 @@ def test_discrete_half_rank_is_half_rank_on_a_discrete_space_and_neural_bos_defa
     assert nbo.neural_bo(multi_objective=True).outcome_transform == "standardize"
     assert nbo.neural_bo(standardize=False).outcome_transform == "none"
     assert nbo.neural_bo(outcome_transform="copula").outcome_transform == "copula"
+    assert nbo.neural_ucb().outcome_transform == nbo.neural_ts().outcome_transform == "standardize"  # the papers'
+    assert nbo.neural_ucb(standardize=False).outcome_transform == "none"
     assert nbo.neural_bo().config.kwargs.get("outcome_transform") is None  # the user's call, as given
 
     space = search_space([Continuous("x", 0.0, 1.0), Integer("k", 0, 4)])

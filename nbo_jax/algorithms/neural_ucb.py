@@ -15,7 +15,9 @@ Both are Neural-BO's machinery with the bandit papers' choices: gradient feature
 Both keep the papers' fixed exploration scale (``scales="fixed"``: ``lam`` and ``nu`` as given,
 not fitted) unless ``scales="fit"`` is passed, and the papers' inputs (``input_embedding="linear"``,
 ``z = 2u - 1``; Neural-BO's default below ``d = 20`` is the quarter circle) unless another
-``input_embedding`` is passed. NeuralTS draws independently per raw sample
+``input_embedding`` is passed, and the papers' standardized targets (``outcome_transform=
+"standardize"``; Neural-BO's default half-ranks them on a space with an integer or
+categorical parameter) unless another ``outcome_transform`` is passed. NeuralTS draws independently per raw sample
 (as the paper), so its acquisition optimizer takes no gradient steps; NeuralUCB's bound is
 differentiable and is climbed by :func:`nbo_jax.optimize.optimize_acqf`. ``nu`` multiplies
 ``sigma`` directly (the papers' ``gamma`` / ``nu``), i.e. the bound is ``lcb(nu ** 2)`` in GP-UCB's ``beta``.
@@ -54,6 +56,8 @@ def _neural_bo_as(who: str, nu, posterior: str, acquisition, q: int, kwargs: dic
     kwargs = dict(kwargs)
     kwargs.setdefault("scales", "fixed")
     kwargs.setdefault("input_embedding", "linear")  # the bandit papers' inputs (Neural-BO's "auto" unmeasured here)
+    if kwargs.get("standardize", True):  # the papers' standardized targets (Neural-BO's half-rank unmeasured here)
+        kwargs.setdefault("outcome_transform", "standardize")
     if no_gradient is not None:
         preset = resolve_preset(PRESETS, kwargs.get("preset", "default"))
         kwargs["acq_optimizer"] = as_acq_optimizer(kwargs.get("acq_optimizer"), default=preset["acq_optimizer"],
