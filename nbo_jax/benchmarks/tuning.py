@@ -70,23 +70,23 @@ SEED = 0
 SGD_EPOCHS = 50
 """Epochs of ``sgd_breast_cancer_nll``'s SGD classifier (``max_iter``, ``tol=None``: always all)."""
 
-# model (named by its estimator and data set; a task is a model x a metric, _TASKS) -> its parameters
+# estimator -> its parameters
 _SPACES = {
-    "svc_breast_cancer": (Continuous("C", 1e-2, 1e3, log=True), Continuous("gamma", 1e-4, 1.0, log=True),
-                          Categorical("kernel", ("rbf", "poly", "sigmoid"))),
-    "knn_wine": (Integer("n_neighbors", 1, 25), Integer("p", 1, 4), Categorical("weights", ("uniform", "distance")),
-                 Categorical("scaler", ("none", "standard", "minmax"))),
-    "rf_diabetes": (Integer("max_depth", 1, 15), Continuous("max_features", 0.1, 1.0),
-                    Integer("min_samples_leaf", 1, 32, log=True), Categorical("bootstrap", (True, False))),
-    "sgd_breast_cancer": (Continuous("alpha", 1e-6, 1.0, log=True), Continuous("eta0", 1e-4, 1.0, log=True),
-                          Categorical("learning_rate", ("optimal", "constant", "invscaling", "adaptive")),
-                          Categorical("penalty", ("l2", "l1", "elasticnet"))),
+    "svc": (Continuous("C", 1e-2, 1e3, log=True), Continuous("gamma", 1e-4, 1.0, log=True),
+            Categorical("kernel", ("rbf", "poly", "sigmoid"))),
+    "knn": (Integer("n_neighbors", 1, 25), Integer("p", 1, 4), Categorical("weights", ("uniform", "distance")),
+            Categorical("scaler", ("none", "standard", "minmax"))),
+    "rf": (Integer("max_depth", 1, 15), Continuous("max_features", 0.1, 1.0),
+           Integer("min_samples_leaf", 1, 32, log=True), Categorical("bootstrap", (True, False))),
+    "sgd": (Continuous("alpha", 1e-6, 1.0, log=True), Continuous("eta0", 1e-4, 1.0, log=True),
+            Categorical("learning_rate", ("optimal", "constant", "invscaling", "adaptive")),
+            Categorical("penalty", ("l2", "l1", "elasticnet"))),
 }
-_SPACES["knn_iris"] = _SPACES["knn_wine"]
-# model -> (scikit-learn loader of its data set, classification?)
-_DATA = {"svc_breast_cancer": ("load_breast_cancer", True), "knn_wine": ("load_wine", True),
-         "rf_diabetes": ("load_diabetes", False), "sgd_breast_cancer": ("load_breast_cancer", True),
-         "knn_iris": ("load_iris", True)}
+# model (an estimator on a data set; a task is a model x a metric, _TASKS) -> (its estimator,
+# the scikit-learn loader of its data set, classification?)
+_MODELS = {"svc_breast_cancer": ("svc", "load_breast_cancer", True), "knn_wine": ("knn", "load_wine", True),
+           "rf_diabetes": ("rf", "load_diabetes", False), "sgd_breast_cancer": ("sgd", "load_breast_cancer", True),
+           "knn_iris": ("knn", "load_iris", True)}
 # task -> (model, metric): Bayesmark's task, a model x a data set x a metric
 _TASKS = {"svc_breast_cancer": ("svc_breast_cancer", "accuracy"), "knn_wine": ("knn_wine", "accuracy"),
           "rf_diabetes": ("rf_diabetes", "mse"), "svc_breast_cancer_nll": ("svc_breast_cancer", "nll"),
@@ -119,13 +119,18 @@ def _model(name: str) -> str:
     return _TASKS[name][0]
 
 
+def _parameters(model: str) -> tuple:
+    """The parameters of ``model`` (a key of ``_MODELS``): its estimator's."""
+    return _SPACES[_MODELS[model][0]]
+
+
 def load_data(name: str) -> tuple[np.ndarray, np.ndarray]:
     """The data set of task ``name`` (loaded once per data set, cached): ``X (n, d)`` float64
     features and ``y (n,)`` targets (int64 class labels, float64 for the regression task).
 
     Raises:
         ValueError: unknown task name. ImportError: the ``tasks`` extra is missing."""
-    return _load(*_DATA[_model(name)])
+    return _load(*_MODELS[_model(name)][1:])
 
 
 @functools.cache
@@ -142,7 +147,7 @@ def space(name: str) -> SearchSpace:
 
     Raises:
         ValueError: unknown task name."""
-    return search_space(_SPACES[_model(name)])
+    return search_space(_parameters(_model(name)))
 
 
 def configuration(space: SearchSpace, x) -> dict:
@@ -185,12 +190,12 @@ def estimator(name: str, config: dict):
 
     Raises:
         ValueError: unknown task name. KeyError: a parameter missing from ``config``."""
-    model = _model(name)
+    kind = _MODELS[_model(name)][0]
     _sklearn()
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
-    if model == "svc_breast_cancer":
+    if kind == "svc":
         from sklearn.calibration import CalibratedClassifierCV
         from sklearn.svm import SVC
 
@@ -198,13 +203,13 @@ def estimator(name: str, config: dict):
         if METRICS[name] == "nll":  # an SVC has no class probabilities of its own: Platt scaling
             svc = CalibratedClassifierCV(svc, method="sigmoid", ensemble=False)
         return make_pipeline(StandardScaler(), svc)
-    if model in ("knn_wine", "knn_iris"):
+    if kind == "knn":
         from sklearn.neighbors import KNeighborsClassifier
 
         scaler = {"none": "passthrough", "standard": StandardScaler(), "minmax": MinMaxScaler()}[config["scaler"]]
         return make_pipeline(scaler, KNeighborsClassifier(n_neighbors=config["n_neighbors"], p=config["p"],
                                                           weights=config["weights"]))
-    if model == "sgd_breast_cancer":
+    if kind == "sgd":
         from sklearn.linear_model import SGDClassifier
 
         return make_pipeline(StandardScaler(), SGDClassifier(
@@ -226,7 +231,7 @@ def cv_loss(name: str, config: dict) -> float:
     Raises:
         ValueError: unknown task name. KeyError: a parameter missing from ``config``.
         ImportError: the ``tasks`` extra is missing."""
-    return _cv_loss(name, tuple(config[p.name] for p in _SPACES[_model(name)]))
+    return _cv_loss(name, tuple(config[p.name] for p in _parameters(_model(name))))
 
 
 @functools.lru_cache(maxsize=65536)
@@ -236,8 +241,8 @@ def _cv_loss(name: str, values: tuple) -> float:
 
     model, metric = _TASKS[name]
     X, y = load_data(name)
-    folds = (StratifiedKFold if _DATA[model][1] else KFold)(N_FOLDS, shuffle=True, random_state=SEED)
-    unfitted = estimator(name, dict(zip((p.name for p in _SPACES[model]), values)))
+    folds = (StratifiedKFold if _MODELS[model][2] else KFold)(N_FOLDS, shuffle=True, random_state=SEED)
+    unfitted = estimator(name, dict(zip((p.name for p in _parameters(model)), values)))
     with warnings.catch_warnings():  # BO tries configurations that fit badly on purpose
         warnings.simplefilter("ignore", ConvergenceWarning)
         scores = cross_val_score(unfitted, X, y, cv=folds, scoring=_SCORING[metric][0])
@@ -263,7 +268,7 @@ def _problem(name: str) -> Problem:
     model, metric = _TASKS[name]
     return Problem(name, sp.dim, sp, objective, optimal_value=None,
                    metadata={"source": "Turner et al. 2021 (Bayesmark), scikit-learn tuning",
-                             "data": f"sklearn.datasets.{_DATA[model][0]}", "folds": N_FOLDS, "seed": SEED,
+                             "data": f"sklearn.datasets.{_MODELS[model][1]}", "folds": N_FOLDS, "seed": SEED,
                              "loss": _SCORING[metric][1]})
 
 
