@@ -56,10 +56,10 @@ def check_choice(name: str, value, choices: Sequence) -> Any:
     raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
 
 
-def outcome_transform_of(outcome_transform, standardize) -> str:
+def outcome_transform_of(outcome_transform, standardize, default: str = "standardize") -> str:
     """The outcome transform (one of :data:`nbo_jax.outcome.OUTCOME_TRANSFORMS`) a surrogate is
-    fitted to: ``outcome_transform`` when given, else ``"standardize"`` (``standardize=True``)
-    or ``"none"``.
+    fitted to: ``outcome_transform`` when given, else ``default`` (``standardize=True``; a
+    factory passes its preset's) or ``"none"``.
 
     Raises:
         TypeError: ``standardize`` not a bool.
@@ -67,7 +67,7 @@ def outcome_transform_of(outcome_transform, standardize) -> str:
         ``"none"`` (the two would disagree)."""
     standardize = check_bool("standardize", standardize)
     if outcome_transform is None:
-        return "standardize" if standardize else "none"
+        return default if standardize else "none"
     transform = check_choice("outcome_transform", outcome_transform, OUTCOME_TRANSFORMS)
     if not standardize and transform != "none":
         raise ValueError(f"standardize=False fits the raw y and outcome_transform={transform!r} transforms "

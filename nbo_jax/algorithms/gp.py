@@ -344,7 +344,6 @@ def gp_bo(
         pb = pb._replace(outputscale=(1.0, 1.0))
     if isinstance(kind, gpm.NTKKernel):
         pb = pb._replace(lengthscale=(1.0, 1.0))  # not a parameter of the NTK: fixed, unused
-    transform = outcome_transform_of(outcome_transform, standardize)
     if reference_point is not None and acquisition not in MULTI_OBJECTIVE_ACQUISITIONS:
         raise ValueError(f"reference_point is used by the multi-objective acquisitions {MULTI_OBJECTIVE_ACQUISITIONS} "
                          f"only (a callable one takes its own), got acquisition={acquisition!r}")
@@ -367,8 +366,9 @@ def gp_bo(
         constrained = acquisition in CONSTRAINED_ACQUISITIONS
         multi = acquisition in MULTI_OBJECTIVE_ACQUISITIONS
         default_aopt = chosen["acq_optimizer"][acquisition]
-    if outcome_transform is None and transform == "standardize" and not (constrained or multi):
-        transform = chosen["outcome_transform"]  # the preset's: "auto" (default) or "standardize" (paper)
+    # None: the preset's, "auto" (default) or "standardize" (paper); constraints or several objectives: standardized
+    transform = outcome_transform_of(outcome_transform, standardize,
+                                     default="standardize" if constrained or multi else chosen["outcome_transform"])
     if (constrained or multi) and transform not in AFFINE_OUTCOME_TRANSFORMS:
         raise ValueError(f"outcome_transform={transform!r} is for the unconstrained acquisitions; "
                          f"acquisition={acquisition!r} scales the objective and its constraints affinely: "

@@ -347,7 +347,6 @@ def neural_bo(
                          f"posterior, which only the dual form does cheaply; got posterior={posterior!r}")
     feature_params = check_choice("feature_params", feature_params, FEATURE_PARAMS)
     warm = check_bool("warm_start", chosen["warm_start"])
-    transform = outcome_transform_of(outcome_transform, standardize)
     network = network_builder(width, depth, activation, use_bias=chosen["use_bias"])
     input_embedding = check_choice("input_embedding", chosen["input_embedding"], INPUT_EMBEDDINGS + ("auto",))
     chunk_size = None if chunk_size is None else check_int("chunk_size", chunk_size, 1)
@@ -362,8 +361,9 @@ def neural_bo(
     elif reference_point is not None:
         raise ValueError("reference_point is used with multi_objective=True only (an acquisition= takes its own)")
     multi = acquisition is not None and reads_objectives(acquisition)
-    if outcome_transform is None and transform == "standardize" and not multi:
-        transform = chosen["outcome_transform"]  # the preset's: "discrete_half_rank" (default) or "standardize"
+    # None: the preset's, "discrete_half_rank" (default) or "standardize"; several objectives: standardized
+    transform = outcome_transform_of(outcome_transform, standardize,
+                                     default="standardize" if multi else chosen["outcome_transform"])
     draw_nu = None
     if multi:  # nu scales each objective's pathwise draw
         draw_nu = chosen["nu"] if nu is None else check_scale("nu", nu)
