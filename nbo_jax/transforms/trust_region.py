@@ -207,10 +207,11 @@ def _refuse_non_affine_transform(m: int, algorithm: BOAlgorithm, space=None) -> 
     Raises:
         ValueError: the transform resolved on ``space`` is not affine (names ``regions``)."""
     transform = algorithm.outcome_transform
-    if transform is None or resolved(transform, space) in AFFINE_OUTCOME_TRANSFORMS:
+    fitted = None if transform is None else resolved(transform, space)
+    if fitted is None or fitted in AFFINE_OUTCOME_TRANSFORMS:
         return
     what = (f"on this search space (an integer or categorical parameter) {algorithm.name!r}'s "
-            f"outcome_transform={transform!r} is {resolved(transform, space)!r}" if transform in ON_DISCRETE_SPACES
+            f"outcome_transform={transform!r} is {fitted!r}" if transform in ON_DISCRETE_SPACES
             else f"{algorithm.name!r} is fitted with outcome_transform={transform!r}")
     raise ValueError(f"regions={m}: the regions' posteriors are compared in the objective's units, and {what}, "
                      f"which has no affine map back to them; use regions=1 or outcome_transform='standardize'")
