@@ -30,7 +30,8 @@ chosen on:
 Each combination of ``--nu``, ``--input-embedding``, ``--category-weight``,
 ``--categorical-acquisition``, ``--outcome-transform`` and ``--acquisition`` (``thompson``: the
 preset's; ``ei``: ``acquisition=nbo.acquisition.ei()`` at the best of 512 raw samples, no climb,
-``nu`` unused)
+``nu`` unused; ``nu`` scales the Thompson sample where it asks: on a space with a category only
+with ``--categorical-acquisition thompson``, the preset's EI asking there otherwise)
 runs Neural-BO (its default preset with them given) vmapped over
 ``--seeds`` seeds from ``jax.random.key(--key)``,
 float32, noise-free, ``--n-init`` + ``--n-iter`` evaluations; printed: the median [IQR] and mean
@@ -58,7 +59,7 @@ import numpy as np
 
 import nbo_jax as nbo
 from nbo_jax import comparison
-from nbo_jax.algorithms.neural_bo import CATEGORICAL_EI_RAW_SAMPLES
+from nbo_jax.algorithms.neural_bo import CATEGORICAL_EI_RAW_SAMPLES, PRESETS
 from nbo_jax.analysis.stats import welch_one_sided
 from nbo_jax.benchmarks.synthetic import hartmann6, levy, rastrigin, rosenbrock, styblinski_tang
 from nbo_jax.benchmarks.tuning import SELECTION
@@ -176,6 +177,9 @@ def best_values(problem: Problem, nu: float | None, seeds: int, key: int, n_init
     ``input_embedding``, ``category_weight``, ``categorical_acquisition``), the seeds vmapped
     (:func:`nbo_jax.comparison.run_methods`)."""
     keys = jax.random.split(jax.random.key(key), seeds)
+    if nu is not None and options.get("categorical_acquisition") is None and "acquisition" not in options:
+        # a given nu alone makes the Thompson sample ask on categories; the preset's EI asks there
+        options = dict(options, categorical_acquisition=PRESETS["default"]["categorical_acquisition"])
     algo = nbo.registry.get("neural-bo", nu=nu, **options)
     hists, _ = comparison.run_methods(problem, {"neural-bo": algo}, keys,
                                       n_init=n_init, n_iter=n_iter, progress=False, verbose=False)

@@ -1,5 +1,7 @@
 """Neural-BO end to end (Phan-Trong et al. 2023, Algorithm 1)."""
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -412,11 +414,13 @@ def test_default_asks_expected_improvement_on_a_space_with_a_category(program):
     """The default preset (``categorical_acquisition="ei"``, ``q = 1``) on a space with a
     categorical parameter asks the best raw sample by expected improvement: its ``ask`` is the
     program of ``acquisition=nbo.acquisition.ei()`` with ``steps=0``, not that of the pathwise
-    Thompson sample's minimum (``categorical_acquisition="thompson"``); on a box and on a space
-    of integers it is the Thompson sample's program."""
+    Thompson sample's minimum (``categorical_acquisition="thompson"``); with ``steps`` given in
+    ``acq_optimizer`` it climbs EI as ``acquisition=ei()`` with those steps does. A given ``nu``
+    asks with the Thompson sample there (it is not dropped). On a box and on a space of
+    integers every one of them is the Thompson sample's program."""
     from nbo_jax.search_space import Categorical, Continuous, Integer, search_space
 
-    opt = dict(raw_samples=128, steps=5)
+    opt = dict(raw_samples=128)
     mixed = search_space([Continuous("a", -1.0, 1.0), Continuous("b", -1.0, 1.0), Categorical("c", (0, 1, 2))])
     integers = search_space([Continuous("a", -1.0, 1.0), Continuous("b", -1.0, 1.0), Integer("c", 0, 2)])
     for space, expect_ei in ((mixed, True), (integers, False), (None, False)):
@@ -424,13 +428,35 @@ def test_default_asks_expected_improvement_on_a_space_with_a_category(program):
                    nbo.Problem("mixed", 3, space, lambda p: (p[0] - 0.3) ** 2 + (p[1] + 0.2) ** 2 + 0.1 * p[2]))
         algos = {name: nbo.neural_bo(**SMALL_NET, acq_optimizer=dict(opt, **extra), **kw)
                  for name, kw, extra in (("categories", {}, {}), ("thompson", dict(categorical_acquisition="thompson"), {}),
-                                         ("ei", dict(acquisition=nbo.acquisition.ei()), dict(steps=0)))}
+                                         ("ei", dict(acquisition=nbo.acquisition.ei()), dict(steps=0)),
+                                         ("nu given", dict(nu=0.5), {}),
+                                         ("categories, 5 steps", {}, dict(steps=5)),
+                                         ("ei, 5 steps", dict(acquisition=nbo.acquisition.ei()), dict(steps=5)))}
         state = _abstract_state(algos["thompson"], problem=problem)
         asks = {name: program(algo.ask, state, jax.random.key(2)) for name, algo in algos.items()}
         same, apart = ("ei", "thompson") if expect_ei else ("thompson", "ei")
         assert asks["categories"] == asks[same] and asks["categories"] != asks[apart], space
+        assert asks["nu given"] == asks["thompson"], space
+        if expect_ei:
+            assert asks["categories, 5 steps"] == asks["ei, 5 steps"] != asks["ei"]
     with pytest.raises(ValueError, match="categorical_acquisition"):
         nbo.neural_bo(categorical_acquisition="ucb")
+
+
+@pytest.mark.parametrize("kw, given", [(dict(acquisition=nbo.acquisition.ei()), "acquisition="),
+                                       (dict(multi_objective=True), "multi_objective=True"),
+                                       (dict(q=2), "q=2"), (dict(thompson="independent"), "thompson='independent'")])
+def test_categorical_acquisition_that_would_not_ask_is_refused(kw, given):
+    """A given ``categorical_acquisition`` where another rule asks on every space is refused,
+    naming both arguments, not dropped: any value with ``acquisition=`` or several objectives,
+    ``"ei"`` with ``q > 1`` or independent draws (``"thompson"`` is what those ask with)."""
+    with pytest.raises(ValueError, match=rf"categorical_acquisition='ei' .*{re.escape(given)}"):
+        nbo.neural_bo(categorical_acquisition="ei", **kw)
+    if "acquisition" in kw or "multi_objective" in kw:
+        with pytest.raises(ValueError, match=rf"categorical_acquisition='thompson' .*{re.escape(given)}"):
+            nbo.neural_bo(categorical_acquisition="thompson", **kw)
+    else:
+        assert nbo.neural_bo(categorical_acquisition="thompson", **kw).q == kw.get("q", 1)
 
 
 def test_fitted_category_weight_maximizes_the_ntk_marginal_likelihood(x64, compiled):

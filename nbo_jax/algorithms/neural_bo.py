@@ -163,6 +163,22 @@ def _check_acquisition(acquisition, nu) -> None:
         raise TypeError(f"acquisition must be callable (posterior, key) -> (N,), got {type(acquisition).__name__}")
 
 
+def _check_categorical_acquisition(categorical_acquisition, acquisition, multi_objective, q, thompson) -> None:
+    """A given ``categorical_acquisition`` chooses between the pathwise Thompson sample and EI
+    at ``q = 1``: refuse it where neither asks (``acquisition=``, several objectives), and
+    ``"ei"`` where Thompson draws ask (``q > 1``, ``thompson="independent"``)."""
+    if categorical_acquisition is None:
+        return
+    if acquisition is not None or multi_objective is True:
+        given = "acquisition=" if acquisition is not None else "multi_objective=True"
+        raise ValueError(f"categorical_acquisition={categorical_acquisition!r} has no effect with {given}, "
+                         f"which asks on every space; drop categorical_acquisition")
+    if categorical_acquisition == "ei" and (q != 1 or thompson == "independent"):
+        given = f"q={q!r}" if q != 1 else "thompson='independent'"
+        raise ValueError(f"categorical_acquisition='ei' asks one point at q = 1 with the pathwise preset; with "
+                         f"{given} independent Thompson draws ask on every space; drop categorical_acquisition")
+
+
 @records_config
 def neural_bo(
     width: int = 500,
@@ -208,7 +224,10 @@ def neural_bo(
             region) and ``HIGH_DIM_NU = 0.1`` from ``d = CLIMB_BELOW_DIM = 20`` on:
             :func:`default_nu`). With
             ``scales="fit"`` it multiplies the fitted scale. Not allowed together with
-            ``acquisition``.
+            ``acquisition``. A given ``nu`` makes the Thompson sample ask on a space with a
+            categorical parameter too (``categorical_acquisition`` then defaults to
+            ``"thompson"``); given together with ``categorical_acquisition="ei"``, it scales the
+            asks on spaces without one.
         lam: regularization ``lambda > 0`` of TrainNN and (``scales="fixed"``) of
             ``U_0 = lam I``; a float or a scalar array.
         preset: ``"paper"`` or ``"default"``: fills every option left ``None`` (module doc).
@@ -284,10 +303,12 @@ def neural_bo(
             categorical parameter when ``q = 1``: ``"ei"`` (the default preset's; expected
             improvement of the surrogate posterior,
             :func:`nbo_jax.acquisition.ei`, at the best of ``CATEGORICAL_EI_RAW_SAMPLES = 512``
-            raw samples unless ``acq_optimizer`` names ``raw_samples``, no climb: a posterior
-            standard deviation needs each point's Jacobian) or ``"thompson"`` (the paper
-            preset's: the pathwise sample, as on a box). Ignored with ``acquisition``, ``q > 1``
-            or ``thompson="independent"``. Chosen with ``category_weight="fit"`` on the mixed
+            raw samples unless ``acq_optimizer`` names ``raw_samples``, no climb unless it names
+            ``steps``: a posterior standard deviation needs each point's Jacobian) or
+            ``"thompson"`` (the paper preset's, and the default when ``nu`` is given: the
+            pathwise sample, as on a box). Refused with ``acquisition`` or
+            ``multi_objective=True`` (they ask on every space), and ``"ei"`` with ``q > 1`` or
+            ``thompson="independent"`` (independent Thompson draws ask). Chosen with ``category_weight="fit"`` on the mixed
             selection problems (docs, "Neural-BO on categories"): EI alone left them where they
             were, the fitted weight alone improved them, both together more; with a fixed
             weight 0.25 one seed of the SVC tuning task stayed on the plateau of its worst
@@ -318,10 +339,14 @@ def neural_bo(
         ``warm_start="yes"``), ``acquisition`` not callable, ``acq_optimizer`` of the wrong
         type, ``batch_size=`` (renamed ``minibatch_size``; ``q`` is the number of points per
         ask) or any other unknown keyword.
-        ValueError: any argument out of range, NaN or unknown (the message names it), or
-        an ``outcome_transform`` other than ``"none"`` with ``standardize=False``.
+        ValueError: any argument out of range, NaN or unknown (the message names it), an
+        ``outcome_transform`` other than ``"none"`` with ``standardize=False``, or a
+        ``categorical_acquisition`` that would not ask (see above).
     """
     refuse_renamed(kwargs, BATCH_SIZE_RENAMED, "neural_bo")
+    _check_categorical_acquisition(categorical_acquisition, acquisition, multi_objective, q, thompson)
+    if nu is not None and categorical_acquisition is None:
+        categorical_acquisition = "thompson"  # a given nu scales the Thompson sample on every space
     chosen = resolve_preset(PRESETS, preset, warm_start=warm_start, optimizer=optimizer, use_bias=use_bias,
                             thompson=thompson, scales=scales, input_embedding=input_embedding,
                             category_weight=category_weight, categorical_acquisition=categorical_acquisition)
@@ -396,8 +421,8 @@ def neural_bo(
         return base
     on_categories = None  # EI on a space with a categorical parameter (categorical_acquisition="ei", q = 1)
     if categorical_acquisition == "ei" and q == 1:
-        ei_opts = aopt._replace(steps=0, raw_samples=aopt.raw_samples if caller_set("raw_samples")
-                                else CATEGORICAL_EI_RAW_SAMPLES)
+        ei_opts = aopt._replace(steps=aopt.steps if caller_set("steps") else 0,
+                                raw_samples=aopt.raw_samples if caller_set("raw_samples") else CATEGORICAL_EI_RAW_SAMPLES)
         on_categories = bo_algorithm(surrogate, expected_improvement(), acq_optimizer=ei_opts,
                                      name="neural-bo", refit_every=refit_every, outcome_transform=transform)
 
