@@ -321,6 +321,7 @@ def test_failed_evaluation_leaves_state_and_next_ask_finite():
     (dict(ei_tol=-1.0), ValueError, "ei_tol"),
     (dict(ei_tol=float("nan")), ValueError, "ei_tol"),
     (dict(ei_tol="0"), TypeError, "ei_tol"),
+    (dict(ei_tol=0.0, acquisition=nbo.acquisition.lcb()), ValueError, r"ei_tol=0\.0 .*acquisition= given"),
     (dict(warm_start=1), TypeError, "warm_start"),
     (dict(standardize="yes"), TypeError, "standardize"),
     (dict(optimizer="rmsprop"), ValueError, "optimizer"),

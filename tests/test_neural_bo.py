@@ -92,6 +92,8 @@ def test_paper_preset_settings(compiled):
 def test_nu_with_acquisition_is_refused():
     with pytest.raises(ValueError, match="nu"):
         nbo.neural_bo(nu=2.0, acquisition=nbo.acquisition.ei())
+    with pytest.raises(ValueError, match="thompson='independent' .*acquisition= given"):
+        nbo.neural_bo(thompson="independent", acquisition=nbo.acquisition.ei())
 
 
 def test_pathwise_sample_of_the_algorithm_matches_its_posterior(x64, compiled):

@@ -36,7 +36,9 @@ def test_factory_errors_name_the_argument(factory):
         factory(batch_size=8)
     for kw, name in [(dict(nu=float("nan")), "nu"), (dict(nu=-1.0), "nu"), (dict(q=0), "q"),
                      (dict(lam=float("nan")), "lam"), (dict(acquisition=nbo.acquisition.ei()), "acquisition"),
-                     (dict(feature_params="initial"), "feature_params"), (dict(posterior="exact"), "posterior")]:
+                     (dict(feature_params="initial"), "feature_params"), (dict(posterior="exact"), "posterior"),
+                     (dict(thompson="pathwise"), "thompson is fixed"),
+                     (dict(categorical_acquisition="ei"), "categorical_acquisition is fixed")]:
         with pytest.raises(ValueError, match=name):
             factory(**kw)
     assert factory(nu=jnp.asarray(0.5)).name == who.replace("_", "-")  # nu may be a scalar array

@@ -195,7 +195,7 @@ def adaptive_basis(
     acq_optimizer: Optional[AcqOptimizer | dict] = None,
     optimizer: Optional[str] = None,
     warm_start: Optional[bool] = None,
-    ei_tol: float = 0.0,
+    ei_tol: Optional[float] = None,
     standardize: bool = True,
     preset: str = "default",
     acquisition: Optional[Callable] = None,
@@ -242,7 +242,7 @@ def adaptive_basis(
             Bayesian head's median regret rose from below half of random search's to 1.29
             vs 1.64 with 200 L-BFGS-B steps).
         ei_tol: ``>= 0``; EI at or below this on every candidate triggers the largest-sigma
-            fallback (a float or a scalar array).
+            fallback (a float or a scalar array; ``None``: 0). Refused with ``acquisition``.
         standardize: fit on standardized targets (mean 0, std 1 over the trained rows).
         preset: ``"default"`` or ``"paper"``; fills the arguments left ``None`` (module doc).
         acquisition: ``acq(SurrogatePosterior, key) -> (N,)`` to maximize instead of EI with
@@ -250,7 +250,7 @@ def adaptive_basis(
             predictive, standardized units, and has a pathwise draw, so
             :func:`nbo_jax.acquisition.thompson_sampling` runs too); batches then follow
             :func:`nbo_jax.bo.bo_algorithm` (the constant liar, or independent draws for
-            Thompson sampling) and ``ei_tol`` is unused. ``None``: the papers' EI.
+            Thompson sampling) and ``ei_tol`` is refused. ``None``: the papers' EI.
 
     Returns:
         :class:`~nbo_jax.types.BOAlgorithm` (``q = q``, ``batch_rule = "native"``):
@@ -296,7 +296,10 @@ def adaptive_basis(
                             else None)
     if aopt.raw_samples < q:
         raise ValueError(f"acq_optimizer.raw_samples ({aopt.raw_samples}) must be >= q ({q})")
-    ei_tol = check_scale("ei_tol", ei_tol, allow_zero=True)
+    if acquisition is not None and ei_tol is not None:
+        raise ValueError(f"ei_tol={ei_tol!r} sets the papers' EI fallback; with acquisition= given it has no "
+                         f"effect; drop ei_tol")
+    ei_tol = check_scale("ei_tol", 0.0 if ei_tol is None else ei_tol, allow_zero=True)
     warm = check_bool("warm_start", chosen["warm_start"])
     standardize = check_bool("standardize", standardize)
     act = ACTIVATIONS[activation]

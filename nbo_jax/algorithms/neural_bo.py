@@ -152,8 +152,11 @@ NeuralBOState = NeuralLinearState
 """Neural-BO's surrogate state (the model inside :class:`~nbo_jax.bo.BOState`'s ``model``)."""
 
 
-def _check_acquisition(acquisition, nu) -> None:
-    """``nu`` only with the default Thompson sampling; ``acquisition`` callable."""
+def _check_acquisition(acquisition, nu, thompson=None) -> None:
+    """``nu`` and ``thompson`` only with the default Thompson sampling; ``acquisition`` callable."""
+    if acquisition is not None and thompson is not None:
+        raise ValueError(f"thompson={thompson!r} chooses how the default Thompson sampling draws; with "
+                         f"acquisition= given it has no effect; drop thompson")
     if acquisition is not None and nu is not None:
         raise ValueError(
             "nu only scales the default Thompson acquisition; with acquisition= given, put the "
@@ -244,7 +247,7 @@ def neural_bo(
             delta / sqrt(m)`` with ``delta ~ N(0, lam U^{-1})`` (:func:`nbo_jax.posterior.
             sample_weights`), a differentiable function maximized by ``acq_optimizer``;
             ``"independent"``: the paper's ``N(h(x), nu^2 sigma^2(x))`` drawn independently
-            per raw sample (no gradient steps). Ignored with ``acquisition``.
+            per raw sample (no gradient steps). Refused with ``acquisition``.
         scales: ``"fit"``: before each ask's posterior is used, ``(lam, s^2)`` of the
             posterior maximize the marginal likelihood of the linearized network (a GP with
             the empirical NTK; :func:`nbo_jax.posterior.fit_scales`, targets ``y - h(x;
@@ -345,6 +348,7 @@ def neural_bo(
     """
     refuse_renamed(kwargs, BATCH_SIZE_RENAMED, "neural_bo")
     _check_categorical_acquisition(categorical_acquisition, acquisition, multi_objective, q, thompson)
+    _check_acquisition(acquisition, None, thompson)
     if nu is not None and categorical_acquisition is None:
         categorical_acquisition = "thompson"  # a given nu scales the Thompson sample on every space
     chosen = resolve_preset(PRESETS, preset, warm_start=warm_start, optimizer=optimizer, use_bias=use_bias,

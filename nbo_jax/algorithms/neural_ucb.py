@@ -40,7 +40,7 @@ from ..optimize import as_acq_optimizer
 from ..types import BOAlgorithm
 from .neural_bo import PRESETS, neural_bo
 
-_FIXED = ("acquisition", "feature_params")
+_FIXED = ("acquisition", "feature_params", "thompson", "categorical_acquisition")
 
 
 def _neural_bo_as(who: str, nu, posterior: str, acquisition, q: int, kwargs: dict,
@@ -84,8 +84,8 @@ def neural_ucb(nu: float = 1.0, *, posterior: str = "auto", q: int = 1, **kwargs
     Raises:
         TypeError: ``nu`` not a number, ``batch_size=`` (renamed ``minibatch_size``), or
         any type error of :func:`neural_bo`.
-        ValueError: ``nu`` negative or NaN, ``acquisition`` or ``feature_params`` passed
-        (they are fixed here), or any error of :func:`neural_bo`.
+        ValueError: ``nu`` negative or NaN, ``acquisition``, ``feature_params``, ``thompson`` or
+        ``categorical_acquisition`` passed (they are fixed here), or any error of :func:`neural_bo`.
     """
     algo = _neural_bo_as("neural_ucb", nu, posterior, lambda v: lcb(v ** 2), q, kwargs)
     return algo._replace(name="neural-ucb")
