@@ -311,11 +311,11 @@ def neural_bo(
             ``"thompson"`` (the paper preset's, and the default when ``nu`` is given: the
             pathwise sample, as on a box). Refused with ``acquisition`` or
             ``multi_objective=True`` (they ask on every space), and ``"ei"`` with ``q > 1`` or
-            ``thompson="independent"`` (independent Thompson draws ask). Chosen with ``category_weight="fit"`` on the mixed
-            selection problems (docs, "Neural-BO on categories"): EI alone left them where they
-            were, the fitted weight alone improved them, both together more; with a fixed
-            weight 0.25 one seed of the SVC tuning task stayed on the plateau of its worst
-            kernel.
+            ``thompson="independent"`` (independent Thompson draws ask). Chosen with
+            ``category_weight="fit"`` on the mixed selection problems (docs, "Neural-BO on
+            categories"): EI alone left them where they were, the fitted weight alone improved
+            them, both together more; with a fixed weight 0.25 one seed of the SVC tuning task
+            stayed on the plateau of its worst kernel.
         multi_objective: optimize ``m >= 2`` objectives (``y (m,)`` per point): one network
             and its linearized posterior per objective (:func:`nbo_jax.surrogates.independent`)
             and random-scalarization Thompson sampling on their pathwise draws, at
