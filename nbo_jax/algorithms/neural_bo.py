@@ -425,8 +425,9 @@ def neural_bo(
         return base
     on_categories = None  # EI on a space with a categorical parameter (categorical_acquisition="ei", q = 1)
     if categorical_acquisition == "ei" and q == 1:
-        ei_opts = aopt._replace(steps=aopt.steps if caller_set("steps") else 0,
-                                raw_samples=aopt.raw_samples if caller_set("raw_samples") else CATEGORICAL_EI_RAW_SAMPLES)
+        ei_opts = aopt._replace(
+            steps=aopt.steps if caller_set("steps") else 0,
+            raw_samples=aopt.raw_samples if caller_set("raw_samples") else CATEGORICAL_EI_RAW_SAMPLES)
         on_categories = bo_algorithm(surrogate, expected_improvement(), acq_optimizer=ei_opts,
                                      name="neural-bo", refit_every=refit_every, outcome_transform=transform)
 
