@@ -71,10 +71,10 @@ def test_beats_random_search_at_equal_trials(which):
     assert med_ours < 0.1, ours
 
 
-def test_neural_bo_sampler_is_the_default_and_plugs_into_create_study():
+def test_neural_bo_sampler_runs_neural_bo_the_default_gp_ei_and_plugs_into_create_study():
     sampler = NeuralBOSampler(width=32, seed=0)
     assert sampler.algorithm.name == "neural-bo"
-    assert NBOSampler(seed=0).algorithm.name == "neural-bo"
+    assert NBOSampler(seed=0).algorithm.name == "gp-ei"  # the default for one objective
     assert NBOSampler("gp-ei").algorithm.name == "gp-ei"
     study = optuna.create_study(sampler=sampler)
     study.optimize(_objective, n_trials=2)  # startup trials only: nothing compiled
@@ -242,7 +242,7 @@ def test_the_algorithm_must_fit_the_number_of_objectives():
     one that needs two on a study of one) is refused at the first sample, naming it; random
     search takes both. Nothing is compiled."""
     one, two = optuna.create_study(), optuna.create_study(directions=["minimize", "maximize"])
-    assert NBOSampler(seed=0).algorithm_for(one).name == "neural-bo"
+    assert NBOSampler(seed=0).algorithm_for(one).name == "gp-ei"
     assert NBOSampler(seed=0).algorithm_for(two).name == "gp-ehvi"
     assert NeuralBOSampler(seed=0, width=8).algorithm_for(two).name == "neural-bo-mo"
     assert NeuralBOSampler(seed=0, width=8).algorithm_for(one).name == "neural-bo"

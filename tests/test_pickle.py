@@ -92,5 +92,5 @@ def test_the_default_ray_tune_searcher_pickles():
     for searcher in (NBOSearcher(), NBOSearcher({"x": tune.uniform(0.0, 1.0)}, metric="loss", mode="min")):
         for dumps in DUMPS:
             again = pickle.loads(dumps(searcher))
-            assert again._algorithm.name == "neural-bo"
+            assert again._algorithm.name == "gp-ei"  # the default algorithm
             assert repr(again._algorithm.config) == repr(searcher._algorithm.config)

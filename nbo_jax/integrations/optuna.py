@@ -370,8 +370,13 @@ class NBOSampler(BaseSampler):
             ``nbo_jax.gp_bo(acquisition="ehvi", reference_point=...)`` with the reference
             point in the minimized values), or a registry name built with its defaults
             (:func:`nbo_jax.registry.get`, e.g. ``"gp-ei"``, ``"gp-ehvi"``); ``None``:
-            ``nbo_jax.neural_bo()`` for a study of one objective, ``"gp-ehvi"`` (GP-EHVI,
-            its reference point inferred; Daulton et al. 2021) for a study of several.
+            ``"gp-ei"`` (``nbo_jax.gp_bo()``) for a study of one objective, ``"gp-ehvi"``
+            (GP-EHVI, its reference point inferred; Daulton et al. 2021) for a study of
+            several. GP-EI is the documentation's pick for integer and categorical parameters
+            and for budgets below ~50 trials: over 30 seeds of eight mixed problems (5 + 40
+            evaluations) its mean normalized score was above TPE's and GPSampler's (p = 0.0006
+            each), where Neural-BO's was level with both (docs, "Benchmarks", "Thirty seeds");
+            :class:`NeuralBOSampler` runs Neural-BO.
         n_startup_trials: the independent sampler proposes every parameter until this many
             trials finished (COMPLETE, PRUNED or FAIL; int >= 0); the algorithm also waits
             for one COMPLETE trial in its search space.
@@ -416,8 +421,8 @@ class NBOSampler(BaseSampler):
         self._intersection_search_space = optuna.search_space.IntersectionSearchSpace()
 
     def _default(self, several: bool) -> BOAlgorithm:
-        """The algorithm when none was given: Neural-BO for one objective, GP-EHVI for several."""
-        return _get_algorithm("gp-ehvi") if several else neural_bo()
+        """The algorithm when none was given: GP-EI for one objective, GP-EHVI for several."""
+        return _get_algorithm("gp-ehvi" if several else "gp-ei")
 
     @property
     def algorithm(self) -> BOAlgorithm:

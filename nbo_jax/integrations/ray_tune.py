@@ -54,8 +54,8 @@ __all__ = ["NBOSearcher"]
 
 
 class NBOSearcher(Searcher):
-    """A Ray Tune searcher backed by a library algorithm (default Neural-BO, Phan-Trong et
-    al. 2023).
+    """A Ray Tune searcher backed by a library algorithm (default GP-EI,
+    :func:`nbo_jax.gp_bo`).
 
     Args:
         space: the search space, a dict of Tune domains and constants (nested dicts and
@@ -64,7 +64,8 @@ class NBOSearcher(Searcher):
         metric: the reported metric to optimize (or from the ``TuneConfig``).
         mode: ``"min"`` or ``"max"`` (or from the ``TuneConfig``).
         algorithm: an unconstrained :class:`~nbo_jax.types.BOAlgorithm`; default
-            :func:`nbo_jax.neural_bo`.
+            :func:`nbo_jax.gp_bo` (GP-EI, the documentation's pick for integer and categorical
+            parameters and small budgets, as :class:`nbo_jax.integrations.optuna.NBOSampler`'s).
         n_init: trials drawn uniformly (the initial design) before the algorithm proposes.
         seed: seeds the design, the algorithm and the random draws of the other parameters.
         capacity: the optimizer's first capacity (doubled when reached).
@@ -89,9 +90,9 @@ class NBOSearcher(Searcher):
             raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
         super().__init__(metric=metric, mode=mode)
         if algorithm is None:
-            from ..algorithms import neural_bo
+            from ..algorithms import gp_bo
 
-            algorithm = neural_bo()
+            algorithm = gp_bo()
         _check_algorithm(algorithm)
         self._algorithm = algorithm
         self._n_init = check_int("n_init", n_init, 1)
