@@ -21,6 +21,8 @@ GPSampler needs torch, which is not a dependency of nbo_jax (``--with torch`` ad
     uv run --with torch python benchmarks/mixed.py --suite tuning --update   # add the tuning tasks
     uv run --with torch --with botorch python benchmarks/mixed.py --methods botorch --update
 
+``--methods nbo-sampler neural-bo-sampler`` (not run by default) runs our Optuna samplers with
+their defaults, as a practitioner's study does (:data:`SAMPLERS`).
 ``--methods botorch`` (not run by default) adds BoTorch's loop for mixed spaces
 (``MixedSingleTaskGP``, ``LogExpectedImprovement``, ``optimize_acqf_mixed_alternating``;
 :func:`run_botorch`), the reference our GP is compared with.
@@ -62,6 +64,10 @@ the best combination of the categories, then the neighbour search)."""
 RUN_BY_US = OURS + IN_TRUST_REGION + DIAGNOSTIC + tuple(VARIANTS)
 """The methods :func:`run_ours` runs (the others are Optuna's)."""
 OPTUNA = ("tpe", "gp-optuna")
+SAMPLERS = ("nbo-sampler", "neural-bo-sampler")
+"""Not run by default: our samplers through Optuna as a practitioner runs them, with their
+defaults (``NBOSampler(seed=s)``: GP-EI after 10 random start-up trials; ``NeuralBOSampler(seed=s)``),
+each study alone like TPE's and GPSampler's."""
 BOTORCH = ("botorch",)
 """Not run by default (needs ``--with botorch``): BoTorch's mixed-space loop, :func:`run_botorch`."""
 BOTORCH_RESTARTS, BOTORCH_RAW_SAMPLES = 10, 512
@@ -87,7 +93,8 @@ def run_ours(name: str, problem, seeds: int, n_init: int, n_iter: int, sequentia
 
 
 def run_optuna(name: str, problem, seeds: int, n_trials: int) -> np.ndarray:
-    """``(seeds,)`` the best value of an Optuna study per seed (TPE or GPSampler)."""
+    """``(seeds,)`` the best value of an Optuna study per seed (TPE, GPSampler, or one of
+    :data:`SAMPLERS`)."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -107,8 +114,13 @@ def run_optuna(name: str, problem, seeds: int, n_trials: int) -> np.ndarray:
 
     best = []
     for s in range(seeds):
-        sampler = (optuna.samplers.TPESampler(seed=s) if name == "tpe"
-                   else optuna.samplers.GPSampler(seed=s))
+        if name in SAMPLERS:
+            from nbo_jax.integrations.optuna import NBOSampler, NeuralBOSampler
+
+            sampler = NBOSampler(seed=s) if name == "nbo-sampler" else NeuralBOSampler(seed=s)
+        else:
+            sampler = (optuna.samplers.TPESampler(seed=s) if name == "tpe"
+                       else optuna.samplers.GPSampler(seed=s))
         study = optuna.create_study(sampler=sampler)
         study.optimize(value, n_trials=n_trials)
         best.append(study.best_value)
@@ -217,7 +229,7 @@ def main(argv=None) -> int:
     parser.add_argument("--problems", nargs="+", choices=list(ALL), help="default: those of --suite")
     parser.add_argument("--suite", choices=list(SUITES), default="synthetic",
                         help="the problems when --problems is not given: synthetic (default), tuning or all")
-    parser.add_argument("--methods", nargs="+", default=list(OURS + OPTUNA), choices=list(RUN_BY_US + OPTUNA + BOTORCH))
+    parser.add_argument("--methods", nargs="+", default=list(OURS + OPTUNA), choices=list(RUN_BY_US + OPTUNA + SAMPLERS + BOTORCH))
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--n-init", type=int, default=5)
     parser.add_argument("--n-iter", type=int, default=40)
