@@ -152,11 +152,8 @@ NeuralBOState = NeuralLinearState
 """Neural-BO's surrogate state (the model inside :class:`~nbo_jax.bo.BOState`'s ``model``)."""
 
 
-def _check_acquisition(acquisition, nu, thompson=None) -> None:
-    """``nu`` and ``thompson`` only with the default Thompson sampling; ``acquisition`` callable."""
-    if acquisition is not None and thompson is not None:
-        raise ValueError(f"thompson={thompson!r} chooses how the default Thompson sampling draws; with "
-                         f"acquisition= given it has no effect; drop thompson")
+def _check_acquisition(acquisition, nu) -> None:
+    """``nu`` only with the default Thompson sampling; ``acquisition`` callable."""
     if acquisition is not None and nu is not None:
         raise ValueError(
             "nu only scales the default Thompson acquisition; with acquisition= given, put the "
@@ -166,20 +163,23 @@ def _check_acquisition(acquisition, nu, thompson=None) -> None:
         raise TypeError(f"acquisition must be callable (posterior, key) -> (N,), got {type(acquisition).__name__}")
 
 
-def _check_categorical_acquisition(categorical_acquisition, acquisition, multi_objective, q, thompson) -> None:
-    """A given ``categorical_acquisition`` chooses between the pathwise Thompson sample and EI
-    at ``q = 1``: refuse it where neither asks (``acquisition=``, several objectives), and
-    ``"ei"`` where Thompson draws ask (``q > 1``, ``thompson="independent"``)."""
-    if categorical_acquisition is None:
-        return
-    if acquisition is not None or multi_objective is True:
-        given = "acquisition=" if acquisition is not None else "multi_objective=True"
-        raise ValueError(f"categorical_acquisition={categorical_acquisition!r} has no effect with {given}, "
-                         f"which asks on every space; drop categorical_acquisition")
-    if categorical_acquisition == "ei" and (q != 1 or thompson == "independent"):
-        given = f"q={q!r}" if q != 1 else "thompson='independent'"
-        raise ValueError(f"categorical_acquisition='ei' asks one point at q = 1 with the pathwise preset; with "
-                         f"{given} independent Thompson draws ask on every space; drop categorical_acquisition")
+def _check_thompson_options(categorical_acquisition, thompson, acquisition, multi_objective, q) -> None:
+    """The options of the default Thompson sampling, given where they would not act: a
+    ``categorical_acquisition`` (the pathwise sample or EI at ``q = 1``) where neither asks
+    (``acquisition=``, several objectives), ``"ei"`` where Thompson draws ask (``q > 1``,
+    ``thompson="independent"``); ``thompson`` with ``acquisition=``."""
+    if categorical_acquisition is not None:
+        if acquisition is not None or multi_objective is True:
+            given = "acquisition=" if acquisition is not None else "multi_objective=True"
+            raise ValueError(f"categorical_acquisition={categorical_acquisition!r} has no effect with {given}, "
+                             f"which asks on every space; drop categorical_acquisition")
+        if categorical_acquisition == "ei" and (q != 1 or thompson == "independent"):
+            given = f"q={q!r}" if q != 1 else "thompson='independent'"
+            raise ValueError(f"categorical_acquisition='ei' asks one point at q = 1 with the pathwise preset; with "
+                             f"{given} independent Thompson draws ask on every space; drop categorical_acquisition")
+    if acquisition is not None and thompson is not None:
+        raise ValueError(f"thompson={thompson!r} chooses how the default Thompson sampling draws; with "
+                         f"acquisition= given it has no effect; drop thompson")
 
 
 @records_config
@@ -347,8 +347,7 @@ def neural_bo(
         ``categorical_acquisition`` that would not ask (see above).
     """
     refuse_renamed(kwargs, BATCH_SIZE_RENAMED, "neural_bo")
-    _check_categorical_acquisition(categorical_acquisition, acquisition, multi_objective, q, thompson)
-    _check_acquisition(acquisition, None, thompson)
+    _check_thompson_options(categorical_acquisition, thompson, acquisition, multi_objective, q)
     if nu is not None and categorical_acquisition is None:
         categorical_acquisition = "thompson"  # a given nu scales the Thompson sample on every space
     chosen = resolve_preset(PRESETS, preset, warm_start=warm_start, optimizer=optimizer, use_bias=use_bias,
