@@ -53,6 +53,7 @@ import functools
 import math
 import warnings
 from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import numpy as np
@@ -82,11 +83,20 @@ _SPACES = {
             Categorical("learning_rate", ("optimal", "constant", "invscaling", "adaptive")),
             Categorical("penalty", ("l2", "l1", "elasticnet"))),
 }
-# model (an estimator on a data set; a task is a model x a metric, _TASKS) -> (its estimator,
-# the scikit-learn loader of its data set, classification?)
-_MODELS = {"svc_breast_cancer": ("svc", "load_breast_cancer", True), "knn_wine": ("knn", "load_wine", True),
-           "rf_diabetes": ("rf", "load_diabetes", False), "sgd_breast_cancer": ("sgd", "load_breast_cancer", True),
-           "knn_iris": ("knn", "load_iris", True)}
+
+
+class _Model(NamedTuple):
+    """A model: an estimator (a key of ``_SPACES``) on a data set (its scikit-learn loader)."""
+
+    estimator: str
+    loader: str
+    classification: bool
+
+
+# model (a task is a model x a metric, _TASKS) -> its estimator and data set
+_MODELS = {"svc_breast_cancer": _Model("svc", "load_breast_cancer", True), "knn_wine": _Model("knn", "load_wine", True),
+           "rf_diabetes": _Model("rf", "load_diabetes", False),
+           "sgd_breast_cancer": _Model("sgd", "load_breast_cancer", True), "knn_iris": _Model("knn", "load_iris", True)}
 # task -> (model, metric): Bayesmark's task, a model x a data set x a metric
 _TASKS = {"svc_breast_cancer": ("svc_breast_cancer", "accuracy"), "knn_wine": ("knn_wine", "accuracy"),
           "rf_diabetes": ("rf_diabetes", "mse"), "svc_breast_cancer_nll": ("svc_breast_cancer", "nll"),
@@ -121,7 +131,7 @@ def _model(name: str) -> str:
 
 def _parameters(model: str) -> tuple:
     """The parameters of ``model`` (a key of ``_MODELS``): its estimator's."""
-    return _SPACES[_MODELS[model][0]]
+    return _SPACES[_MODELS[model].estimator]
 
 
 def load_data(name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -130,7 +140,8 @@ def load_data(name: str) -> tuple[np.ndarray, np.ndarray]:
 
     Raises:
         ValueError: unknown task name. ImportError: the ``tasks`` extra is missing."""
-    return _load(*_MODELS[_model(name)][1:])
+    m = _MODELS[_model(name)]
+    return _load(m.loader, m.classification)
 
 
 @functools.cache
@@ -190,7 +201,7 @@ def estimator(name: str, config: dict):
 
     Raises:
         ValueError: unknown task name. KeyError: a parameter missing from ``config``."""
-    kind = _MODELS[_model(name)][0]
+    kind = _MODELS[_model(name)].estimator
     _sklearn()
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import MinMaxScaler, StandardScaler
@@ -241,7 +252,7 @@ def _cv_loss(name: str, values: tuple) -> float:
 
     model, metric = _TASKS[name]
     X, y = load_data(name)
-    folds = (StratifiedKFold if _MODELS[model][2] else KFold)(N_FOLDS, shuffle=True, random_state=SEED)
+    folds = (StratifiedKFold if _MODELS[model].classification else KFold)(N_FOLDS, shuffle=True, random_state=SEED)
     unfitted = estimator(name, dict(zip((p.name for p in _parameters(model)), values)))
     with warnings.catch_warnings():  # BO tries configurations that fit badly on purpose
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -268,7 +279,7 @@ def _problem(name: str) -> Problem:
     model, metric = _TASKS[name]
     return Problem(name, sp.dim, sp, objective, optimal_value=None,
                    metadata={"source": "Turner et al. 2021 (Bayesmark), scikit-learn tuning",
-                             "data": f"sklearn.datasets.{_MODELS[model][1]}", "folds": N_FOLDS, "seed": SEED,
+                             "data": f"sklearn.datasets.{_MODELS[model].loader}", "folds": N_FOLDS, "seed": SEED,
                              "loss": _SCORING[metric][1]})
 
 
