@@ -97,6 +97,8 @@ def run_optuna(name: str, problem, seeds: int, n_trials: int) -> np.ndarray:
     :data:`SAMPLERS`)."""
     import optuna
 
+    from nbo_jax.integrations.optuna import NBOSampler, NeuralBOSampler
+
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     space = problem.bounds
     objective = jax.jit(problem.objective)
@@ -112,16 +114,11 @@ def run_optuna(name: str, problem, seeds: int, n_trials: int) -> np.ndarray:
                 x.append(trial.suggest_float(p.name, p.low, p.high, log=p.log))
         return float(objective(jnp.asarray(x, jnp.float32)))
 
+    make = {"tpe": optuna.samplers.TPESampler, "gp-optuna": optuna.samplers.GPSampler,
+            "nbo-sampler": NBOSampler, "neural-bo-sampler": NeuralBOSampler}[name]
     best = []
     for s in range(seeds):
-        if name in SAMPLERS:
-            from nbo_jax.integrations.optuna import NBOSampler, NeuralBOSampler
-
-            sampler = NBOSampler(seed=s) if name == "nbo-sampler" else NeuralBOSampler(seed=s)
-        else:
-            sampler = (optuna.samplers.TPESampler(seed=s) if name == "tpe"
-                       else optuna.samplers.GPSampler(seed=s))
-        study = optuna.create_study(sampler=sampler)
+        study = optuna.create_study(sampler=make(seed=s))
         study.optimize(value, n_trials=n_trials)
         best.append(study.best_value)
     return np.asarray(best, np.float64)
