@@ -16,10 +16,11 @@
     "auto"         "power" on a search space with an integer or categorical parameter
                    (``Dataset.space``, :attr:`~nbo_jax.search_space.SearchSpace.discrete`),
                    "standardize" on a box, a finite domain or a space of floats only
-                   (:func:`resolved`; the GP baselines' default)
+                   (:func:`resolved`)
     "discrete_half_rank"
                    "half_rank" on a search space with an integer or categorical parameter,
-                   "standardize" elsewhere (:func:`resolved`; Neural-BO's default)
+                   "standardize" elsewhere (:func:`resolved`; Neural-BO's and the GP
+                   baselines' default)
 
 Every transform is increasing in ``y``, so the best row stays the best and a surrogate's
 minimum in transformed units is its minimum in the objective's. Only ``"standardize"`` and

@@ -597,7 +597,7 @@ def test_presets_pick_the_documented_models(ei_setup):
     assert (dflt["kernel"], dflt["prior"], dflt["learn_outputscale"], dflt["fit_optimizer"]) == (
         "rbf", "botorch", False, "lbfgs")
     assert dflt["mean"] == "constant" and paper["mean"] == "zero"
-    assert dflt["outcome_transform"] == "auto" and paper["outcome_transform"] == "standardize"
+    assert dflt["outcome_transform"] == "discrete_half_rank" and paper["outcome_transform"] == "standardize"
     assert dflt["noise_floor"] == 1e-4 and dflt["lengthscale_bounds"][0] == 2.5e-2
     ei = dflt["acq_optimizer"]["ei"]
     assert (ei.raw_samples, ei.num_restarts) == (512, 10) and ei.steps > 0 and ei.local_fraction == 0.25

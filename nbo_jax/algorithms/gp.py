@@ -4,7 +4,8 @@ baselines.
 The model (:mod:`nbo_jax.gp_model`) is an exact GP with a learned constant mean on unit-cube
 inputs ``u = (x - lower)/(upper - lower)``, fitted to standardized targets
 (``Dataset.standardized()``; by default on a search space with an integer or categorical
-parameter, power-transformed after, :func:`nbo_jax.outcome.resolved`). Per iteration
+parameter, the worse half rank-warped after, OSS Vizier's half-rank warping,
+:func:`nbo_jax.outcome.resolved`). Per iteration
 (minimization form)::
 
     theta_t = argmax_theta log p(y | U, theta) + log p(theta)     L-BFGS-B (MAP; default)
@@ -100,7 +101,7 @@ PRESETS = {
     "default": dict(
         kernel="rbf", prior="botorch", mean="constant", learn_outputscale=False, fit_optimizer="lbfgs",
         fit_steps=200, n_restarts=2, noise_floor=1e-4, lengthscale_bounds=(2.5e-2, 1e3), refit_every="auto",
-        outcome_transform="auto",
+        outcome_transform="discrete_half_rank",
         acq_optimizer={"ei": _EI_UCB_OPT, "ucb": _EI_UCB_OPT, "ts": _TS_OPT,
                        "cei": _EI_UCB_OPT, "ehvi": _EI_UCB_OPT, "parego": _EI_UCB_OPT,
                        "lcb-c": AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.25,
@@ -262,9 +263,12 @@ def gp_bo(
             ``Standardize``), ``"power"`` (Yeo-Johnson with the maximum-likelihood exponent,
             HEBO's, Cowen-Rivers et al. 2022), ``"copula"`` (normal quantiles of the ranks),
             ``"half_rank"`` (the worse half rank-warped, OSS Vizier's, Song et al. 2024),
-            ``"none"`` or ``"auto"`` (``"power"`` on a search space with an integer or
-            categorical parameter, ``"standardize"`` elsewhere: :func:`nbo_jax.outcome.resolved`);
-            default ``None``: the preset's, ``"auto"`` (default preset; ``"standardize"`` for
+            ``"none"``, ``"auto"`` (``"power"`` on a search space with an integer or
+            categorical parameter, ``"standardize"`` elsewhere: :func:`nbo_jax.outcome.resolved`)
+            or ``"discrete_half_rank"`` (``"half_rank"`` there, ``"standardize"`` elsewhere);
+            default ``None``: the preset's, ``"discrete_half_rank"`` (default preset; chosen on
+            the mixed selection problems, docs "The GP's targets on mixed spaces";
+            ``"standardize"`` for
             the constrained and multi-objective acquisitions) or ``"standardize"`` (paper), or
             ``"none"`` with ``standardize=False``. The transforms keep the order of the
             observations; EI's ``y_best`` and the posterior are in the transformed units. The

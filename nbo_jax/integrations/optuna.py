@@ -375,7 +375,7 @@ class NBOSampler(BaseSampler):
             several. GP-EI is the documentation's pick for integer and categorical parameters
             and for budgets below ~50 trials, chosen over Neural-BO on the mixed selection
             problems; through this sampler, over 30 seeds of the eight mixed test problems (45
-            trials), its mean normalized score was 0.62 against TPE's 0.43 and GPSampler's 0.42
+            trials), its mean normalized score was 0.61 against TPE's 0.43 and GPSampler's 0.42
             (docs, "Benchmarks", "Our samplers through Optuna"). :class:`NeuralBOSampler` runs
             Neural-BO.
         n_startup_trials: the independent sampler proposes every parameter until this many
