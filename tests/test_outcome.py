@@ -154,9 +154,9 @@ def test_outcome_transform_errors_name_the_arguments():
 def test_auto_is_power_on_a_space_with_a_discrete_parameter_and_standardize_elsewhere(x64):
     """``"auto"``: the power transform's targets on a search space with an integer or a
     categorical parameter, the standardized ones on a box and on a space of floats only;
-    gp_bo's default is ``"discrete_half_rank"``, its paper preset and its constrained and
-    multi-objective acquisitions ``"standardize"``; TuRBO-m refuses the default at ``init`` on
-    a discrete space, where it has no affine map back to the objective's units."""
+    gp_bo's paper preset and its constrained and multi-objective acquisitions default to
+    ``"standardize"`` (its default preset: the next test); TuRBO-m refuses ``"auto"`` at
+    ``init`` on a discrete space, where it has no affine map back to the objective's units."""
     import nbo_jax as nbo
     from nbo_jax.search_space import Categorical, Continuous, Integer, search_space
 
@@ -173,30 +173,29 @@ def test_auto_is_power_on_a_space_with_a_discrete_parameter_and_standardize_else
     power = outcome.targets(box, "power")
     assert not np.allclose(power, outcome.targets(box, "standardize"))  # a heavy tail: they differ
 
-    assert nbo.gp_bo().outcome_transform == "discrete_half_rank"
     assert nbo.gp_bo(preset="paper").outcome_transform == "standardize"
     assert nbo.gp_bo(acquisition="cei").outcome_transform == "standardize"
     assert nbo.gp_bo(acquisition="ehvi").outcome_transform == "standardize"
     assert nbo.gp_bo(standardize=False).outcome_transform == "none"
     assert nbo.gp_bo(outcome_transform="standardize").outcome_transform == "standardize"
-    assert nbo.gp_bo().config.kwargs.get("outcome_transform") is None  # the user's call, as given
 
     space = search_space([Continuous("x", 0.0, 1.0), Integer("k", 0, 4)])
     x0 = space.from_unit(jax.random.uniform(jax.random.key(0), (6, space.unit_dim), jnp.float64))
     y0 = jnp.sum(x0, axis=1)
-    turbo_m = nbo.trust_region(nbo.gp_bo(), regions=2)
-    with pytest.raises(ValueError, match=r"regions=2: .*outcome_transform='discrete_half_rank' is 'half_rank'"):
+    turbo_m = nbo.trust_region(nbo.gp_bo(outcome_transform="auto"), regions=2)
+    with pytest.raises(ValueError, match=r"regions=2: .*outcome_transform='auto' is 'power'"):
         turbo_m.init(jax.random.key(1), x0, y0, bounds=space, capacity=8)
     standardized = nbo.trust_region(nbo.gp_bo(outcome_transform="standardize"), regions=2)
     state = jax.eval_shape(lambda: standardized.init(jax.random.key(1), x0, y0, bounds=space, capacity=8))
     assert state.length.shape == (2,)  # built: one side per region
 
 
-def test_discrete_half_rank_is_half_rank_on_a_discrete_space_and_neural_bos_default(x64):
-    """``"discrete_half_rank"`` (Neural-BO's and the GP's default): the half-rank targets on a search space
-    with an integer or a categorical parameter, the standardized ones on a box and a space of
-    floats; the paper preset, a multi-objective acquisition and ``standardize=False`` keep
-    theirs; TuRBO-m refuses it at ``init`` on a discrete space and names what it resolved to."""
+def test_discrete_half_rank_is_half_rank_on_a_discrete_space_and_the_default(x64):
+    """``"discrete_half_rank"`` (Neural-BO's and the GP's default): the half-rank targets on a
+    search space with an integer or a categorical parameter, the standardized ones on a box and
+    a space of floats; the paper presets, a multi-objective acquisition and
+    ``standardize=False`` keep theirs; TuRBO-m refuses it at ``init`` on a discrete space and
+    names what it resolved to, around either default."""
     import nbo_jax as nbo
     from nbo_jax.search_space import Categorical, Continuous, Integer, search_space
 
@@ -218,9 +217,12 @@ def test_discrete_half_rank_is_half_rank_on_a_discrete_space_and_neural_bos_defa
     assert nbo.neural_ucb().outcome_transform == nbo.neural_ts().outcome_transform == "standardize"  # the papers'
     assert nbo.neural_ucb(standardize=False).outcome_transform == "none"
     assert nbo.neural_bo().config.kwargs.get("outcome_transform") is None  # the user's call, as given
+    assert nbo.gp_bo().outcome_transform == "discrete_half_rank"
+    assert nbo.gp_bo().config.kwargs.get("outcome_transform") is None
 
     space = search_space([Continuous("x", 0.0, 1.0), Integer("k", 0, 4)])
     x0 = space.from_unit(jax.random.uniform(jax.random.key(0), (6, space.unit_dim), jnp.float64))
-    turbo_m = nbo.trust_region(nbo.neural_bo(width=16, epochs=5), regions=2)
-    with pytest.raises(ValueError, match=r"regions=2: .*outcome_transform='discrete_half_rank' is 'half_rank'"):
-        turbo_m.init(jax.random.key(1), x0, jnp.sum(x0, axis=1), bounds=space, capacity=8)
+    for default in (nbo.neural_bo(width=16, epochs=5), nbo.gp_bo()):
+        turbo_m = nbo.trust_region(default, regions=2)
+        with pytest.raises(ValueError, match=r"regions=2: .*outcome_transform='discrete_half_rank' is 'half_rank'"):
+            turbo_m.init(jax.random.key(1), x0, jnp.sum(x0, axis=1), bounds=space, capacity=8)

@@ -4,7 +4,7 @@ baselines.
 The model (:mod:`nbo_jax.gp_model`) is an exact GP with a learned constant mean on unit-cube
 inputs ``u = (x - lower)/(upper - lower)``, fitted to standardized targets
 (``Dataset.standardized()``; by default on a search space with an integer or categorical
-parameter, the worse half rank-warped after, OSS Vizier's half-rank warping,
+parameter, half-rank warped after: OSS Vizier's warping of the worse half,
 :func:`nbo_jax.outcome.resolved`). Per iteration
 (minimization form)::
 
@@ -268,9 +268,8 @@ def gp_bo(
             or ``"discrete_half_rank"`` (``"half_rank"`` there, ``"standardize"`` elsewhere);
             default ``None``: the preset's, ``"discrete_half_rank"`` (default preset; chosen on
             the mixed selection problems, docs "The GP's targets on mixed spaces";
-            ``"standardize"`` for
-            the constrained and multi-objective acquisitions) or ``"standardize"`` (paper), or
-            ``"none"`` with ``standardize=False``. The transforms keep the order of the
+            ``"standardize"`` for the constrained and multi-objective acquisitions) or
+            ``"standardize"`` (paper), or ``"none"`` with ``standardize=False``. The transforms keep the order of the
             observations; EI's ``y_best`` and the posterior are in the transformed units. The
             constrained and multi-objective acquisitions take ``"standardize"`` or ``"none"``
             only.

@@ -357,8 +357,8 @@ def trust_region(
             algorithm, with a non-affine outcome transform or with ``restart_keeps_data`` (and,
             at ``init``, on a finite domain with ``q > 1``, or on a search space with an integer
             or categorical parameter with ``outcome_transform="auto"`` or
-            ``"discrete_half_rank"``, Neural-BO's and the GP's default), an unknown ``incumbent`` or
-            ``success``, or ``"posterior_mean"`` with an
+            ``"discrete_half_rank"``, Neural-BO's and the GP's default), an unknown
+            ``incumbent`` or ``success``, or ``"posterior_mean"`` with an
             algorithm without a surrogate, a constrained one, ``regions > 1`` or
             ``min_improvement > 0`` (the same for ``success``); messages name the argument.
 
