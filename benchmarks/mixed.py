@@ -226,7 +226,8 @@ def main(argv=None) -> int:
     parser.add_argument("--problems", nargs="+", choices=list(ALL), help="default: those of --suite")
     parser.add_argument("--suite", choices=list(SUITES), default="synthetic",
                         help="the problems when --problems is not given: synthetic (default), tuning or all")
-    parser.add_argument("--methods", nargs="+", default=list(OURS + OPTUNA), choices=list(RUN_BY_US + OPTUNA + SAMPLERS + BOTORCH))
+    parser.add_argument("--methods", nargs="+", default=list(OURS + OPTUNA),
+                        choices=list(RUN_BY_US + OPTUNA + SAMPLERS + BOTORCH))
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--n-init", type=int, default=5)
     parser.add_argument("--n-iter", type=int, default=40)

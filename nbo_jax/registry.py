@@ -102,6 +102,10 @@ MULTI_OBJECTIVE: dict[str, Callable] = {name: _factory(name) for name in _MULTI_
 """The algorithms for ``m >= 2`` objectives by name (random search, in :data:`REGISTRY`, takes
 any number)."""
 _ALL = {**REGISTRY, **MULTI_OBJECTIVE}
+STUDY_DEFAULT = "gp-ei"
+"""The algorithm of a study that names none, for one objective (``NBOSampler()``,
+``NBOSearcher()``): GP-EI, the documentation's pick for integer and categorical parameters and
+small budgets (docs, "Choosing an algorithm")."""
 
 
 _TURBO = re.compile(r"^turbo(\d*)-")
@@ -162,4 +166,4 @@ def get(name: str, *, turbo: Optional[dict] = None, **kwargs):
     return _ALL[key](**kwargs)
 
 
-__all__ = ["MULTI_OBJECTIVE", "REGISTRY", "canonical_name", "get"]
+__all__ = ["MULTI_OBJECTIVE", "REGISTRY", "STUDY_DEFAULT", "canonical_name", "get"]

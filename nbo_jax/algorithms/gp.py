@@ -269,10 +269,10 @@ def gp_bo(
             default ``None``: the preset's, ``"discrete_half_rank"`` (default preset; chosen on
             the mixed selection problems, docs "The GP's targets on mixed spaces";
             ``"standardize"`` for the constrained and multi-objective acquisitions) or
-            ``"standardize"`` (paper), or ``"none"`` with ``standardize=False``. The transforms keep the order of the
-            observations; EI's ``y_best`` and the posterior are in the transformed units. The
-            constrained and multi-objective acquisitions take ``"standardize"`` or ``"none"``
-            only.
+            ``"standardize"`` (paper), or ``"none"`` with ``standardize=False``. The
+            transforms keep the order of the observations; EI's ``y_best`` and the posterior
+            are in the transformed units. The constrained and multi-objective acquisitions
+            take ``"standardize"`` or ``"none"`` only.
         q: points per ``ask`` (BoTorch's ``q``). ``q > 1``: GP-TS takes ``q`` independent
             joint draws (Kandasamy et al. 2018); EI, UCB, cEI and LCB-C choose the points one
             after the other, each told to a copy of the state with a constant-liar value

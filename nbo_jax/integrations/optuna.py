@@ -90,7 +90,7 @@ except ImportError as err:  # pragma: no cover - the extra is installed in the t
     raise ImportError("nbo_jax.integrations.optuna needs Optuna: pip install 'nbo-jax[optuna]'") from err
 
 from .._checks import check_bool, check_int
-from ..registry import MULTI_OBJECTIVE as _MULTI_OBJECTIVE, get as _get_algorithm
+from ..registry import MULTI_OBJECTIVE as _MULTI_OBJECTIVE, STUDY_DEFAULT, get as _get_algorithm
 from ..algorithms import neural_bo
 from ..ask_tell import AskTell, _compiled, compiler_options, per_algorithm, quiet_failures
 from ..search_space import Categorical, Continuous, Integer, SearchSpace, search_space as _search_space
@@ -423,7 +423,7 @@ class NBOSampler(BaseSampler):
 
     def _default(self, several: bool) -> BOAlgorithm:
         """The algorithm when none was given: GP-EI for one objective, GP-EHVI for several."""
-        return _get_algorithm("gp-ehvi" if several else "gp-ei")
+        return _get_algorithm("gp-ehvi" if several else STUDY_DEFAULT)
 
     @property
     def algorithm(self) -> BOAlgorithm:

@@ -90,9 +90,9 @@ class NBOSearcher(Searcher):
             raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
         super().__init__(metric=metric, mode=mode)
         if algorithm is None:
-            from ..algorithms import gp_bo
+            from ..registry import STUDY_DEFAULT, get
 
-            algorithm = gp_bo()
+            algorithm = get(STUDY_DEFAULT)
         _check_algorithm(algorithm)
         self._algorithm = algorithm
         self._n_init = check_int("n_init", n_init, 1)
