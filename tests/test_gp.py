@@ -490,10 +490,11 @@ KEYS = jax.random.split(jax.random.key(2024), 3)
 def test_gp_ts_is_deterministic_per_key():
     """Branin with the paper's noise, 5 initial + 5 iterations, 3 seeds vmapped: the same keys
     in reverse order (cached compilation) give the same runs in reverse order; seeds differ.
-    Thompson sampling, whose ask draws the most from its key; EI's and UCB's runs are checked
-    against their single-seed runs and golden histories in ``tests/test_contract.py`` and
-    ``tests/test_golden.py`` (CI time). How well it optimizes (median regret against random
-    search) is measured by ``benchmarks/beats_random.py``."""
+    Thompson sampling, whose ask draws the most from its key (CI time): EI's vmapped seed is
+    checked against its single run in ``tests/test_contract.py``, and UCB, which shares EI's
+    model and loop, against its golden history in ``tests/test_golden.py``. How well it
+    optimizes (median regret against random search) is measured by
+    ``benchmarks/beats_random.py``."""
     problem = nbo.benchmarks.get("branin", noise_std="paper")
     algo = gp_bo(acquisition="ts", acq_optimizer=dict(raw_samples=128), **FAST)
     assert algo.name == "gp-ts"
@@ -767,12 +768,11 @@ def test_ntk_ignores_the_lengthscales_and_their_prior(x64):
         assert float(p.outputscale) != 1.0  # the outputscale is learned
 
 
-def test_gp_ntk_state_is_the_ntk_posterior(x64, compiled):
+def test_gp_ntk_state_is_the_ntk_posterior(x64):
     """gp_bo(kernel="ntk") (and the registry's "ntk-gp" alias of "gp-ntk"): the state's kernel
     is Neural-BO's default network's NTK (a posterior equal to one conditioned directly),
     lengthscales fixed at 1, the outputscale learned unless ``learn_outputscale=False``. Its
     ``run_bo`` runs are checked in ``tests/test_contract.py`` and ``tests/test_golden.py``."""
-    problem = nbo.benchmarks.get("branin")
     small = dict(fit_steps=10, acq_optimizer=dict(raw_samples=64, num_restarts=2, steps=5))
     algo = nbo.registry.get("ntk-gp", **small)
     assert algo.name == "gp-ntk"
@@ -786,9 +786,7 @@ def test_gp_ntk_state_is_the_ntk_posterior(x64, compiled):
         post = a.surrogate(state, u_c)
         np.testing.assert_allclose(post.mean, mean, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(post.std ** 2, var, rtol=1e-9, atol=1e-12)
-    fixed = compiled(gp_bo(kernel="ntk", learn_outputscale=False, **small))
-    x5 = nbo.initial_design(jax.random.key(0), problem.bounds, 5)
-    state = fixed.init(jax.random.key(1), x5, jax.vmap(problem.objective)(x5), bounds=problem.bounds, capacity=6)
+    _, state = _branin_state(gp_bo(kernel="ntk", learn_outputscale=False, **small), n=5, capacity=6)
     assert float(state.model.params.outputscale) == 1.0
 
 
