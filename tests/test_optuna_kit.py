@@ -59,26 +59,38 @@ def test_neural_samplers_return_each_distributions_type(make):
         assert type(params["c"]) is int and params["c"] in (-1, -10, -100)
 
 
-def test_suggested_floats_have_no_float32_artefact_and_keep_bounds_and_steps():
+def test_suggested_floats_have_no_float32_artefact_and_steps_are_searched_on_their_values(monkeypatch):
     """The algorithm computes in float32 (no x64): a suggested float is the shortest decimal
     of its float32 point (``1.1584198``, not ``1.1584198474884033``), a stepped float is
     written with its step's decimals (``0.3``, not ``0.30000000000000004``), all inside their
-    bounds, for a float64 ``suggest_float("x", 0, 2)``."""
+    bounds, for a float64 ``suggest_float("x", 0, 2)``. A space with an integer or a stepped
+    float and no category is searched as a mixed space: GP-EI's own proposal, before it is
+    decoded, already holds a whole number of steps and an integer (rounded inside the
+    acquisition search, not after it)."""
     import numpy as np
 
+    import nbo_jax.integrations.optuna as module
+
+    proposals, decode = [], module._params_of
+    monkeypatch.setattr(module, "_params_of",
+                        lambda x, space: proposals.append((list(space), np.asarray(x, np.float64))) or decode(x, space))
     space = dict(x=FloatDistribution(0.0, 2.0), z=FloatDistribution(0.0, 1.0, step=0.1),
-                 lr=FloatDistribution(1e-3, 1.0, log=True))
-    study = optuna.create_study(sampler=NBOSampler(nbo.random_search(), n_startup_trials=0, seed=0))
+                 lr=FloatDistribution(1e-3, 1.0, log=True), n=IntDistribution(1, 9))
+    study = optuna.create_study(sampler=NBOSampler(_GP, n_startup_trials=0, seed=0))
     study.tell(study.ask(space), 1.0)
     xs = []
     for _ in range(4):
         trial = study.ask(space)
-        x, z, lr = (trial.params[k] for k in ("x", "z", "lr"))
-        assert type(x) is float and 0.0 <= x <= 2.0 and 1e-3 <= lr <= 1.0
+        x, z, lr, n = (trial.params[k] for k in ("x", "z", "lr", "n"))
+        assert type(x) is float and 0.0 <= x <= 2.0 and 1e-3 <= lr <= 1.0 and type(n) is int
         assert x == float(str(np.float32(x))) and len(repr(x)) <= 11, repr(x)  # no float32 tail
         assert z in {k / 10 for k in range(11)}, repr(z)  # exactly a decimal of the step
-        study.tell(trial, x + z)
+        study.tell(trial, x + z + (n - 4.4) ** 2)
         xs.append(x)
+    assert len(proposals) == 4
+    for names, point in proposals:
+        steps = point[[names.index("z"), names.index("n")]]
+        assert np.all(steps == np.round(steps)), (names, point)
     assert any(float(np.float32(x)) != x for x in xs)  # floats written in float64, not float32 values
 
 

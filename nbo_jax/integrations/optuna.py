@@ -13,13 +13,13 @@ trial's parameters at once, with an independent sampler for the rest)::
 What the nbo_jax algorithm samples (the *relative search space*): the float, integer and
 categorical parameters (``suggest_float``/``suggest_int``, with ``log=True`` or ``step=`` too,
 and ``suggest_categorical``) that every completed trial suggested with the same distribution
-(:class:`optuna.search_space.IntersectionSearchSpace`), except single-valued ones. With a
-categorical parameter the algorithm searches their mixed search space
-(:class:`nbo_jax.search_space.SearchSpace`: a log-scaled parameter in log space, an integer on
-its step, a category one-hot; every proposal a valid configuration), compiled once per space;
-without one, a box of coordinates (``log10`` of a log-scaled parameter; an integer a
-continuous coordinate, its proposal rounded to its step), compiled once per dimension.
-Integers are returned as Python ``int``, categories as the choice itself. Parameters outside that
+(:class:`optuna.search_space.IntersectionSearchSpace`), except single-valued ones. With an
+integer, stepped float or categorical parameter the algorithm searches their mixed search
+space (:class:`nbo_jax.search_space.SearchSpace`: a log-scaled parameter in log space, an
+integer on its step, a stepped float as the integer count of its steps, a category one-hot;
+the acquisition optimizer rounds inside its search, so every proposal is a valid
+configuration), compiled once per space; with floats only, a box of coordinates (``log10`` of
+a log-scaled parameter), compiled once per dimension. Integers are returned as Python ``int``, categories as the choice itself. Parameters outside that
 space (conditional ones, which some trials do not suggest, as Optuna's ``GPSampler`` treats
 them) and the first ``n_startup_trials`` trials go to the independent sampler (default
 :class:`optuna.samplers.RandomSampler`).
@@ -223,16 +223,27 @@ def _modelled(dist: BaseDistribution) -> bool:
 
 
 def _boxed(search_space: dict[str, BaseDistribution]) -> bool:
-    """Whether the optimizer works in a box (no categorical parameter): every parameter a
-    coordinate (``log10`` of a log-scaled one; an integer continuous, its proposal rounded to
-    its step), so one compiled optimizer serves every space of the same dimension (the bounds
-    are arrays); else in the mixed search space (:func:`_space_of`), compiled per space."""
-    return not any(isinstance(d, CategoricalDistribution) for d in search_space.values())
+    """Whether the optimizer works in a box (floats without a step only): every parameter a
+    coordinate (``log10`` of a log-scaled one), so one compiled optimizer serves every space
+    of the same dimension (the bounds are arrays); else in the mixed search space
+    (:func:`_space_of`), compiled per space, whose acquisition optimizer rounds integers and
+    steps inside its search (not after it)."""
+    return all(isinstance(d, FloatDistribution) and d.step is None for d in search_space.values())
+
+
+def _stepped_float(dist: BaseDistribution) -> bool:
+    """Whether ``dist`` is a float distribution with a ``step``."""
+    return isinstance(dist, FloatDistribution) and dist.step is not None
 
 
 def _coordinate(value: float, dist: BaseDistribution, boxed: bool) -> float:
-    """A numeric parameter's coordinate: ``log10`` of a log-scaled one in a box, else itself."""
-    return math.log10(value) if boxed and dist.log else float(value)
+    """A numeric parameter's coordinate: ``log10`` of a log-scaled one in a box; the count of
+    steps ``(value - low) / step`` of a stepped float in the mixed space; else itself."""
+    if boxed and dist.log:
+        return math.log10(value)
+    if _stepped_float(dist):
+        return (float(value) - dist.low) / dist.step
+    return float(value)
 
 
 def _domain_of(search_space: dict[str, BaseDistribution]) -> Bounds | SearchSpace:
@@ -245,12 +256,14 @@ def _domain_of(search_space: dict[str, BaseDistribution]) -> Bounds | SearchSpac
 
 
 def _space_of(search_space: dict[str, BaseDistribution]) -> SearchSpace:
-    """The mixed search space of Optuna distributions (a stepped float is continuous; its
-    proposals are rounded to the step)."""
+    """The mixed search space of Optuna distributions: a stepped float is the integer count of
+    its steps above ``low`` (:func:`_coordinate`), so the optimizer searches its values only."""
     params = []
     for name, dist in search_space.items():
         if isinstance(dist, CategoricalDistribution):
             params.append(Categorical(name, tuple(dist.choices)))
+        elif _stepped_float(dist):
+            params.append(Integer(name, 0, int(round((dist.high - dist.low) / dist.step))))
         elif isinstance(dist, IntDistribution):
             params.append(Integer(name, int(dist.low), int(dist.high), int(dist.step), bool(dist.log)))
         else:
@@ -266,7 +279,8 @@ def _decimals(value: float) -> int:
 
 def _params_of(x: np.ndarray, search_space: dict) -> dict[str, Any]:
     """The parameters of a point ``x (P,)`` of :func:`_domain_of` (float32 or float64): a
-    category's choice by its index; ``10**x`` for a log scale in a box; stepped values rounded to ``low + k step`` (a float's
+    category's choice by its index; ``10**x`` for a log scale in a box; ``low + k step`` for a
+    stepped float's count of steps ``k``; stepped values on ``low + k step`` (a float's
     written with the decimals of ``low`` and ``step``, so ``0.3``, not
     ``0.30000000000000004``); numbers clipped to ``[low, high]``, as Python floats, or Python
     ints for :class:`IntDistribution`. A float32 coordinate is read as the shortest decimal
@@ -282,6 +296,7 @@ def _params_of(x: np.ndarray, search_space: dict) -> dict[str, Any]:
             continue
         v = float(str(np.float32(v))) if short else float(v)
         v = 10.0 ** v if boxed and dist.log else v
+        v = dist.low + round(v) * dist.step if _stepped_float(dist) else v
         if dist.step is not None:
             v = dist.low + round((v - dist.low) / dist.step) * dist.step
             if isinstance(dist, FloatDistribution):
@@ -294,7 +309,8 @@ def _params_of(x: np.ndarray, search_space: dict) -> dict[str, Any]:
 def _points(params_list: Sequence[dict], search_space: dict[str, BaseDistribution],
             space: Bounds | SearchSpace) -> tuple[np.ndarray, np.ndarray]:
     """``(X (n, P), usable (len(params_list),) bool)``: the points of :func:`_domain_of` (a
-    category as its index, ``log10`` of a log scale in a box) of
+    category as its index, a stepped float as its count of steps, ``log10`` of a log scale in
+    a box) of
     the parameter dicts that hold every parameter of the space with a valid value (a trial of
     a dynamic search space may lack one or have suggested another range)."""
     rows, usable = [], []
