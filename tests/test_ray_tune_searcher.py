@@ -60,19 +60,28 @@ def test_list_constants_and_domains_inside_lists_keep_the_space_s_structure():
 
 
 def test_integers_and_choices_are_modelled_on_their_steps():
-    """tune.randint (upper exclusive), tune.qrandint (upper inclusive, on q), tune.lograndint and
-    tune.choice are coordinates of the searcher's mixed space: every suggestion is a value of
-    its domain, and the study holds one coordinate per parameter (a choice as its index)."""
+    """tune.randint (upper exclusive), tune.qrandint (upper inclusive, on q), tune.lograndint,
+    tune.quniform / qloguniform (the count of quanta) and tune.choice are coordinates of the
+    searcher's mixed space: every suggestion is a value of its domain (a quantized float
+    exactly a decimal multiple of q), and the study holds one coordinate per parameter (a choice
+    as its index, a quantized float as its count of quanta: an integer)."""
     space = {"n": tune.randint(1, 4), "q": tune.qrandint(0, 10, 5), "w": tune.lograndint(1, 100),
-             "act": tune.choice(["relu", "tanh", None]), "lr": tune.loguniform(1e-4, 1e-1)}
+             "act": tune.choice(["relu", "tanh", None]), "lr": tune.loguniform(1e-4, 1e-1),
+             "z": tune.quniform(0.0, 1.0, 0.1), "m": tune.qloguniform(1e-3, 1e-1, 1e-3)}
     searcher = NBOSearcher(space, "loss", "min", algorithm=nbo.random_search(), n_init=3, seed=0)
     seen = []
     for i in range(5):
         c = searcher.suggest(f"t{i}")
         assert c["n"] in (1, 2, 3) and type(c["n"]) is int and c["q"] in (0, 5, 10) and 1 <= c["w"] <= 99
         assert c["act"] in ("relu", "tanh", None) and 1e-4 <= c["lr"] <= 1e-1
+        assert c["z"] in {k / 10 for k in range(11)}, c["z"]
+        assert c["m"] in {k / 1000 for k in range(1, 101)}, c["m"]
         seen.append(c)
         searcher.on_trial_complete(f"t{i}", {"loss": float(c["n"]) + (c["act"] == "tanh")})
     kinds = {m[0][0]: m[1] for m in searcher._modelled}
-    assert kinds == {"act": "choice", "lr": "float", "n": "int", "q": "int", "w": "int"}
-    assert searcher.study.x.shape == (5, 5)
+    assert kinds == {"act": "choice", "lr": "float", "n": "int", "q": "int", "w": "int", "z": "quantized",
+                     "m": "quantized"}
+    assert searcher.study.x.shape == (5, 7)
+    order = [m[0][0] for m in searcher._modelled]
+    counts = searcher.study.x[:, [order.index("z"), order.index("m")]]
+    assert (counts == counts.round()).all() and counts[:, 1].min() >= 1

@@ -5,7 +5,8 @@ and loggers); the searcher proposes each trial's configuration. Float, integer a
 categorical parameters (``tune.uniform``, ``tune.loguniform``, ``tune.quniform``,
 ``tune.randint``, ``tune.lograndint``, ``tune.qrandint``, ``tune.choice``) are modelled by the
 algorithm over their mixed search space (:class:`nbo_jax.search_space.SearchSpace`: log
-scales in log space, integers on their step, categories one-hot) through an
+scales in log space, integers on their step, a quantized float as the integer count of its
+quanta, categories one-hot; the acquisition optimizer rounds inside its search) through an
 :class:`~nbo_jax.integrations.study.AsyncStudy`: trials still running are pending points, a
 trial that errors or reports no finite metric is a failed evaluation. Other domains
 (``tune.sample_from``, custom samplers) are drawn at random, as Tune itself would, and
@@ -28,6 +29,7 @@ Needs the extra: ``pip install 'nbo-jax[ray]'``. The interface is Ray Tune's
 from __future__ import annotations
 
 import copy
+import decimal
 import math
 import pickle
 from typing import Dict, Optional
@@ -130,10 +132,16 @@ class NBOSearcher(Searcher):
                 if not log and type(sampler).__name__ not in ("_Uniform", "Uniform"):
                     raise ValueError(f"space: {name!r} uses the {sampler} sampler; NBOSearcher models uniform and "
                                      "log-uniform domains")
-                if isinstance(domain, Float):
+                if isinstance(domain, Float) and quantum is None:
                     lo, hi = float(domain.lower), float(domain.upper)
                     params.append(Continuous(name, lo, hi, log))
-                    self._modelled.append((tuple(path), "float", None if quantum is None else float(quantum), lo, hi))
+                    self._modelled.append((tuple(path), "float", None, lo, hi))
+                elif isinstance(domain, Float):  # tune.quniform / qloguniform: the count k of quanta, value k q
+                    q = float(quantum)
+                    # Tune refuses bounds that are not multiples of q
+                    lo, hi = math.ceil(float(domain.lower) / q - 1e-9), math.floor(float(domain.upper) / q + 1e-9)
+                    params.append(Integer(name, lo, hi, 1, log))  # log: lower > 0, so lo >= 1
+                    self._modelled.append((tuple(path), "quantized", q, lo, hi))
                 else:  # Tune's integers: upper exclusive, or inclusive and a multiple of q with qrandint
                     step = 1 if quantum is None else int(quantum)
                     lo = int(domain.lower)
@@ -177,9 +185,11 @@ class NBOSearcher(Searcher):
                     assign_value(config, path, extra[int(round(v))])
                 elif kind == "int":
                     assign_value(config, path, int(min(max(round(v), lo), hi)))
+                elif kind == "quantized":  # k q written exactly in the decimals of q (0.3, not 0.30000000000000004)
+                    k = int(min(max(round(v), lo), hi))
+                    assign_value(config, path, float(decimal.Decimal(k) * decimal.Decimal(repr(extra))))
                 else:
-                    v = float(v) if extra is None else round(float(v) / extra) * extra
-                    assign_value(config, path, float(min(max(v, lo), hi)))
+                    assign_value(config, path, float(min(max(float(v), lo), hi)))
         for path, domain in self._others:
             value = domain.cast(domain.sample(random_state=np.random.RandomState(self._rng.integers(2**31))))
             assign_value(config, path, value)
@@ -209,7 +219,8 @@ class NBOSearcher(Searcher):
     @property
     def study(self) -> Optional[AsyncStudy]:
         """The :class:`AsyncStudy` over the modelled parameters (one coordinate each, in the
-        space's order: a category as its index; values as minimized: negated for
+        space's order: a category as its index, a quantized float as its count of quanta ``k``,
+        the value ``k q``; values as minimized: negated for
         ``mode="max"``), or ``None`` before a space."""
         return self._study
 
