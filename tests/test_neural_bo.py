@@ -44,11 +44,17 @@ def test_state_posterior_matches_direct_computation(x64, compiled):
         post = algo.surrogate(state, u)
         if feature_params == "initial":
             net = nbo.networks.mlp(2, SMALL["width"], 2, use_bias=True)
-            G = nbo.features.gradient_features(net.apply, state.model.params0, 2 * state.data.u - 1)
-            Gc = nbo.features.gradient_features(net.apply, state.model.params0, 2 * u - 1)
-            direct = P.direct_variance(G, state.data.mask, Gc, 0.01, float(SMALL["width"]))
+
+            @jax.jit  # the references compiled (op by op: hundreds of small compilations)
+            def reference(state):
+                G = nbo.features.gradient_features(net.apply, state.model.params0, 2 * state.data.u - 1)
+                Gc = nbo.features.gradient_features(net.apply, state.model.params0, 2 * u - 1)
+                return (P.direct_variance(G, state.data.mask, Gc, 0.01, float(SMALL["width"])),
+                        nbo.features.predict(net.apply, state.model.params, 2 * u - 1))
+
+            direct, mean = reference(state)
             np.testing.assert_allclose(post.std ** 2, direct, rtol=1e-8)
-            np.testing.assert_allclose(post.mean, nbo.features.predict(net.apply, state.model.params, 2 * u - 1), rtol=1e-12)
+            np.testing.assert_allclose(post.mean, mean, rtol=1e-12)
         assert np.all(np.asarray(post.std) > 0) and post.mean.shape == (20,)
         assert int(state.data.count) == 8
 
@@ -106,19 +112,26 @@ def test_pathwise_sample_of_the_algorithm_matches_its_posterior(x64, compiled):
     post = algo.surrogate(state, u)
     net = nbo.networks.mlp(2, SMALL["width"], 2, use_bias=True)
     m = float(SMALL["width"])
-    delta = jax.vmap(lambda k: P.sample_weights(state.model.posterior, k, state.model.post_lam, m))(
-        jax.random.split(jax.random.key(5), 40_000))
-    jvp = jax.vmap(lambda d: nbo.features.jacobian_vector_product(net.apply, state.model.params0, 2 * u - 1, d))(delta)
+
+    @jax.jit  # the references compiled (op by op: hundreds of small compilations)
+    def reference(state):
+        delta = jax.vmap(lambda k: P.sample_weights(state.model.posterior, k, state.model.post_lam, m))(
+            jax.random.split(jax.random.key(5), 40_000))
+        jvp = jax.vmap(lambda d: nbo.features.jacobian_vector_product(net.apply, state.model.params0, 2 * u - 1,
+                                                                      d))(delta)
+        r = state.data.standardized()[0] - nbo.features.predict(net.apply, state.model.params0,
+                                                                2 * state.data.u - 1)
+        lam, s2, _ = P.fit_scales(state.model.posterior.G, state.data.mask, r, m)
+        Gc = nbo.features.gradient_features(net.apply, state.model.params0, 2 * u - 1)
+        return jvp, lam, s2, P.direct_variance(state.model.posterior.G, state.data.mask, Gc, lam, m)
+
+    jvp, lam, s2, direct = reference(state)
     draws = post.mean + 0.7 * state.model.post_scale * jvp / np.sqrt(m)
     np.testing.assert_allclose(draws.mean(axis=0), post.mean, atol=0.03 * float(jnp.max(0.7 * post.std)))
     np.testing.assert_allclose(draws.std(axis=0), 0.7 * post.std, rtol=0.03)
     # the fitted scales are the exact grid maximizer of the linearized network's likelihood
-    r = state.data.standardized()[0] - nbo.features.predict(net.apply, state.model.params0, 2 * state.data.u - 1)
-    lam, s2, _ = P.fit_scales(state.model.posterior.G, state.data.mask, r, m)
     np.testing.assert_allclose([state.model.post_lam, state.model.post_scale ** 2], [lam, s2], rtol=1e-10)
     # and the posterior is the exact one at the fitted lam: s^2 lam g^T U^{-1} g / m
-    Gc = nbo.features.gradient_features(net.apply, state.model.params0, 2 * u - 1)
-    direct = P.direct_variance(state.model.posterior.G, state.data.mask, Gc, lam, m)
     np.testing.assert_allclose(post.std ** 2, s2 * direct, rtol=1e-8)
 
 
