@@ -391,9 +391,10 @@ def test_trust_region_on_a_mixed_space_bounds_the_ordered_columns_only(x64):
     assert np.all(problem.bounds.contains(x)) and np.all(x[:, 1] == np.round(x[:, 1]))
     assert set(np.unique(x[:, 2])) <= {0.0, 1.0, 2.0} and len(np.unique(x[4:, 2])) > 1
 
-    state = algo.init(jax.random.key(0), x[:4], np.asarray(hist.y)[:4], bounds=problem.bounds, capacity=16)
-    state = algo.tell(state, x[4], np.asarray(hist.y)[4])
-    _, boxes = regions_now(state)
+    # compiled: op by op, init and tell are hundreds of small compilations
+    init = jax.jit(lambda k, x, y: algo.init(k, x, y, bounds=problem.bounds, capacity=16))
+    state = jax.jit(algo.tell)(init(jax.random.key(0), x[:4], np.asarray(hist.y)[:4]), x[4], np.asarray(hist.y)[4])
+    _, boxes = jax.jit(regions_now)(state)
     categories = categorical_columns(problem.bounds)
     np.testing.assert_array_equal(categories, [False, False, True, True, True])
     np.testing.assert_array_equal(np.asarray(boxes[0][:, categories]), [[0.0] * 3, [1.0] * 3])
