@@ -157,7 +157,8 @@ def test_each_function_has_its_own_gp(x64):
     mask = np.zeros((14, 3), bool)
     mask[:10] = M
     u_c = jax.random.uniform(jax.random.key(9), (16, 2), jnp.float64)
-    post = algo.surrogate(state, u_c)
+    surrogate = jax.jit(algo.surrogate)  # compiled, as the references below (op by op: hundreds of compilations)
+    post = surrogate(state, u_c)
     means = [post.mean] + [post.constraint_mean[:, k] for k in range(2)]
     stds = [post.std] + [post.constraint_std[:, k] for k in range(2)]
     pb = gpm.ParamBounds((2.5e-2, 1e3), (1.0, 1.0), (1e-4, 1.0))
@@ -165,6 +166,8 @@ def test_each_function_has_its_own_gp(x64):
     lengthscales = []
     fit_alone = jax.jit(lambda starts, u, t, m: gpm.fit("rbf", starts, u, t, m, steps=30, bounds=pb, prior=prior,
                                                          optimizer="lbfgs", learn_constant=True))
+    log_prior = jax.jit(lambda p: gpm.log_prior(prior, p))
+    predict = jax.jit(lambda p, u, t, m: gpm.predict("rbf", gpm.condition("rbf", p, u, t, m), u_c))
     for j in range(3):
         u, t, m = state.data.u, jnp.asarray(T[:, j]), jnp.asarray(mask[:, j])
         mode = gpm.prior_mode(2, prior, pb, jnp.float64)
@@ -173,16 +176,15 @@ def test_each_function_has_its_own_gp(x64):
         p_j = jax.tree.map(lambda a: a[j], state.model.params)
         for a, b in zip(jax.tree.leaves(p_alone), jax.tree.leaves(p_j)):
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
-        lml_alone = map_alone - gpm.log_prior(prior, p_alone)  # the state keeps the LML itself
+        lml_alone = map_alone - log_prior(p_alone)  # the state keeps the LML itself
         assert float(state.model.lml[j]) == pytest.approx(float(lml_alone), rel=1e-6)
-        direct = gpm.condition("rbf", p_j, u, t, m)
-        mean, var = gpm.predict("rbf", direct, u_c)
+        mean, var = predict(p_j, u, t, m)
         np.testing.assert_allclose(means[j], mean, rtol=1e-9, atol=1e-10)
         np.testing.assert_allclose(stds[j], np.sqrt(var), rtol=1e-9, atol=1e-10)
         lengthscales.append(np.asarray(p_j.lengthscale))
     assert not np.allclose(lengthscales[0], lengthscales[1])  # separate hyperparameters
     # the constraint surrogate is in RMS units: near an observed point its mean is c / rms
-    obs = algo.surrogate(state, state.data.u[:10])
+    obs = surrogate(state, state.data.u[:10])
     np.testing.assert_allclose(obs.constraint_mean[:, 0], T[:10, 1], atol=0.1)
 
 
