@@ -47,10 +47,10 @@ def test_empirical_ntk_equals_neural_tangents(x64):
     net = networks.mlp(3, 64, 2)
     params = net.init(jax.random.key(2))
     z1, z2 = _points(5, 3, 1), _points(4, 3, 2)
-    ours = ntk.empirical_ntk(net.apply, params, z1, z2)
+    ours = jax.jit(lambda p: ntk.empirical_ntk(net.apply, p, z1, z2))(params)  # compiled: op by op, many programs
     apply_batched = lambda p, x: jax.vmap(net.apply, in_axes=(None, 0))(p, x)
     for impl in (nt.NtkImplementation.JACOBIAN_CONTRACTION, nt.NtkImplementation.NTK_VECTOR_PRODUCTS):
-        fn = nt.empirical_ntk_fn(apply_batched, trace_axes=(), vmap_axes=0, implementation=impl)
+        fn = jax.jit(nt.empirical_ntk_fn(apply_batched, trace_axes=(), vmap_axes=0, implementation=impl))
         theirs = fn(z1, z2, params)
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-10)
 
