@@ -56,11 +56,17 @@ def test_factor_kernel_equals_jacobian_gram(x64):
     za = jax.random.uniform(jax.random.key(3), (7, 3), minval=-1, maxval=1)
     zb = jax.random.uniform(jax.random.key(4), (4, 3), minval=-1, maxval=1)
     jac = jax.vmap(jax.grad(lambda f, z: net.apply(unravel(f), q, z)), in_axes=(None, 0))
-    Ga, Gb = jac(flat, za), jac(flat, zb)
-    Fa = jax.vmap(lambda z: net.ntk_factors(params, q, z))(za)
-    Fb = jax.vmap(lambda z: net.ntk_factors(params, q, z))(zb)
-    np.testing.assert_allclose(factor_kernel(Fa, Fb), Ga @ Gb.T, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(factor_diag(Fa), jnp.sum(Ga * Ga, 1), rtol=1e-10)
+
+    @jax.jit  # both sides compiled (op by op: hundreds of small compilations)
+    def both(flat, params):
+        Ga, Gb = jac(flat, za), jac(flat, zb)
+        Fa = jax.vmap(lambda z: net.ntk_factors(params, q, z))(za)
+        Fb = jax.vmap(lambda z: net.ntk_factors(params, q, z))(zb)
+        return factor_kernel(Fa, Fb), Ga @ Gb.T, factor_diag(Fa), jnp.sum(Ga * Ga, 1)
+
+    kernel, gram, diag, norms = both(flat, params)
+    np.testing.assert_allclose(kernel, gram, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(diag, norms, rtol=1e-10)
 
 
 def test_network_errors():
