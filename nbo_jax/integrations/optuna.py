@@ -19,9 +19,10 @@ space (:class:`nbo_jax.search_space.SearchSpace`: a log-scaled parameter in log 
 integer on its step, a stepped float as the integer count of its steps, a category one-hot;
 the acquisition optimizer rounds inside its search, so every proposal is a valid
 configuration), compiled once per space; with floats only, a box of coordinates (``log10`` of
-a log-scaled parameter), compiled once per dimension. Integers are returned as Python ``int``, categories as the choice itself. Parameters outside that
-space (conditional ones, which some trials do not suggest, as Optuna's ``GPSampler`` treats
-them) and the first ``n_startup_trials`` trials go to the independent sampler (default
+a log-scaled parameter), compiled once per dimension. Integers are returned as Python
+``int``, categories as the choice itself. Parameters outside that space (conditional ones,
+which some trials do not suggest, as Optuna's ``GPSampler`` treats them) and the first
+``n_startup_trials`` trials go to the independent sampler (default
 :class:`optuna.samplers.RandomSampler`).
 
 The sampler is stateless between trials: every relative sample rebuilds the optimizer from
