@@ -85,3 +85,15 @@ def test_integers_and_choices_are_modelled_on_their_steps():
     order = [m[0][0] for m in searcher._modelled]
     counts = searcher.study.x[:, [order.index("z"), order.index("m")]]
     assert (counts == counts.round()).all() and counts[:, 1].min() >= 1
+
+
+def test_a_checkpoint_entry_of_a_quantized_float_still_rounds_to_its_q():
+    """A state written before quantized floats were modelled as counts holds a ``"float"``
+    entry with its ``q``: restored, the searcher still suggests multiples of ``q``."""
+    searcher = NBOSearcher({"z": tune.uniform(0.0, 1.0)}, "loss", "min", algorithm=nbo.random_search(), n_init=2)
+    state = searcher.get_state()
+    path, _, _, lo, hi = state["modelled"][0]
+    state["modelled"] = [(path, "float", 0.1, lo, hi)]
+    searcher.set_state(state)
+    values = [searcher.suggest(f"t{i}")["z"] for i in range(4)]
+    assert all(abs(v * 10 - round(v * 10)) < 1e-9 for v in values) and len(set(values)) > 1, values

@@ -188,8 +188,9 @@ class NBOSearcher(Searcher):
                 elif kind == "quantized":  # k q written exactly in the decimals of q (0.3, not 0.30000000000000004)
                     k = int(min(max(round(v), lo), hi))
                     assign_value(config, path, float(decimal.Decimal(k) * decimal.Decimal(repr(extra))))
-                else:
-                    assign_value(config, path, float(min(max(float(v), lo), hi)))
+                else:  # a "float" entry with a q: a checkpoint written before quantized floats were counts
+                    v = float(v) if extra is None else round(float(v) / extra) * extra
+                    assign_value(config, path, float(min(max(v, lo), hi)))
         for path, domain in self._others:
             value = domain.cast(domain.sample(random_state=np.random.RandomState(self._rng.integers(2**31))))
             assign_value(config, path, value)
