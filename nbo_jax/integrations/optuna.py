@@ -297,9 +297,8 @@ def _params_of(x: np.ndarray, search_space: dict) -> dict[str, Any]:
             continue
         v = float(str(np.float32(v))) if short else float(v)
         v = 10.0 ** v if boxed and dist.log else v
-        v = dist.low + round(v) * dist.step if _stepped_float(dist) else v
-        if dist.step is not None:
-            v = dist.low + round((v - dist.low) / dist.step) * dist.step
+        if dist.step is not None:  # a stepped float's coordinate is its count of steps already
+            v = dist.low + (round(v) if _stepped_float(dist) else round((v - dist.low) / dist.step)) * dist.step
             if isinstance(dist, FloatDistribution):
                 v = round(v, max(_decimals(dist.low), _decimals(dist.step)))
         v = min(max(v, dist.low), dist.high)
