@@ -374,7 +374,7 @@ def test_mixed_problems_are_benchmarks_and_the_cli_runs_one(tmp_path):
     assert np.all(x[..., :2] == np.round(x[..., :2]))
 
 
-def test_trust_region_on_a_mixed_space_bounds_the_ordered_columns_only(x64):
+def test_trust_region_on_a_mixed_space_bounds_the_ordered_columns_only(x64, compiled):
     """TuRBO around an algorithm on a mixed space: the region's box bounds the continuous and
     integer columns (side ``length_init`` = 0.8 of the cube, no lengthscales around random
     search) and leaves the categories' one-hot columns free, ``[0, 1]``; a point in problem
@@ -391,9 +391,9 @@ def test_trust_region_on_a_mixed_space_bounds_the_ordered_columns_only(x64):
     assert np.all(problem.bounds.contains(x)) and np.all(x[:, 1] == np.round(x[:, 1]))
     assert set(np.unique(x[:, 2])) <= {0.0, 1.0, 2.0} and len(np.unique(x[4:, 2])) > 1
 
-    # compiled: op by op, init and tell are hundreds of small compilations
-    init = jax.jit(lambda k, x, y: algo.init(k, x, y, bounds=problem.bounds, capacity=16))
-    state = jax.jit(algo.tell)(init(jax.random.key(0), x[:4], np.asarray(hist.y)[:4]), x[4], np.asarray(hist.y)[4])
+    fast = compiled(algo)  # op by op, init and tell are hundreds of small compilations
+    state = fast.init(jax.random.key(0), x[:4], np.asarray(hist.y)[:4], bounds=problem.bounds, capacity=16)
+    state = fast.tell(state, x[4], np.asarray(hist.y)[4])
     _, boxes = jax.jit(regions_now)(state)
     categories = categorical_columns(problem.bounds)
     np.testing.assert_array_equal(categories, [False, False, True, True, True])
