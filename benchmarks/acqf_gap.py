@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import time
 
@@ -143,6 +144,16 @@ def cases(dim: int, n_init: int, n_iter: int, seeds: int, prefixes: int, neural_
                         yield f"{acq} {pname}-{problem.dim} seed {seed} t={t}", where, a, state
 
 
+def _captured(module: str, algo, state, key, u):
+    """The utility that ``algo.ask(state, key)`` maximizes, at ``u (N, d)``; with ``u=None``, the
+    data it was given (traced inside ``jit``: the ask's work after the capture is dropped)."""
+    store = []
+    with captured_utilities(module, store, optimize=False):
+        algo.ask(state, key)
+    utility, data, _ = store[-1]
+    return data if u is None else utility(u)
+
+
 def gaps(dim=6, n_init=30, n_iter=30, seeds=3, prefixes=2, asks=1, n_sobol=4096, n_starts=32, verbose=True,
          gp_problems=("ackley", "levy"), neural_activation="relu", replay="tell"):
     """The gap of every case (module doc; ``replay``: :func:`cases`): list of ``(label, gap)``."""
@@ -152,12 +163,11 @@ def gaps(dim=6, n_init=30, n_iter=30, seeds=3, prefixes=2, asks=1, n_sobol=4096,
                                            neural_activation=neural_activation, replay=replay):
         if algo is not ask_of:  # cases come grouped by algorithm: one compiled ask per group
             ask, ask_of = jax.jit(algo.ask), algo
+            captured = jax.jit(functools.partial(_captured, module, algo))
         for k in range(asks):
             key = jax.random.key(100 + k)
-            store = []
-            with captured_utilities(module, store, optimize=False):
-                algo.ask(state, key)
-            utility, data, _ = store[-1]
+            data = captured(state, key, None)
+            utility = functools.partial(captured, state, key)
             u = state.bounds.to_unit(ask(state, key))
             ours = float(utility(u[None])[0])
             best, spread = scipy_maximum(utility, data, n_sobol, n_starts)
