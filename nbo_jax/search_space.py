@@ -23,6 +23,7 @@ probabilistic reparameterization", NeurIPS, Section 2, the rounding map).
 
 from __future__ import annotations
 
+import decimal
 import math
 from typing import Any, NamedTuple, Sequence, Union
 
@@ -353,6 +354,16 @@ def _decode_one(p: Parameter, u: np.ndarray):
     lo, hi = _t(p.low, p.log), _t(p.high, p.log)
     t = lo + c * (hi - lo)
     return float(min(max(math.exp(t) if p.log else t, p.low), p.high))
+
+
+def stepped_value(low: float, k: int, step: float) -> float:
+    """``low + k step`` as the float nearest to its exact decimal value, ``low`` and ``step`` read
+    as their shortest decimals (``stepped_value(0.0, 3, 0.1) == 0.3``, where ``3 * 0.1`` is
+    ``0.30000000000000004``): the value of a stepped float parameter (Optuna's
+    ``FloatDistribution(step=...)``, Ray Tune's ``quniform``) searched as its count of steps ``k``.
+    """
+    exact = decimal.Decimal(repr(float(low))) + int(k) * decimal.Decimal(repr(float(step)))
+    return float(exact)
 
 
 def search_space(parameters: Sequence[Parameter]) -> SearchSpace:

@@ -401,3 +401,21 @@ def test_trust_region_on_a_mixed_space_bounds_the_ordered_columns_only(x64, comp
     width = np.asarray(boxes[0][1, ~categories] - boxes[0][0, ~categories])
     assert np.all(width > 0.0) and np.all(width <= 0.8 + 1e-12), width
     assert categorical_columns(nbo.make_bounds([0.0], [1.0])) is None
+
+
+def test_stepped_value_is_the_float_nearest_to_the_exact_decimal():
+    """``low + k step`` written as its exact decimal: where float arithmetic gives
+    ``0.30000000000000004`` or ``0.7000000000000001``, the value is ``0.3`` / ``0.7``; in every
+    case it is the float nearest to the exact sum of ``low`` and ``k step`` as decimals."""
+    from decimal import Decimal
+
+    from nbo_jax.search_space import stepped_value
+
+    assert 3 * 0.1 != 0.3 and stepped_value(0.0, 3, 0.1) == 0.3
+    assert 0.1 + 6 * 0.1 != 0.7 and stepped_value(0.1, 6, 0.1) == 0.7
+    assert stepped_value(-1.5, 7, 0.25) == 0.25 and stepped_value(1e-3, 5, 1e-3) == 0.006
+    rng = np.random.default_rng(0)
+    for low, step, k in zip(rng.uniform(-5, 5, 200).round(3), rng.uniform(0.01, 1, 200).round(2), rng.integers(0, 500, 200)):
+        exact = Decimal(repr(float(low))) + int(k) * Decimal(repr(float(step)))
+        assert stepped_value(low, k, step) == float(exact)
+        assert abs(stepped_value(low, k, step) - (low + k * step)) <= 1e-12 * max(1.0, abs(low) + k * step)

@@ -65,7 +65,6 @@ algorithms (Neural-BO, GP-BO, NeuralUCB/TS, adaptive basis) lose nothing by the 
 from __future__ import annotations
 
 import atexit
-import decimal
 import functools
 import json
 import math
@@ -94,7 +93,7 @@ from .._checks import check_bool, check_int
 from ..registry import MULTI_OBJECTIVE as _MULTI_OBJECTIVE, STUDY_DEFAULT, get as _get_algorithm
 from ..algorithms import neural_bo
 from ..ask_tell import AskTell, _compiled, compiler_options, per_algorithm, quiet_failures
-from ..search_space import Categorical, Continuous, Integer, SearchSpace, search_space as _search_space
+from ..search_space import Categorical, Continuous, Integer, SearchSpace, search_space as _search_space, stepped_value
 from ..types import BOAlgorithm, Bounds
 
 # a trial's relative sample, shared with other processes through the storage (chunks below
@@ -272,18 +271,12 @@ def _space_of(search_space: dict[str, BaseDistribution]) -> SearchSpace:
     return _search_space(params)
 
 
-def _decimals(value: float) -> int:
-    """The number of decimals of ``value``'s shortest repr (``0.25`` -> 2, ``3.0`` -> 0)."""
-    exponent = decimal.Decimal(repr(float(value))).normalize().as_tuple().exponent
-    return max(0, -exponent) if isinstance(exponent, int) else 0
-
-
 def _params_of(x: np.ndarray, search_space: dict) -> dict[str, Any]:
     """The parameters of a point ``x (P,)`` of :func:`_domain_of` (float32 or float64): a
     category's choice by its index; ``10**x`` for a log scale in a box; ``low + k step`` for a
-    stepped float's count of steps ``k``; stepped values on ``low + k step`` (a float's
-    written with the decimals of ``low`` and ``step``, so ``0.3``, not
-    ``0.30000000000000004``); numbers clipped to ``[low, high]``, as Python floats, or Python
+    stepped float's count of steps ``k``, written as the float nearest to its exact decimal
+    value (``0.3``, not ``0.30000000000000004``; :func:`nbo_jax.search_space.stepped_value`);
+    a stepped integer on ``low + k step``; numbers clipped to ``[low, high]``, as Python floats, or Python
     ints for :class:`IntDistribution`. A float32 coordinate is read as the shortest decimal
     that rounds to it (``1.1584198``, not ``1.1584198474884033``): the float64 value has no
     float32 artefact."""
@@ -297,10 +290,10 @@ def _params_of(x: np.ndarray, search_space: dict) -> dict[str, Any]:
             continue
         v = float(str(np.float32(v))) if short else float(v)
         v = 10.0 ** v if boxed and dist.log else v
-        if dist.step is not None:  # a stepped float's coordinate is its count of steps already
-            v = dist.low + (round(v) if _stepped_float(dist) else round((v - dist.low) / dist.step)) * dist.step
-            if isinstance(dist, FloatDistribution):
-                v = round(v, max(_decimals(dist.low), _decimals(dist.step)))
+        if _stepped_float(dist):  # its coordinate is its count of steps
+            v = stepped_value(dist.low, round(v), dist.step)
+        elif dist.step is not None:
+            v = dist.low + round((v - dist.low) / dist.step) * dist.step
         v = min(max(v, dist.low), dist.high)
         params[name] = int(round(v)) if isinstance(dist, IntDistribution) else float(v)
     return params

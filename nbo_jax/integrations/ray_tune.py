@@ -29,7 +29,6 @@ Needs the extra: ``pip install 'nbo-jax[ray]'``. The interface is Ray Tune's
 from __future__ import annotations
 
 import copy
-import decimal
 import math
 import pickle
 from typing import Dict, Optional
@@ -48,7 +47,7 @@ except ImportError as err:  # pragma: no cover - exercised without the extra
 
 from .._checks import check_int
 from ..loop import _check_algorithm
-from ..search_space import Categorical, Continuous, Integer, search_space
+from ..search_space import Categorical, Continuous, Integer, search_space, stepped_value
 from ..types import BOAlgorithm
 from .study import AsyncStudy
 
@@ -186,8 +185,7 @@ class NBOSearcher(Searcher):
                 elif kind == "int":
                     assign_value(config, path, int(min(max(round(v), lo), hi)))
                 elif kind == "quantized":  # k q written exactly in the decimals of q (0.3, not 0.30000000000000004)
-                    k = int(min(max(round(v), lo), hi))
-                    assign_value(config, path, float(decimal.Decimal(k) * decimal.Decimal(repr(extra))))
+                    assign_value(config, path, stepped_value(0.0, int(min(max(round(v), lo), hi)), extra))
                 else:  # a "float" entry with a q: a checkpoint written before quantized floats were counts
                     v = float(v) if extra is None else round(float(v) / extra) * extra
                     assign_value(config, path, float(min(max(v, lo), hi)))
