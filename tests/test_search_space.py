@@ -265,15 +265,17 @@ def test_local_moves_move_every_other_local_raw_sample_one_discrete_step():
 
     space = search_space([Integer("k", 0, 6), Categorical("c", ("p", "q", "r")), Continuous("a", 0.0, 1.0)])
     best = jnp.asarray(space.encode([dict(k=3, c="q", a=0.5)]))[0]
-    data = Dataset.empty(4, space.unit_dim, jnp.float32, space=space).add(best, jnp.float32(0.0))
+    data = jax.jit(lambda u: Dataset.empty(4, space.unit_dim, jnp.float32, space=space).add(u, jnp.float32(0.0)))(best)
+    candidate_set = jax.jit(opt.candidate_set, static_argnames=("n_uniform", "n_local", "local_std", "local_moves"))
+    from_unit = jax.jit(space.from_unit)
     n_uniform, n_local = 6, 40
-    plain, moved = (opt.candidate_set(jax.random.key(1), data, n_uniform, n_local, local_std=1e-4, local_moves=m)
+    plain, moved = (candidate_set(jax.random.key(1), data, n_uniform, n_local, local_std=1e-4, local_moves=m)
                     for m in (False, True))
     np.testing.assert_array_equal(moved[:n_uniform], plain[:n_uniform])
     np.testing.assert_array_equal(moved[n_uniform::2], plain[n_uniform::2])
-    x_plain = space.from_unit(plain[n_uniform:])
+    x_plain = from_unit(plain[n_uniform:])
     assert np.all(np.asarray(x_plain[:, :2]) == [3, 1])  # the centre's integer and category
-    x_moved = np.asarray(space.from_unit(moved[n_uniform + 1::2]))
+    x_moved = np.asarray(from_unit(moved[n_uniform + 1::2]))
     np.testing.assert_array_equal(x_moved[:, 2], np.asarray(x_plain[1::2, 2]))
     step = np.abs(x_moved[:, 0] - 3)
     other = x_moved[:, 1] != 1
@@ -285,9 +287,9 @@ def test_local_moves_move_every_other_local_raw_sample_one_discrete_step():
     from nbo_jax.base import SearchRegion
 
     box = jnp.stack([jnp.zeros(space.unit_dim), jnp.ones(space.unit_dim)]).at[:, 0].set(jnp.asarray([0.45, 0.55]))
-    boxed = opt.candidate_set(jax.random.key(1), data, n_uniform, n_local, local_std=1e-4, local_moves=True,
-                              region=SearchRegion(box))
-    x_boxed = np.asarray(space.from_unit(boxed[n_uniform + 1::2]))
+    boxed = candidate_set(jax.random.key(1), data, n_uniform, n_local, local_std=1e-4, local_moves=True,
+                          region=SearchRegion(box))
+    x_boxed = np.asarray(from_unit(boxed[n_uniform + 1::2]))
     assert np.all(x_boxed[:, 0] == 3) and np.any(x_boxed[:, 1] != 1)
 
 
