@@ -2,6 +2,7 @@
 scikit-learn's forest, masked rows are never fitted, ``ask`` is the argmax of EI over the
 shared candidates, vmapped seeds equal seeds alone, and bad arguments are refused."""
 
+import functools
 import importlib.util
 import warnings
 
@@ -106,19 +107,26 @@ def test_masked_rows_are_never_fitted_and_a_failure_is_fitted_at_its_imputed_val
     assert float(post.incumbent) == pytest.approx(float(np.min(y_std[~np.isnan(y0)])))
 
 
+@functools.partial(jax.jit, static_argnums=2)
+def _reference_inputs(key, data, aopt):
+    """The raw samples of ``ask`` from ``key``'s split, the standardized targets and the
+    observed rows of ``data``."""
+    k_raw, _ = jax.random.split(key)
+    u_c = candidate_set(jax.random.split(k_raw)[0], data, aopt.n_uniform, aopt.n_local,
+                        local_std=aopt.local_std, n_best=aopt.n_best, sampler=aopt.raw_sampler)
+    return u_c, data.standardized()[0], data.observed()
+
+
 def _ask_reference(state, key, aopt, n_estimators):
     """ask, recomputed outside: the state's seed, the raw samples from the same key split,
     scikit-learn's forest, EI, argmax."""
-    k_raw, _ = jax.random.split(key)
     seed = int(state.model.seed)
     data = state.data
-    u_c = np.asarray(candidate_set(jax.random.split(k_raw)[0], data, aopt.n_uniform, aopt.n_local,
-                                   local_std=aopt.local_std, n_best=aopt.n_best, sampler=aopt.raw_sampler))
+    u_c, y, observed = (np.asarray(a) for a in _reference_inputs(key, data, aopt))
     mask = np.asarray(data.mask)
-    y = np.asarray(data.standardized()[0])
     mean, std = _sklearn_mean_std(np.asarray(data.u)[mask], y[mask], seed, u_c, rf.ForestSettings(n_estimators=n_estimators))
-    best = np.min(np.where(np.asarray(data.observed()), y, np.inf))
-    ei = np.array(expected_improvement(jnp.asarray(mean), jnp.asarray(std), best))
+    best = np.min(np.where(observed, y, np.inf))
+    ei = np.array(jax.jit(expected_improvement)(jnp.asarray(mean), jnp.asarray(std), best))
     return u_c, ei
 
 
