@@ -417,13 +417,19 @@ def test_category_weights_scale_the_one_hot_columns_inputs(x64, compiled):
     assert state.model.space is space
     net = nbo.networks.mlp(10, SMALL["width"], 2, use_bias=True)  # 5 columns on the quarter circle
     emb = lambda v: embed_inputs(v, "circle", tuple(w))  # noqa: E731
-    uc = jax.vmap(space.round)(jax.random.uniform(jax.random.key(5), (20, 5)))
+
+    @jax.jit  # the references compiled (op by op: a hundred small compilations)
+    def reference(state):
+        uc = jax.vmap(space.round)(jax.random.uniform(jax.random.key(5), (20, 5)))
+        G = nbo.features.gradient_features(net.apply, state.model.params0, emb(state.data.u))
+        Gc = nbo.features.gradient_features(net.apply, state.model.params0, emb(uc))
+        return (uc, P.direct_variance(G, state.data.mask, Gc, 0.01, float(SMALL["width"])),
+                nbo.features.predict(net.apply, state.model.params, emb(uc)))
+
+    uc, variance, mean = reference(state)
     post = algo.surrogate(state, uc)
-    G = nbo.features.gradient_features(net.apply, state.model.params0, emb(state.data.u))
-    Gc = nbo.features.gradient_features(net.apply, state.model.params0, emb(uc))
-    np.testing.assert_allclose(post.std ** 2, P.direct_variance(G, state.data.mask, Gc, 0.01, float(SMALL["width"])),
-                               rtol=1e-8)
-    np.testing.assert_allclose(post.mean, nbo.features.predict(net.apply, state.model.params, emb(uc)), rtol=1e-12)
+    np.testing.assert_allclose(post.std ** 2, variance, rtol=1e-8)
+    np.testing.assert_allclose(post.mean, mean, rtol=1e-12)
 
 
 def test_default_asks_expected_improvement_on_a_space_with_a_category(program):
