@@ -399,26 +399,28 @@ def test_speed_reducer_closed_form_and_constants():
 
 def test_special_points_values_and_gradients():
     # Simionescu: arctan2 form equals the atan(x1/x2) form, finite at x2 = 0 and the origin
-    c = constrained.simionescu_constraints
+    # (each function compiled: op by op, a hundred small compilations)
+    c = jax.jit(constrained.simionescu_constraints)
+    c_jac = jax.jit(jax.jacfwd(constrained.simionescu_constraints))
     for x in ([0.3, 0.0], [-0.7, 0.0], [0.0, 0.0], [0.0, 1.1]):
         v = np.asarray(c(jnp.asarray(x)))
-        g = np.asarray(jax.jacfwd(c)(jnp.asarray(x)))
+        g = np.asarray(c_jac(jnp.asarray(x)))
         assert np.all(np.isfinite(v)) and np.all(np.isfinite(g))
     # at x2 = 0, atan(x1/x2) = +-pi/2 and cos(8 * pi/2) = 1
     assert float(c(jnp.asarray([0.3, 0.0]))[0]) == pytest.approx(0.09 - 1.44, abs=1e-12)
     assert float(c(jnp.zeros(2))[0]) == pytest.approx(-1.44, abs=1e-12)
     x = np.array([[0.4, -0.9], [-1.1, 0.2], [0.05, 0.07]])
-    np.testing.assert_allclose(np.asarray(jax.vmap(c)(x)), _simionescu_c(x), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(jax.jit(jax.vmap(c))(x)), _simionescu_c(x), rtol=1e-12)
     # Ackley constraint at x = 1 (kink of ||x - 1||) and Hartmann's at 0: finite gradients
     for fn, x in ((constrained.ackley_constraints, jnp.ones(5)),
                   (constrained.hartmann6_constraints, jnp.zeros(6))):
-        assert np.all(np.isfinite(np.asarray(jax.jacfwd(fn)(x))))
-        assert np.all(np.isfinite(np.asarray(jax.jacrev(fn)(x))))
+        assert np.all(np.isfinite(np.asarray(jax.jit(jax.jacfwd(fn))(x))))
+        assert np.all(np.isfinite(np.asarray(jax.jit(jax.jacrev(fn))(x))))
     # spring: x2 == x1 divides by zero; BoTorch's value is +inf clipped to 100
     xs = jnp.asarray([0.3, 0.3, 5.0])
-    v = np.asarray(constrained.tension_compression_spring_constraints(xs))
+    v = np.asarray(jax.jit(constrained.tension_compression_spring_constraints)(xs))
     assert v[1] == 100.0 and np.all(np.isfinite(v))
-    g = np.asarray(jax.jacfwd(constrained.tension_compression_spring_constraints)(xs))
+    g = np.asarray(jax.jit(jax.jacfwd(constrained.tension_compression_spring_constraints))(xs))
     assert np.all(np.isfinite(g))
 
 
