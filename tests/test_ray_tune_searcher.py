@@ -67,7 +67,8 @@ def test_integers_and_choices_are_modelled_on_their_steps():
     as its index, a quantized float as its count of quanta: an integer)."""
     space = {"n": tune.randint(1, 4), "q": tune.qrandint(0, 10, 5), "w": tune.lograndint(1, 100),
              "act": tune.choice(["relu", "tanh", None]), "lr": tune.loguniform(1e-4, 1e-1),
-             "z": tune.quniform(0.0, 1.0, 0.1), "m": tune.qloguniform(1e-3, 1e-1, 1e-3)}
+             "z": tune.quniform(0.0, 1.0, 0.1), "m": tune.qloguniform(1e-3, 1e-1, 1e-3),
+             "q3": tune.qrandint(1, 10, 3), "lq": tune.qlograndint(2, 100, 5), "q1": tune.qrandint(1, 4, 1)}
     searcher = NBOSearcher(space, "loss", "min", algorithm=nbo.random_search(), n_init=3, seed=0)
     seen = []
     for i in range(5):
@@ -76,15 +77,23 @@ def test_integers_and_choices_are_modelled_on_their_steps():
         assert c["act"] in ("relu", "tanh", None) and 1e-4 <= c["lr"] <= 1e-1
         assert c["z"] in {k / 10 for k in range(11)}, c["z"]
         assert c["m"] in {k / 1000 for k in range(1, 101)}, c["m"]
+        # Tune's quantized integers are the multiples of q between the bounds (upper exclusive for q = 1)
+        assert c["q3"] in (3, 6, 9) and c["lq"] in range(5, 101, 5) and c["q1"] in (1, 2, 3), c
+        assert all(type(c[k]) is int for k in ("q", "q3", "lq", "q1"))
         seen.append(c)
         searcher.on_trial_complete(f"t{i}", {"loss": float(c["n"]) + (c["act"] == "tanh")})
     kinds = {m[0][0]: m[1] for m in searcher._modelled}
-    assert kinds == {"act": "choice", "lr": "float", "n": "int", "q": "int", "w": "int", "z": "quantized",
-                     "m": "quantized"}
-    assert searcher.study.x.shape == (5, 7)
+    assert kinds == {"act": "choice", "lr": "float", "n": "int", "q": "quantized_int", "w": "int", "z": "quantized",
+                     "m": "quantized", "q3": "quantized_int", "lq": "quantized_int", "q1": "quantized_int"}
+    assert searcher.study.x.shape == (5, 10)
     order = [m[0][0] for m in searcher._modelled]
-    counts = searcher.study.x[:, [order.index("z"), order.index("m")]]
+    counts = searcher.study.x[:, [order.index(k) for k in ("z", "m", "q3", "lq")]]
     assert (counts == counts.round()).all() and counts[:, 1].min() >= 1
+    # the count of quanta keeps qlograndint's log scale (the multiples of 5 from 5 to 100: k = 1..20)
+    lq = searcher.study.space.parameters[order.index("lq")]
+    assert (lq.low, lq.high, lq.step, lq.log) == (1, 20, 1, True)
+    with pytest.raises(ValueError, match=r"'k' has no multiple of q=5 between 1 and 4"):
+        NBOSearcher({"k": tune.qrandint(1, 4, 5)}, "loss", "min")
 
 
 def test_a_checkpoint_entry_of_a_quantized_float_still_rounds_to_its_q():

@@ -3,10 +3,11 @@
 Tune runs the trials (on a local or remote Ray cluster, with its schedulers, checkpoints
 and loggers); the searcher proposes each trial's configuration. Float, integer and
 categorical parameters (``tune.uniform``, ``tune.loguniform``, ``tune.quniform``,
-``tune.randint``, ``tune.lograndint``, ``tune.qrandint``, ``tune.choice``) are modelled by the
-algorithm over their mixed search space (:class:`nbo_jax.search_space.SearchSpace`: log
-scales in log space, integers on their step, a quantized float as the integer count of its
-quanta, categories one-hot; the acquisition optimizer rounds inside its search) through an
+``tune.randint``, ``tune.lograndint``, ``tune.qrandint``, ``tune.qlograndint``,
+``tune.choice``) are modelled by the algorithm over their mixed search space
+(:class:`nbo_jax.search_space.SearchSpace`: log scales in log space, a quantized float or
+integer as the integer count ``k`` of its quanta, the value ``k q``, categories one-hot; the
+acquisition optimizer rounds inside its search) through an
 :class:`~nbo_jax.integrations.study.AsyncStudy`: trials still running are pending points, a
 trial that errors or reports no finite metric is a failed evaluation. Other domains
 (``tune.sample_from``, custom samplers) are drawn at random, as Tune itself would, and
@@ -141,13 +142,20 @@ class NBOSearcher(Searcher):
                     lo, hi = math.ceil(float(domain.lower) / q - 1e-9), math.floor(float(domain.upper) / q + 1e-9)
                     params.append(Integer(name, lo, hi, 1, log))  # log: lower > 0, so lo >= 1
                     self._modelled.append((tuple(path), "quantized", q, lo, hi))
-                else:  # Tune's integers: upper exclusive, or inclusive and a multiple of q with qrandint
-                    step = 1 if quantum is None else int(quantum)
-                    lo = int(domain.lower)
-                    hi = int(domain.upper) if quantum is not None else int(domain.upper) - 1
-                    hi = lo + (hi - lo) // step * step
-                    params.append(Integer(name, lo, hi, step, log and step == 1))
+                elif quantum is None:  # tune.randint / lograndint: upper exclusive
+                    lo, hi = int(domain.lower), int(domain.upper) - 1
+                    params.append(Integer(name, lo, hi, 1, log))
                     self._modelled.append((tuple(path), "int", None, lo, hi))
+                else:  # tune.qrandint / qlograndint: the multiples k q between the bounds (upper exclusive
+                    # for q = 1), drawn uniformly or log-uniformly over k, as Tune draws them: the count k
+                    q = int(quantum)
+                    lo = math.ceil(domain.lower / q)
+                    hi = math.floor(domain.upper / q) - (1 if q == 1 else 0)
+                    if hi < lo:
+                        raise ValueError(f"space: {name!r} has no multiple of q={q} between {domain.lower} and "
+                                         f"{domain.upper}")
+                    params.append(Integer(name, lo, hi, 1, log))  # log: lower > 0, so lo >= 1
+                    self._modelled.append((tuple(path), "quantized_int", q, lo, hi))
             elif isinstance(domain, Domain):
                 self._others.append((tuple(path), domain))
         if params:
@@ -182,8 +190,10 @@ class NBOSearcher(Searcher):
             for (path, kind, extra, lo, hi), v in zip(self._modelled, x):
                 if kind == "choice":
                     assign_value(config, path, extra[int(round(v))])
-                elif kind == "int":
+                elif kind == "int":  # (also a checkpoint's qrandint entry, written before they were counts)
                     assign_value(config, path, int(min(max(round(v), lo), hi)))
+                elif kind == "quantized_int":  # k q
+                    assign_value(config, path, int(min(max(round(v), lo), hi)) * extra)
                 elif kind == "quantized":  # k q written exactly in the decimals of q (0.3, not 0.30000000000000004)
                     assign_value(config, path, stepped_value(0.0, int(min(max(round(v), lo), hi)), extra))
                 else:  # a "float" entry with a q: a checkpoint written before quantized floats were counts
@@ -218,8 +228,8 @@ class NBOSearcher(Searcher):
     @property
     def study(self) -> Optional[AsyncStudy]:
         """The :class:`AsyncStudy` over the modelled parameters (one coordinate each, in the
-        space's order: a category as its index, a quantized float as its count of quanta ``k``,
-        the value ``k q``; values as minimized: negated for
+        space's order: a category as its index, a quantized float or integer as its count of
+        quanta ``k``, the value ``k q``; values as minimized: negated for
         ``mode="max"``), or ``None`` before a space."""
         return self._study
 
