@@ -223,11 +223,19 @@ class SearchSpace:
         """The configurations (dicts by parameter name, typed values: ``float``, ``int``, the
         category itself) of unit-cube points ``u (n, D)`` or ``(D,)``; any point of the cube
         decodes (a continuous value is clipped to its range, an integer is the value whose
-        interval holds its column, a category the largest entry of its block)."""
-        u = np.atleast_2d(np.asarray(u, np.float64))
+        interval holds its column, a category the largest entry of its block).
+
+        A continuous value is written as a short decimal, not with the noise of the arithmetic:
+        from a float32 ``u`` (the algorithms' default dtype) the shortest decimal that rounds
+        to the value's float32 (``0.3``, not ``0.30000001192092896``); from a float64 ``u`` the
+        shortest decimal that encodes to the same ``u`` (so ``decode(encode(configs))`` gives
+        ``0.003`` back, not ``0.002999999999999999``)."""
+        u = np.atleast_2d(np.asarray(u))
+        single = u.dtype == np.float32
+        u = u.astype(np.float64)
         if u.shape[-1] != self.unit_dim:
             raise ValueError(f"u must have {self.unit_dim} columns (the space's unit_dim), got shape {u.shape}")
-        return [{p.name: _decode_one(p, row[cols]) for p, cols in self.columns()} for row in u]
+        return [{p.name: _decode_one(p, row[cols], single) for p, cols in self.columns()} for row in u]
 
     def round(self, u: Array) -> Array:
         """JAX: ``u (..., D)`` projected onto the encodings of valid configurations (integer
@@ -341,7 +349,9 @@ def _encode_one(p: Parameter, value: Any) -> np.ndarray:
     return np.array([(_t(v, p.log) - lo) / (hi - lo)])
 
 
-def _decode_one(p: Parameter, u: np.ndarray):
+def _decode_one(p: Parameter, u: np.ndarray, single: bool = False):
+    """``p``'s value at its columns ``u``; a continuous one as a short decimal
+    (:meth:`SearchSpace.decode`; ``single``: ``u`` was float32)."""
     if isinstance(p, Categorical):
         return p.choices[int(np.argmax(u))]
     c = float(np.clip(u[0], 0.0, 1.0))
@@ -353,7 +363,16 @@ def _decode_one(p: Parameter, u: np.ndarray):
         return int(p.low + k * p.step)
     lo, hi = _t(p.low, p.log), _t(p.high, p.log)
     t = lo + c * (hi - lo)
-    return float(min(max(math.exp(t) if p.log else t, p.low), p.high))
+    v = math.exp(t) if p.log else t
+    if single:
+        v = float(str(np.float32(v)))  # the shortest decimal that rounds to its float32
+    else:  # the shortest decimal that encodes to the same column value
+        for digits in range(1, 18):
+            short = float(f"{v:.{digits}g}")
+            if p.low <= short <= p.high and (_t(short, p.log) - lo) / (hi - lo) == c:
+                v = short
+                break
+    return float(min(max(v, p.low), p.high))
 
 
 def stepped_value(low: float, k: int, step: float) -> float:

@@ -44,9 +44,30 @@ def test_encode_decode_round_trips_typed_values(config):
     assert back["layers"] == config["layers"] and type(back["layers"]) is int
     assert back["batch"] == config["batch"] and type(back["batch"]) is int
     assert back["optimizer"] == config["optimizer"] and type(back["optimizer"]) is type(config["optimizer"])
-    assert type(back["lr"]) is float and math.isclose(back["lr"], config["lr"], rel_tol=1e-12)
-    assert back["dropout"] == pytest.approx(config["dropout"], abs=1e-15)
+    assert type(back["lr"]) is float and back["lr"] == config["lr"]  # not 0.0033000000000000004
+    assert type(back["dropout"]) is float and back["dropout"] == config["dropout"]
     np.testing.assert_array_equal(u[0, 2:5], np.eye(3)[("adam", "sgd", 3).index(config["optimizer"])])
+
+
+def test_decoded_floats_carry_no_arithmetic_noise():
+    """A float32 encoding (the algorithms' dtype) decodes to the shortest decimal of its float32
+    value (``0.3``, not ``0.30000001192092896``); a float64 one to the shortest decimal that
+    encodes to the same point (a user's value back); both stay inside the range."""
+    space = search_space([Continuous("w", 0.0, 1.0), Continuous("lr", 1e-4, 1e-1, log=True),
+                          Continuous("s", -2.0, 7.0)])
+    x = jnp.asarray([0.3, 0.001, 6.1], jnp.float32)
+    got = space.decode(space.to_unit(x))[0]
+    assert (got["w"], got["lr"]) == (0.3, 0.001), got
+    # 6.1's encoding (6.1 + 2) / 9 in float32 holds 6.1 to float32's precision only: 6.1000004
+    assert got["s"] == pytest.approx(6.1, abs=1e-6) and len(repr(got["s"])) <= 10, got
+    assert space.decode(np.float32([1.0, 1.0, 1.0]))[0] == dict(w=1.0, lr=0.1, s=7.0)
+    rng = np.random.default_rng(0)
+    for w, lr, s in zip(rng.uniform(0, 1, 200).round(4), 10 ** rng.uniform(-4, -1, 200), rng.uniform(-2, 7, 200).round(6)):
+        config = dict(w=float(w), lr=float(f"{lr:.4g}"), s=float(s))  # values as a user writes them
+        assert space.decode(space.encode([config]))[0] == config
+    u = rng.uniform(0, 1, (50, 3))  # a float64 point of no short decimal: its full value, to rounding
+    for row, config in zip(u, space.decode(u)):
+        np.testing.assert_allclose(space.encode([config])[0], row, rtol=0, atol=1e-15)
 
 
 def test_integers_own_equal_intervals_and_log_integers_log_intervals():
