@@ -1,6 +1,7 @@
 """NBOSearcher's arguments and search spaces, without a Ray cluster: the searcher's methods
 called as Tune calls them (``set_search_properties``, ``suggest``, ``on_trial_complete``)."""
 
+import numpy as np
 import pytest
 
 pytest.importorskip("ray")
@@ -106,3 +107,19 @@ def test_a_checkpoint_entry_of_a_quantized_float_still_rounds_to_its_q():
     searcher.set_state(state)
     values = [searcher.suggest(f"t{i}")["z"] for i in range(4)]
     assert all(abs(v * 10 - round(v * 10)) < 1e-9 for v in values) and len(set(values)) > 1, values
+
+
+def test_floats_are_written_as_short_decimals_of_their_float32_values():
+    """The design's and the algorithm's float32 values reach the trial as the shortest decimal
+    that rounds to them (``0.361838``, not ``0.3618379831314087``), inside their domain, as the
+    Optuna sampler writes them; the study keeps the values it proposed."""
+    space = {"w": tune.uniform(0.0, 1.0), "lr": tune.loguniform(1e-4, 1e-1)}
+    searcher = NBOSearcher(space, "loss", "min", algorithm=nbo.random_search(), n_init=2, seed=0)
+    for i in range(5):
+        c = searcher.suggest(f"t{i}")
+        x = searcher._live[f"t{i}"]
+        for value, coordinate in zip((c["w"], c["lr"]), x):
+            assert np.float32(value) == np.float32(coordinate) and len(repr(value)) <= 14, (value, coordinate)
+        assert 0.0 <= c["w"] <= 1.0 and 1e-4 <= c["lr"] <= 1e-1
+        searcher.on_trial_complete(f"t{i}", {"loss": c["w"]})
+    assert searcher.study.n_told == 5

@@ -196,9 +196,11 @@ class NBOSearcher(Searcher):
                     assign_value(config, path, int(min(max(round(v), lo), hi)) * extra)
                 elif kind == "quantized":  # k q written exactly in the decimals of q (0.3, not 0.30000000000000004)
                     assign_value(config, path, stepped_value(0.0, int(min(max(round(v), lo), hi)), extra))
-                else:  # a "float" entry with a q: a checkpoint written before quantized floats were counts
-                    v = float(v) if extra is None else round(float(v) / extra) * extra
+                elif extra is None:  # a float32 value (the design's, the algorithm's) as its shortest decimal
+                    v = float(str(np.float32(v))) if np.float32(v) == v else float(v)
                     assign_value(config, path, float(min(max(v, lo), hi)))
+                else:  # a "float" entry with a q: a checkpoint written before quantized floats were counts
+                    assign_value(config, path, float(min(max(round(float(v) / extra) * extra, lo), hi)))
         for path, domain in self._others:
             value = domain.cast(domain.sample(random_state=np.random.RandomState(self._rng.integers(2**31))))
             assign_value(config, path, value)
