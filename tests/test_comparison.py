@@ -132,8 +132,9 @@ def test_neural_ucb_ts_settings_and_errors():
     assert nbo.registry.get("NeuralUCB", width=16).name == "neural-ucb"
     problem = nbo.benchmarks.get("branin")
     x0 = nbo.initial_design(jax.random.key(0), problem.bounds, 5)
-    states = jax.eval_shape(lambda: [a.init(jax.random.key(1), x0, jax.vmap(problem.objective)(x0), bounds=problem.bounds,
-                                            capacity=8) for a in (ucb, nbo.neural_ts(width=16, posterior="diagonal"))])
+    y0 = jax.vmap(problem.objective)(x0)
+    states = jax.eval_shape(lambda: [a.init(jax.random.key(1), x0, y0, bounds=problem.bounds, capacity=8)
+                                     for a in (ucb, nbo.neural_ts(width=16, posterior="diagonal"))])
     assert type(states[0].model.posterior).__name__ in ("FullState", "DualState")
     assert type(states[1].model.posterior).__name__ == "DiagonalState"
     with pytest.raises(ValueError, match="feature_params"):

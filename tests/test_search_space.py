@@ -62,7 +62,8 @@ def test_decoded_floats_carry_no_arithmetic_noise():
     assert got["s"] == pytest.approx(6.1, abs=1e-6) and len(repr(got["s"])) <= 10, got
     assert space.decode(np.float32([1.0, 1.0, 1.0]))[0] == dict(w=1.0, lr=0.1, s=7.0)
     rng = np.random.default_rng(0)
-    for w, lr, s in zip(rng.uniform(0, 1, 200).round(4), 10 ** rng.uniform(-4, -1, 200), rng.uniform(-2, 7, 200).round(6)):
+    draws = rng.uniform(0, 1, 200).round(4), 10 ** rng.uniform(-4, -1, 200), rng.uniform(-2, 7, 200).round(6)
+    for w, lr, s in zip(*draws):
         config = dict(w=float(w), lr=float(f"{lr:.4g}"), s=float(s))  # values as a user writes them
         assert space.decode(space.encode([config]))[0] == config
     u = rng.uniform(0, 1, (50, 3))  # a float64 point of no short decimal: its full value, to rounding
@@ -438,7 +439,8 @@ def test_stepped_value_is_the_float_nearest_to_the_exact_decimal():
     assert 0.1 + 6 * 0.1 != 0.7 and stepped_value(0.1, 6, 0.1) == 0.7
     assert stepped_value(-1.5, 7, 0.25) == 0.25 and stepped_value(1e-3, 5, 1e-3) == 0.006
     rng = np.random.default_rng(0)
-    for low, step, k in zip(rng.uniform(-5, 5, 200).round(3), rng.uniform(0.01, 1, 200).round(2), rng.integers(0, 500, 200)):
+    draws = rng.uniform(-5, 5, 200).round(3), rng.uniform(0.01, 1, 200).round(2), rng.integers(0, 500, 200)
+    for low, step, k in zip(*draws):
         exact = Decimal(repr(float(low))) + int(k) * Decimal(repr(float(step)))
         assert stepped_value(low, k, step) == float(exact)
         assert abs(stepped_value(low, k, step) - (low + k * step)) <= 1e-12 * max(1.0, abs(low) + k * step)
