@@ -94,6 +94,24 @@ def test_suggested_floats_have_no_float32_artefact_and_steps_are_searched_on_the
     assert any(float(np.float32(x)) != x for x in xs)  # floats written in float64, not float32 values
 
 
+def test_a_log_float_in_a_box_is_the_shortest_decimal_of_its_float32():
+    """Floats alone are a box, a log-scaled one searched as ``log10``: its value ``10**x`` is
+    written as the shortest decimal of its float32 (``0.0010111272``, not
+    ``0.0010111272154621675``), inside its bounds."""
+    import numpy as np
+
+    space = dict(lr=FloatDistribution(1e-4, 1e-1, log=True), w=FloatDistribution(0.0, 1.0))
+    study = optuna.create_study(sampler=NBOSampler(_GP, n_startup_trials=0, seed=0))
+    study.tell(study.ask(space), 1.0)
+    for _ in range(3):
+        trial = study.ask(space)
+        lr, w = trial.params["lr"], trial.params["w"]
+        assert 1e-4 <= lr <= 1e-1 and 0.0 <= w <= 1.0
+        for v in (lr, w):
+            assert v == float(str(np.float32(v))) and len(repr(v)) <= 14, repr(v)
+        study.tell(trial, (lr - 0.003) ** 2 + w)
+
+
 _SPACE = dict(x=FloatDistribution(-1.0, 1.0), n=IntDistribution(1, 4), c=CategoricalDistribution(["a", "b"]))
 
 

@@ -277,8 +277,9 @@ def _params_of(x: np.ndarray, search_space: dict) -> dict[str, Any]:
     stepped float's count of steps ``k``, written as the float nearest to its exact decimal
     value (``0.3``, not ``0.30000000000000004``; :func:`nbo_jax.search_space.stepped_value`);
     a stepped integer on ``low + k step``; numbers clipped to ``[low, high]``, as Python floats, or Python
-    ints for :class:`IntDistribution`. A float32 coordinate is read as the shortest decimal
-    that rounds to it (``1.1584198``, not ``1.1584198474884033``): the float64 value has no
+    ints for :class:`IntDistribution`. A value from a float32 point is written as the shortest
+    decimal that rounds to its float32 (``1.1584198``, not ``1.1584198474884033``; a log scale's
+    ``10**x`` too, ``0.0010111272``, not ``0.0010111272154621675``): the float64 value has no
     float32 artefact."""
     x = np.asarray(x)
     short = x.dtype == np.float32
@@ -288,8 +289,8 @@ def _params_of(x: np.ndarray, search_space: dict) -> dict[str, Any]:
         if isinstance(dist, CategoricalDistribution):
             params[name] = dist.choices[min(max(int(round(v)), 0), len(dist.choices) - 1)]
             continue
-        v = float(str(np.float32(v))) if short else float(v)
-        v = 10.0 ** v if boxed and dist.log else v
+        v = 10.0 ** float(v) if boxed and dist.log else float(v)
+        v = float(str(np.float32(v))) if short else v
         if _stepped_float(dist):  # its coordinate is its count of steps
             v = stepped_value(dist.low, round(v), dist.step)
         elif dist.step is not None:
