@@ -365,14 +365,22 @@ def _decode_one(p: Parameter, u: np.ndarray, single: bool = False):
     t = lo + c * (hi - lo)
     v = math.exp(t) if p.log else t
     if single:
-        v = float(str(np.float32(v)))  # the shortest decimal that rounds to its float32
+        v = float32_decimal(v)
     else:  # the shortest decimal that encodes to the same column value
         for digits in range(1, 18):
             short = float(f"{v:.{digits}g}")
-            if p.low <= short <= p.high and (_t(short, p.log) - lo) / (hi - lo) == c:
+            if p.low <= short <= p.high and _encode_one(p, short)[0] == c:
                 v = short
                 break
     return float(min(max(v, p.low), p.high))
+
+
+def float32_decimal(value: float) -> float:
+    """The shortest decimal that rounds to ``value``'s float32 (``0.3`` for
+    ``0.30000001192092896``), as a Python float: a float32 number written without its float32
+    tail (the decoding of :meth:`SearchSpace.decode` and of the Optuna and Ray Tune
+    integrations)."""
+    return float(str(np.float32(value)))
 
 
 def stepped_value(low: float, k: int, step: float) -> float:

@@ -93,7 +93,8 @@ from .._checks import check_bool, check_int
 from ..registry import MULTI_OBJECTIVE as _MULTI_OBJECTIVE, STUDY_DEFAULT, get as _get_algorithm
 from ..algorithms import neural_bo
 from ..ask_tell import AskTell, _compiled, compiler_options, per_algorithm, quiet_failures
-from ..search_space import Categorical, Continuous, Integer, SearchSpace, search_space as _search_space, stepped_value
+from ..search_space import (Categorical, Continuous, Integer, SearchSpace, float32_decimal,
+                            search_space as _search_space, stepped_value)
 from ..types import BOAlgorithm, Bounds
 
 # a trial's relative sample, shared with other processes through the storage (chunks below
@@ -290,7 +291,7 @@ def _params_of(x: np.ndarray, search_space: dict) -> dict[str, Any]:
             params[name] = dist.choices[min(max(int(round(v)), 0), len(dist.choices) - 1)]
             continue
         v = 10.0 ** float(v) if boxed and dist.log else float(v)
-        v = float(str(np.float32(v))) if short else v
+        v = float32_decimal(v) if short else v
         if _stepped_float(dist):  # its coordinate is its count of steps
             v = stepped_value(dist.low, round(v), dist.step)
         elif dist.step is not None:

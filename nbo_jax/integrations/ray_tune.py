@@ -48,7 +48,7 @@ except ImportError as err:  # pragma: no cover - exercised without the extra
 
 from .._checks import check_int
 from ..loop import _check_algorithm
-from ..search_space import Categorical, Continuous, Integer, search_space, stepped_value
+from ..search_space import Categorical, Continuous, Integer, float32_decimal, search_space, stepped_value
 from ..types import BOAlgorithm
 from .study import AsyncStudy
 
@@ -197,7 +197,7 @@ class NBOSearcher(Searcher):
                 elif kind == "quantized":  # k q written exactly in the decimals of q (0.3, not 0.30000000000000004)
                     assign_value(config, path, stepped_value(0.0, int(min(max(round(v), lo), hi)), extra))
                 elif extra is None:  # a float32 value (the design's, the algorithm's) as its shortest decimal
-                    v = float(str(np.float32(v))) if np.float32(v) == v else float(v)
+                    v = float32_decimal(v) if np.float32(v) == v else float(v)
                     assign_value(config, path, float(min(max(v, lo), hi)))
                 else:  # a "float" entry with a q: a checkpoint written before quantized floats were counts
                     assign_value(config, path, float(min(max(round(float(v) / extra) * extra, lo), hi)))
