@@ -345,8 +345,14 @@ def _encode_one(p: Parameter, value: Any) -> np.ndarray:
         if k != round(k):
             raise ValueError(f"parameter {p.name!r}: {value!r} is not low + a multiple of step={p.step}")
         return np.array([_integer_centres(p)[int(round(k))]])
+    return np.array([_unit(p, v)])
+
+
+def _unit(p: Continuous, v: float) -> float:
+    """A continuous ``p``'s column value of ``v`` (no range check): ``v`` scaled to ``[0, 1]``,
+    in log space with ``log=True``."""
     lo, hi = _t(p.low, p.log), _t(p.high, p.log)
-    return np.array([(_t(v, p.log) - lo) / (hi - lo)])
+    return (_t(v, p.log) - lo) / (hi - lo)
 
 
 def _decode_one(p: Parameter, u: np.ndarray, single: bool = False):
@@ -369,7 +375,7 @@ def _decode_one(p: Parameter, u: np.ndarray, single: bool = False):
     else:  # the shortest decimal that encodes to the same column value
         for digits in range(1, 18):
             short = float(f"{v:.{digits}g}")
-            if p.low <= short <= p.high and _encode_one(p, short)[0] == c:
+            if p.low <= short <= p.high and _unit(p, short) == c:
                 v = short
                 break
     return float(min(max(v, p.low), p.high))
