@@ -55,8 +55,20 @@ scalarizations (Paria et al. 2019) for :class:`NeuralBOSampler`, whose reference
 inferred from the observed front at every trial (the algorithm's default) unless the
 algorithm was built with one, in the minimized values (a "maximize" objective's negated).
 An algorithm of one objective on a study of several, or one that needs several on a study of
-one, is refused at the study's first sample, naming it. Optuna's trial constraints are not
-modelled. An algorithm
+one, is refused at the study's first sample, naming it.
+
+Constraints (``c <= 0`` feasible, Optuna's convention and nbo_jax's), as Optuna's
+``GPSampler`` takes them: values the objective sets with ``trial.set_constraint(name, value)``
+(Optuna >= 5), or a sampler's ``constraints_func(frozen_trial) -> values``, called after each
+COMPLETE or PRUNED trial. Once the study has any, the sampler runs a constrained algorithm
+(:attr:`nbo_jax.types.BOAlgorithm.constrained`): by default GP-cEI (expected improvement
+over the best feasible value times the probability of feasibility, one GP per constraint;
+Gardner et al. 2014, as ``GPSampler``'s constrained log EI) for :class:`NBOSampler` and
+Neural-CBO (Phan-Trong 2024, PhD thesis, Chapter 4) for :class:`NeuralBOSampler`; a given algorithm without a
+constraint model is refused there, naming it, rather than ignoring them. The constraint
+values are the columns of ``c`` in the order of their sorted names; a FAIL or PRUNED trial
+without them is a failed evaluation (as its objective value). Constraints with several
+objectives are refused (no algorithm of nbo_jax models both). An algorithm
 whose schedule counts the steps since ``init`` (NeuralGreedy's exploration phase, which is
 also sized by the number of initial points) restarts it at every trial; the model-based
 algorithms (Neural-BO, GP-BO, NeuralUCB/TS, adaptive basis) lose nothing by the rebuild.
@@ -69,7 +81,7 @@ import functools
 import json
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -84,6 +96,7 @@ try:
         IntDistribution,
     )
     from optuna.samplers import BaseSampler
+    from optuna.samplers._base import _CONSTRAINTS_KEY, _process_constraints_after_trial
     from optuna.study import Study, StudyDirection
     from optuna.trial import FrozenTrial, TrialState
 except ImportError as err:  # pragma: no cover - the extra is installed in the test env
@@ -91,7 +104,7 @@ except ImportError as err:  # pragma: no cover - the extra is installed in the t
 
 from .._checks import check_bool, check_int
 from ..registry import MULTI_OBJECTIVE as _MULTI_OBJECTIVE, STUDY_DEFAULT, get as _get_algorithm
-from ..algorithms import neural_bo
+from ..algorithms import neural_bo, neural_cbo
 from ..ask_tell import AskTell, _compiled, compiler_options, per_algorithm, quiet_failures
 from ..search_space import (Categorical, Continuous, Integer, SearchSpace, float32_decimal,
                             search_space as _search_space, stepped_value)
@@ -106,7 +119,7 @@ _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
 
 def _check_algorithm(algorithm) -> BOAlgorithm:
     """The algorithm to sample with: a :class:`BOAlgorithm` or a registry name; one point per
-    ask and no constraint model."""
+    ask."""
     if isinstance(algorithm, str):
         algorithm = _get_algorithm(algorithm)
     elif not isinstance(algorithm, BOAlgorithm):
@@ -115,10 +128,36 @@ def _check_algorithm(algorithm) -> BOAlgorithm:
     if algorithm.q != 1:
         raise ValueError(f"algorithm must ask one point (q = 1), got q = {algorithm.q}: Optuna asks one point per "
                          "trial; parallel trials are handled as pending points")
-    if algorithm.constrained:
-        raise ValueError(f"algorithm {algorithm.name!r} models constraints, which NBOSampler does not pass; use an "
-                         "unconstrained algorithm")
     return algorithm
+
+
+def _constraints(trial: FrozenTrial) -> dict[str, float]:
+    """A trial's constraint values by name: those its objective set with
+    ``trial.set_constraint`` (Optuna >= 5) and those a ``constraints_func`` stored after it
+    (named ``"0"``, ``"1"``, ...); ``{}`` if none."""
+    if hasattr(trial, "constraints"):  # Optuna >= 5 reads both kinds
+        return dict(trial.constraints)
+    values = trial.system_attrs.get(_CONSTRAINTS_KEY)
+    return {} if values is None else {str(i): float(v) for i, v in enumerate(values)}
+
+
+def _constraint_rows(trials: Sequence[FrozenTrial]) -> tuple[np.ndarray | None, tuple[str, ...]]:
+    """``(C (n, K), names)``: the constraint values of ``trials`` (``c <= 0`` feasible, as in
+    Optuna and nbo_jax) in the order of their sorted names, ``NaN`` where a FAIL or PRUNED
+    trial has none; ``(None, ())`` when no trial has any.
+
+    Raises:
+        ValueError: a COMPLETE trial lacks a constraint another trial set (as Optuna's
+        ``GPSampler``, which needs the same constraints in every trial)."""
+    values = [_constraints(t) for t in trials]
+    names = tuple(sorted(set().union(*values)))
+    if not names:
+        return None, ()
+    for t, v in zip(trials, values):
+        if t.state == TrialState.COMPLETE and len(v) != len(names):
+            raise ValueError(f"trial {t.number} set the constraint(s) {sorted(v)} and the study's trials set "
+                             f"{list(names)}: every COMPLETE trial must set the same constraints")
+    return np.array([[v.get(k, np.nan) for k in names] for v in values], np.float64).reshape(-1, len(names)), names
 
 
 def _needs_several(algorithm: BOAlgorithm) -> bool:
@@ -127,8 +166,8 @@ def _needs_several(algorithm: BOAlgorithm) -> bool:
     return algorithm.multi_objective and algorithm.model is not None
 
 
-def _padded_init(key, x, y, lower, upper, *, init, capacity: int, space=None):
-    return init(key, x, y, None, bounds=Bounds(lower, upper) if space is None else space, capacity=capacity)
+def _padded_init(key, x, y, c, lower, upper, *, init, capacity: int, space=None):
+    return init(key, x, y, c, bounds=Bounds(lower, upper) if space is None else space, capacity=capacity)
 
 
 @functools.cache
@@ -146,7 +185,8 @@ def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
     padded to ``(capacity, d)`` with NaN rows, which are not recorded
     (:meth:`nbo_jax.dataset.Dataset.add_batch`), so the state is the one of ``x0`` alone; ``y0 (n0,)``
     or ``(n0, m)`` is padded likewise. (:class:`nbo_jax.AskTell`
-    compiles an ``init`` per shape of ``x0``: here once per trial, as every trial adds a row.)"""
+    compiles an ``init`` per shape of ``x0``: here once per trial, as every trial adds a row.)
+    Constraint values ``c0 (n0, K)``, when given, are padded with zeros."""
     init = algorithm.init
 
     def fixed(key, x0, y0, c0=None, *, bounds, capacity: int):
@@ -155,16 +195,22 @@ def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
         x[: x0.shape[0]] = x0
         y = np.zeros((capacity,) + y0.shape[1:], y0.dtype)  # (capacity,) or (capacity, m)
         y[: y0.shape[0]] = y0
+        c = None
+        if c0 is not None:
+            c0 = np.asarray(c0)
+            c = np.zeros((capacity, c0.shape[1]), c0.dtype)
+            c[: c0.shape[0]] = c0
         space = bounds if isinstance(bounds, SearchSpace) else None
-        return _padded_init_compiled()(key, x, y, np.asarray(bounds.lower), np.asarray(bounds.upper), init=init,
-                            capacity=capacity, space=space)
+        return _padded_init_compiled()(key, x, y, c, np.asarray(bounds.lower), np.asarray(bounds.upper), init=init,
+                                       capacity=capacity, space=space)
 
     fixed.compiles_itself = True  # AskTell calls it as it is (no jit around the host padding)
     fixed.uncompiled = init  # the same state's shapes, traceable inside jax.eval_shape
     return algorithm._replace(init=fixed)
 
 
-# background compilations, by (id of the canonical padded algorithm, domain, capacity, objectives)
+# background compilations, by (id of the canonical padded algorithm, domain, capacity, objectives,
+# constraints)
 _WARMING: dict[tuple, threading.Thread] = {}
 _WARMING_LOCK = threading.Lock()
 
@@ -174,36 +220,37 @@ def _domain_key(domain: Bounds | SearchSpace):
     return domain if isinstance(domain, SearchSpace) else int(np.shape(domain.lower)[0])
 
 
-def _warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: int) -> None:
+def _warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: int, k: int = 0) -> None:
     """Compile ``fast``'s ``init`` and ``ask`` (as :class:`AskTell` calls them) for ``domain``,
-    ``capacity`` and ``m`` objectives: an optimizer of one dummy observation runs ``init`` and
-    lowers and compiles ``ask`` for its state (``jit``'s cache keeps the program for the real
-    calls). Best effort: an error leaves the compilation to the first real call."""
+    ``capacity``, ``m`` objectives and ``k`` constraints: an optimizer of one dummy
+    observation runs ``init`` and lowers and compiles ``ask`` for its state (``jit``'s cache
+    keeps the program for the real calls). Best effort: an error leaves the compilation to the
+    first real call."""
     try:
         lower = np.asarray(domain.lower, np.float64)
         with quiet_failures():
             opt = AskTell(fast, domain, capacity, jax.random.key(0), lower[None],
-                          np.zeros(1) if m == 1 else np.zeros((1, m)))
+                          np.zeros(1) if m == 1 else np.zeros((1, m)), np.zeros((1, k)) if k else None)
         ask = _compiled(fast)[1]
         ask.trace(opt.state, jax.random.key(0)).lower().compile()
     except Exception:  # noqa: BLE001 - the real call compiles (and raises) itself
         pass
 
 
-def _start_warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: int) -> None:
+def _start_warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: int, k: int = 0) -> None:
     """Start :func:`_warm_up` in a background thread, once per process and configuration."""
-    key = (id(fast), _domain_key(domain), capacity, m)
+    key = (id(fast), _domain_key(domain), capacity, m, k)
     with _WARMING_LOCK:
         if key in _WARMING:
             return
-        thread = _WARMING[key] = threading.Thread(target=_warm_up, args=(fast, domain, capacity, m), daemon=True,
+        thread = _WARMING[key] = threading.Thread(target=_warm_up, args=(fast, domain, capacity, m, k), daemon=True,
                                                   name="nbo_jax-optuna-compile")
     thread.start()
 
 
-def _wait_for_warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: int) -> None:
+def _wait_for_warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: int, k: int = 0) -> None:
     """Wait for a background compilation of this configuration (no work done twice)."""
-    thread = _WARMING.get((id(fast), _domain_key(domain), capacity, m))
+    thread = _WARMING.get((id(fast), _domain_key(domain), capacity, m, k))
     if thread is not None:
         thread.join()
 
@@ -404,22 +451,35 @@ class NBOSampler(BaseSampler):
             model-based trial in a background thread (bool; once per process and
             configuration; the process's exit waits for a compilation under way);
             ``False``: compile at that trial.
+        constraints_func: ``constraints_func(frozen_trial) -> Sequence[float]``, the trial's
+            constraint values (``c <= 0`` feasible), stored after each COMPLETE or PRUNED
+            trial, as the argument of Optuna's samplers (deprecated there since Optuna 5 in
+            favour of ``trial.set_constraint``, which this sampler reads too); ``None``: the
+            constraints the objective sets, if any (module doc).
 
     Raises:
         TypeError / ValueError: bad arguments (the message names the argument): an
-        ``algorithm`` that is not a BOAlgorithm or known name, asks ``q != 1`` points (Optuna
-        asks one point per trial; parallel trials are pending points) or models constraints.
-        The study's first sample raises ValueError for an algorithm of one objective on a
-        study of several, or one that needs several on a study of one
-        (:meth:`algorithm_for`).
+        ``algorithm`` that is not a BOAlgorithm or known name, or asks ``q != 1`` points
+        (Optuna asks one point per trial; parallel trials are pending points); a
+        ``constraints_func`` that is not callable. Sampling raises ValueError for an
+        algorithm that does not fit the study's objectives or constraints
+        (:meth:`algorithm_for`) and for a COMPLETE trial that lacks a constraint other trials
+        set.
     """
 
     def __init__(self, algorithm: BOAlgorithm | str | None = None, *, n_startup_trials: int = 10,
                  seed: int | None = None, independent_sampler: BaseSampler | None = None,
-                 capacity_step: int = 32, precompile: bool = True):
+                 capacity_step: int = 32, precompile: bool = True,
+                 constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None):
         self._given = None if algorithm is None else _check_algorithm(algorithm)
-        # the defaults by "several objectives?", the one of several built when a study needs it
-        self._defaults: dict[bool, BOAlgorithm] = {} if algorithm is not None else {False: self._default(False)}
+        if constraints_func is not None and not callable(constraints_func):
+            raise TypeError("constraints_func must be a function of an optuna.trial.FrozenTrial returning its "
+                            f"constraint values, or None, got {type(constraints_func).__name__}")
+        self._constraints_func = constraints_func
+        # the defaults by (several objectives?, constrained?), built when a study needs them
+        self._defaults: dict[tuple[bool, bool], BOAlgorithm] = {}
+        if algorithm is None:
+            self._defaults[False, constraints_func is not None] = self._default(False, constraints_func is not None)
         self._n_startup_trials = check_int("n_startup_trials", n_startup_trials, 0)
         self._capacity_step = check_int("capacity_step", capacity_step, 1)
         self._precompile = check_bool("precompile", precompile)
@@ -432,33 +492,63 @@ class NBOSampler(BaseSampler):
         self._independent_sampler = independent_sampler or optuna.samplers.RandomSampler(seed=seed)
         self._intersection_search_space = optuna.search_space.IntersectionSearchSpace()
 
-    def _default(self, several: bool) -> BOAlgorithm:
-        """The algorithm when none was given: GP-EI for one objective, GP-EHVI for several."""
-        return _get_algorithm("gp-ehvi" if several else STUDY_DEFAULT)
+    def _default(self, several: bool, constrained: bool) -> BOAlgorithm:
+        """The algorithm when none was given: GP-EI for one objective, GP-EHVI for several,
+        GP-cEI for one objective with constraints."""
+        if several and constrained:
+            raise ValueError(f"this study has several objectives and constraints, and no algorithm of nbo_jax models "
+                             f"both: drop the constraints or use a single objective with {type(self).__name__}")
+        return _get_algorithm("gp-cei" if constrained else "gp-ehvi" if several else STUDY_DEFAULT)
 
     @property
     def algorithm(self) -> BOAlgorithm:
-        """The nbo_jax algorithm given, or the default of a study of one objective (a study of
-        several: :meth:`algorithm_for`)."""
-        return self._given if self._given is not None else self._defaults[False]
+        """The nbo_jax algorithm given, or the default of a study of one objective (with
+        constraints if ``constraints_func`` was given; other studies: :meth:`algorithm_for`)."""
+        if self._given is not None:
+            return self._given
+        return self._defaults[False, self._constraints_func is not None]
+
+    def _constrained(self, study: Study) -> bool:
+        """Whether ``study`` has constraints: ``constraints_func`` was given, or a finished
+        trial set a constraint value."""
+        if self._constraints_func is not None:
+            return True
+        return any(_constraints(t) for t in study.get_trials(deepcopy=False, states=_FINISHED))
 
     def algorithm_for(self, study: Study) -> BOAlgorithm:
         """The nbo_jax algorithm that samples ``study``: the one given, or the default for the
-        study's number of objectives ``m = len(study.directions)`` (``m = 1``: Neural-BO;
-        ``m >= 2``: GP-EHVI, :class:`NeuralBOSampler`'s Neural-BO with random
-        scalarizations).
+        study's number of objectives ``m = len(study.directions)`` and its constraints (the
+        sampler's ``constraints_func``, or values a finished trial set with
+        ``trial.set_constraint``): ``m = 1``: GP-EI, with constraints GP-cEI
+        (:class:`NeuralBOSampler`: Neural-BO, with constraints Neural-CBO); ``m >= 2``:
+        GP-EHVI (:class:`NeuralBOSampler`: Neural-BO with random scalarizations).
 
         Raises:
             ValueError: an algorithm of one objective and a study of ``m >= 2``, or an
-            algorithm that needs ``m >= 2`` and a study of one (the message names the
-            algorithm and the way out).
+            algorithm that needs ``m >= 2`` and a study of one; an algorithm without a
+            constraint model and a study with constraints, or one with a constraint model and
+            a study whose COMPLETE trials set none; a study of several objectives with
+            constraints (no algorithm models both). The message names the algorithm and the
+            way out.
         """
         m = len(study.directions)
         several = m > 1
+        constrained = self._constrained(study)
         if self._given is None:
-            algorithm = self._defaults.get(several)
-            return algorithm if algorithm is not None else self._defaults.setdefault(several, self._default(several))
+            algorithm = self._defaults.get((several, constrained))
+            if algorithm is None:
+                algorithm = self._defaults.setdefault((several, constrained), self._default(several, constrained))
+            return algorithm
         name = self._given.name
+        if constrained and not self._given.constrained:
+            raise ValueError(f"this study has constraints (set by trial.set_constraint or constraints_func), and "
+                             f"algorithm {name!r} does not model them: pass an algorithm that does to "
+                             f"{type(self).__name__} (e.g. 'gp-cei', 'neural-cbo'), or none for the default")
+        if (self._given.constrained and not constrained
+                and study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))):
+            raise ValueError(f"algorithm {name!r} models constraints, and no trial of this study set any: set them in "
+                             "the objective with trial.set_constraint(name, value) (c <= 0 feasible), pass "
+                             f"constraints_func to {type(self).__name__}, or use an algorithm without constraints")
         if several and not self._given.multi_objective:
             raise ValueError(f"algorithm {name!r} optimizes one objective, and this study has {m}: pass one of "
                              f"several objectives to {type(self).__name__} (a name of "
@@ -511,9 +601,12 @@ class NBOSampler(BaseSampler):
         trials = study.get_trials(deepcopy=False, states=_FINISHED + (TrialState.RUNNING,))
         finished = [t for t in trials if t.state in _FINISHED]
         mixed = _domain_of(space)
+        C, names = _constraint_rows(finished) if algorithm.constrained else (None, ())
         if len(finished) < self._n_startup_trials:
-            if self._precompile:  # the first model-based trial's optimizer, compiled meanwhile
-                _start_warm_up(fast, mixed, self._capacity(self._n_startup_trials + 1), m)
+            if self._precompile and (names or not algorithm.constrained):
+                # the first model-based trial's optimizer, compiled meanwhile (with constraints
+                # once a trial has told how many)
+                _start_warm_up(fast, mixed, self._capacity(self._n_startup_trials + 1), m, len(names))
             return {}
 
         sign = np.array([-1.0 if d == StudyDirection.MAXIMIZE else 1.0 for d in study.directions])
@@ -521,17 +614,18 @@ class NBOSampler(BaseSampler):
         y = np.array([sign * np.asarray(t.values, np.float64) if t.state == TrialState.COMPLETE and t.values
                       else np.full(m, np.nan) for t, ok in zip(finished, usable) if ok],
                      dtype=np.float64).reshape(-1, m)
-        if not np.any(np.all(np.isfinite(y), axis=1)):
+        if not np.any(np.all(np.isfinite(y), axis=1)) or (algorithm.constrained and not names):
             return {}
         y = y[:, 0] if m == 1 else y
+        C = None if C is None else C[usable]
         running = [_shared_params(t) for t in trials if t.state == TrialState.RUNNING and t.number != trial.number]
         P, _ = _points(running, space, mixed)
 
         capacity = self._capacity(X.shape[0] + P.shape[0] + 1)
         key = jax.random.fold_in(_base_key(self._seed), trial.number)
-        _wait_for_warm_up(fast, mixed, capacity, m)
+        _wait_for_warm_up(fast, mixed, capacity, m, len(names))
         with quiet_failures():  # failed trials are expected here, not news
-            opt = AskTell(fast, mixed, capacity, key, X, y)
+            opt = AskTell(fast, mixed, capacity, key, X, y, c0=C)
         if P.shape[0]:
             opt.add_pending(P)
         # the algorithm's own dtype (float32 without x64), read as the shortest decimal
@@ -566,6 +660,10 @@ class NBOSampler(BaseSampler):
 
     def after_trial(self, study: Study, trial: FrozenTrial, state: TrialState,
                     values: Sequence[float] | None) -> None:
+        """Store the trial's ``constraints_func`` values (COMPLETE and PRUNED trials, as Optuna's
+        samplers do) and pass the trial on to the independent sampler."""
+        if self._constraints_func is not None:
+            _process_constraints_after_trial(self._constraints_func, study, trial, state)
         self._independent_sampler.after_trial(study, trial, state, values)
 
 
@@ -586,29 +684,43 @@ class NeuralBOSampler(NBOSampler):
         independent_sampler: as :class:`NBOSampler`.
         capacity_step: as :class:`NBOSampler`.
         precompile: as :class:`NBOSampler`.
+        constraints_func: as :class:`NBOSampler`; a study with constraints runs Neural-CBO
+            (:func:`nbo_jax.neural_cbo`, its defaults) instead of Neural-BO.
         **algorithm_kwargs: arguments of :func:`nbo_jax.neural_bo` (``width``, ``nu``,
             ``epochs``, ``acq_optimizer``, ...; ``q`` must stay 1); with
             ``multi_objective=True`` (and e.g. a ``reference_point``, in the minimized values)
-            the sampler serves studies of several objectives only.
+            the sampler serves studies of several objectives only. Not allowed on a study
+            with constraints (they are Neural-BO's; ``NBOSampler(nbo_jax.neural_cbo(...))``
+            sets Neural-CBO's).
 
     Raises:
         TypeError / ValueError: bad arguments, of the sampler or of :func:`nbo_jax.neural_bo`
-        (messages name them); for a study of several objectives the arguments are checked
+        (messages name them); ``algorithm_kwargs`` with ``constraints_func``; for a study of
+        several objectives, or one whose trials set constraints, the arguments are checked
         when it is first sampled.
     """
 
     def __init__(self, *, n_startup_trials: int = 10, seed: int | None = None,
                  independent_sampler: BaseSampler | None = None, capacity_step: int = 32,
-                 precompile: bool = True, **algorithm_kwargs):
+                 precompile: bool = True, constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
+                 **algorithm_kwargs):
         self._algorithm_kwargs = algorithm_kwargs
         given = neural_bo(**algorithm_kwargs) if algorithm_kwargs.get("multi_objective") else None
         super().__init__(given, n_startup_trials=n_startup_trials, seed=seed,
                          independent_sampler=independent_sampler, capacity_step=capacity_step,
-                         precompile=precompile)
+                         precompile=precompile, constraints_func=constraints_func)
 
-    def _default(self, several: bool) -> BOAlgorithm:
+    def _default(self, several: bool, constrained: bool) -> BOAlgorithm:
         """Neural-BO with the sampler's arguments, with random scalarizations for several
-        objectives."""
+        objectives; Neural-CBO (its defaults) for one objective with constraints."""
+        if constrained and not several:
+            if self._algorithm_kwargs:
+                raise ValueError(f"this study has constraints, which Neural-BO does not model, and NeuralBOSampler's "
+                                 f"arguments {sorted(self._algorithm_kwargs)} are Neural-BO's: drop them for "
+                                 "Neural-CBO's defaults, or pass NBOSampler(nbo_jax.neural_cbo(...))")
+            return _check_algorithm(neural_cbo())
+        if constrained:
+            return super()._default(several, constrained)  # raises: no algorithm models both
         return _check_algorithm(neural_bo(**{**self._algorithm_kwargs, "multi_objective": several}))
 
 
