@@ -60,16 +60,16 @@ one, is refused at the study's first sample, naming it.
 Constraints (``c <= 0`` feasible, Optuna's convention and nbo_jax's), as Optuna's
 ``GPSampler`` takes them: values the objective sets with ``trial.set_constraint(name, value)``
 (Optuna >= 5), or a sampler's ``constraints_func(frozen_trial) -> values``, called after each
-COMPLETE or PRUNED trial. Once the study has any, :class:`NBOSampler` runs a constrained algorithm
-(:attr:`nbo_jax.types.BOAlgorithm.constrained`): by default GP-cEI (expected improvement
-over the best feasible value times the probability of feasibility, one GP per constraint;
-Gardner et al. 2014, as ``GPSampler``'s constrained log EI), or the one given, e.g.
-``"neural-cbo"`` (Neural-CBO; Phan-Trong 2024, PhD thesis, Chapter 4); a given algorithm
-without a constraint model, and :class:`NeuralBOSampler` (Neural-BO), are refused there,
-naming it, rather than ignoring the constraints. The constraint
-values are the columns of ``c`` in the order of their sorted names; a FAIL or PRUNED trial
-without them is a failed evaluation (as its objective value). Constraints with several
-objectives are refused (no algorithm of nbo_jax models both). An algorithm
+COMPLETE or PRUNED trial. Once the study has any, :class:`NBOSampler` runs a constrained
+algorithm (:attr:`nbo_jax.types.BOAlgorithm.constrained`): by default GP-cEI (expected
+improvement over the best feasible value times the probability of feasibility, one GP per
+constraint; Gardner et al. 2014, as ``GPSampler``'s constrained log EI), or the one given,
+e.g. ``"neural-cbo"`` (Neural-CBO; Phan-Trong 2024, PhD thesis, Chapter 4). A given algorithm
+without a constraint model, and :class:`NeuralBOSampler` (Neural-BO), are refused there with
+an error naming the way out, rather than ignoring the constraints. The constraint values are
+the columns of ``c`` in the order of their sorted names; a FAIL or PRUNED trial without them
+is a failed evaluation (as its objective value). Constraints with several objectives are
+refused (no algorithm of nbo_jax models both). An algorithm
 whose schedule counts the steps since ``init`` (NeuralGreedy's exploration phase, which is
 also sized by the number of initial points) restarts it at every trial; the model-based
 algorithms (Neural-BO, GP-BO, NeuralUCB/TS, adaptive basis) lose nothing by the rebuild.
