@@ -6,12 +6,13 @@ The problem: the pressure vessel design (Coello Coello & Mezura Montes 2002; BoT
 stepped floats (``suggest_float(..., step=0.0625)``, 161 values each), radius and length
 continuous, four constraints set with ``trial.set_constraint`` (``c <= 0`` feasible; the
 volume constraint divided by ``1e6`` so that the four have comparable scales, which changes no
-sign; cost and constraints evaluated in float64). With the thicknesses on their step the constraints see the values the cost sees, and
-the minimum is the literature's 6059.714 (Yang et al. 2013, at ``(0.8125, 0.4375, 42.0984,
-176.6366)``; ``nbo_jax.benchmarks.constrained.pressure_vessel``, whose constraints see
-unrounded thicknesses, goes lower). Each method runs ``--seeds`` studies of
-``--trials`` trials, the first ``--startup`` random (every sampler's ``n_startup_trials``),
-study ``s`` seeded with ``s``:
+sign; cost and constraints evaluated in float64). With the thicknesses on their step the
+constraints see the values the cost sees, and the minimum is the literature's 6059.714 (Yang
+et al. 2013, at ``(0.8125, 0.4375, 42.0984, 176.6366)``;
+``nbo_jax.benchmarks.constrained.pressure_vessel``, whose constraints see unrounded
+thicknesses, goes lower). Each method runs ``--seeds`` studies of ``--trials`` trials, the
+first ``--startup`` random (every sampler's ``n_startup_trials``), study ``s`` seeded with
+``s``:
 
 - ``nbo``: :class:`~nbo_jax.integrations.optuna.NBOSampler` with its defaults (GP-cEI once the
   trials carry constraints);
@@ -20,8 +21,9 @@ study ``s`` seeded with ``s``:
   the constraints afterwards;
 - ``gpsampler``, ``tpe``: Optuna's samplers, which read ``trial.set_constraint`` too;
 - ``random``;
-- ``neural`` (not run by default): :class:`~nbo_jax.integrations.optuna.NeuralBOSampler`
-  with its defaults (Neural-CBO once the trials carry constraints).
+- ``neural-cbo`` (not run by default): ``NBOSampler("neural-cbo")``, Neural-CBO with its
+  defaults (:class:`~nbo_jax.integrations.optuna.NeuralBOSampler` refuses a study with
+  constraints).
 
 Printed per method: the median [IQR] of the best feasible value (``inf`` when a study found no
 feasible point; counted), the mean fraction of feasible trials after the start-up ones, and the
@@ -45,7 +47,7 @@ import numpy as np
 import nbo_jax as nbo
 from nbo_jax.analysis.stats import welch_one_sided
 
-METHODS = ("nbo", "nbo-unconstrained", "gpsampler", "tpe", "random", "neural")
+METHODS = ("nbo", "nbo-unconstrained", "gpsampler", "tpe", "random", "neural-cbo")
 DEFAULT_METHODS = METHODS[:5]
 F_STAR = 6059.714335  # the minimum with stepped thicknesses (Yang et al. 2013)
 SCALE = np.array([1.0, 1.0, 1e-6, 1.0])  # the volume constraint in units of 1e6
@@ -69,10 +71,10 @@ def _evaluate(trial, set_constraints: bool) -> float:
 def _sampler(method: str, seed: int, startup: int):
     import optuna
 
-    from nbo_jax.integrations.optuna import NBOSampler, NeuralBOSampler
+    from nbo_jax.integrations.optuna import NBOSampler
 
-    if method == "neural":
-        return NeuralBOSampler(seed=seed, n_startup_trials=startup)
+    if method == "neural-cbo":
+        return NBOSampler("neural-cbo", seed=seed, n_startup_trials=startup)
     if method in ("nbo", "nbo-unconstrained"):
         return NBOSampler(seed=seed, n_startup_trials=startup)
     if method == "gpsampler":
