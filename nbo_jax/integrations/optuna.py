@@ -142,15 +142,16 @@ def _constraints(trial: FrozenTrial) -> dict[str, float]:
     return {} if values is None else {str(i): float(v) for i, v in enumerate(values)}
 
 
-def _constraint_rows(trials: Sequence[FrozenTrial]) -> tuple[np.ndarray | None, tuple[str, ...]]:
-    """``(C (n, K), names)``: the constraint values of ``trials`` (``c <= 0`` feasible, as in
-    Optuna and nbo_jax) in the order of their sorted names, ``NaN`` where a FAIL or PRUNED
-    trial has none; ``(None, ())`` when no trial has any.
+def _constraint_rows(trials: Sequence[FrozenTrial],
+                     values: Sequence[dict]) -> tuple[np.ndarray | None, tuple[str, ...]]:
+    """``(C (n, K), names)``: the constraint values of ``trials`` (``values``, each trial's
+    :func:`_constraints`; ``c <= 0`` feasible, as in Optuna and nbo_jax) in the order of their
+    sorted names, ``NaN`` where a FAIL or PRUNED trial has none; ``(None, ())`` when no trial
+    has any.
 
     Raises:
         ValueError: a COMPLETE trial lacks a constraint another trial set (as Optuna's
         ``GPSampler``, which needs the same constraints in every trial)."""
-    values = [_constraints(t) for t in trials]
     names = tuple(sorted(set().union(*values)))
     if not names:
         return None, ()
@@ -509,13 +510,6 @@ class NBOSampler(BaseSampler):
             return self._given
         return self._defaults[False, self._constraints_func is not None]
 
-    def _constrained(self, study: Study) -> bool:
-        """Whether ``study`` has constraints: ``constraints_func`` was given, or a finished
-        trial set a constraint value."""
-        if self._constraints_func is not None:
-            return True
-        return any(_constraints(t) for t in study.get_trials(deepcopy=False, states=_FINISHED))
-
     def algorithm_for(self, study: Study) -> BOAlgorithm:
         """The nbo_jax algorithm that samples ``study``: the one given, or the default for the
         study's number of objectives ``m = len(study.directions)`` and its constraints (the
@@ -532,9 +526,15 @@ class NBOSampler(BaseSampler):
             constraints (no algorithm models both); :class:`NeuralBOSampler` and a study with
             constraints. The message names the algorithm and the way out.
         """
+        finished = study.get_trials(deepcopy=False, states=_FINISHED)
+        return self._algorithm_for(study, finished, [_constraints(t) for t in finished])
+
+    def _algorithm_for(self, study: Study, finished: Sequence[FrozenTrial], values: Sequence[dict]) -> BOAlgorithm:
+        """:meth:`algorithm_for` given the study's finished trials and their constraint values
+        (:func:`_constraints`), which :meth:`sample_relative` reads once for both."""
         m = len(study.directions)
         several = m > 1
-        constrained = self._constrained(study)
+        constrained = self._constraints_func is not None or any(values)
         if self._given is None:
             algorithm = self._defaults.get((several, constrained))
             if algorithm is None:
@@ -545,8 +545,7 @@ class NBOSampler(BaseSampler):
             raise ValueError(f"this study has constraints (set by trial.set_constraint or constraints_func), and "
                              f"algorithm {name!r} does not model them: pass an algorithm that does to "
                              f"{type(self).__name__} (e.g. 'gp-cei', 'neural-cbo'), or none for the default")
-        if (self._given.constrained and not constrained
-                and study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))):
+        if self._given.constrained and not constrained and any(t.state == TrialState.COMPLETE for t in finished):
             raise ValueError(f"algorithm {name!r} models constraints, and no trial of this study set any: set them in "
                              "the objective with trial.set_constraint(name, value) (c <= 0 feasible), pass "
                              f"constraints_func to {type(self).__name__}, or use an algorithm without constraints")
@@ -588,7 +587,10 @@ class NBOSampler(BaseSampler):
             ValueError: the algorithm does not fit the study's number of objectives
             (:meth:`algorithm_for`).
         """
-        algorithm = self.algorithm_for(study)
+        trials = study.get_trials(deepcopy=False, states=_FINISHED + (TrialState.RUNNING,))
+        finished = [t for t in trials if t.state in _FINISHED]
+        values = [_constraints(t) for t in finished]  # read once: the algorithm's choice and its c
+        algorithm = self._algorithm_for(study, finished, values)
         if not search_space:
             return {}
         space = {name: dist for name, dist in search_space.items() if _modelled(dist)}
@@ -599,10 +601,8 @@ class NBOSampler(BaseSampler):
         # one padded init per factory call and process: samplers of the same call share its compiles
         fast = per_algorithm(_FIXED_SHAPE, algorithm, _fixed_shape_init)
         m = len(study.directions)
-        trials = study.get_trials(deepcopy=False, states=_FINISHED + (TrialState.RUNNING,))
-        finished = [t for t in trials if t.state in _FINISHED]
         mixed = _domain_of(space)
-        C, names = _constraint_rows(finished) if algorithm.constrained else (None, ())
+        C, names = _constraint_rows(finished, values) if algorithm.constrained else (None, ())
         if len(finished) < self._n_startup_trials:
             if self._precompile and (names or not algorithm.constrained):
                 # the first model-based trial's optimizer, compiled meanwhile (with constraints
