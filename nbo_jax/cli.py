@@ -13,7 +13,8 @@ too), prints a summary table of the final simple regret, and writes ``histories.
 ``config.json``, ``summary.md`` and ``regret.png`` (see :mod:`nbo_jax.analysis`).
 
 A problem of ``m >= 2`` objectives (``--problem branin_currin``, ``zdt2``, ``dtlz2``, ...;
-with a multi-objective algorithm: ``gp-ehvi``, ``gp-parego``, ``neural-bo-mo``, ``random``)
+with a multi-objective algorithm: ``gp-ehvi``, ``gp-parego``, ``neural-bo-mo``, ``random``;
+``gp-ehvi-c`` where it has constraints, e.g. ``c2dtlz2``)
 is reported by the log hypervolume difference ``log10(HV* - HV)`` to the true front's
 hypervolume instead of the simple regret (lower is better; the statistics of ``compare`` test
 it the same way), and ``run``, ``compare`` and ``plot`` also write ``pareto.png`` (the final

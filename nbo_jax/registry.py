@@ -41,6 +41,7 @@ _SPECS: dict[str, tuple[str, str, dict]] = {
 _MULTI_OBJECTIVE_SPECS: dict[str, tuple[str, str, dict]] = {
     "gp-ehvi": ("gp", "gp_bo", {"acquisition": "ehvi"}),
     "gp-parego": ("gp", "gp_bo", {"acquisition": "parego"}),
+    "gp-ehvi-c": ("gp", "gp_bo", {"acquisition": "ehvi-c"}),
     "neural-bo-mo": ("neural_bo", "neural_bo", {"multi_objective": True}),
 }
 
@@ -75,6 +76,8 @@ _ALIASES = {
     "ehvi": "gp-ehvi",
     "qnehvi": "gp-ehvi",
     "parego": "gp-parego",
+    "ehvi-c": "gp-ehvi-c",
+    "cehvi": "gp-ehvi-c",
     "neuralbo-mo": "neural-bo-mo",
 }
 

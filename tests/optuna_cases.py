@@ -254,7 +254,7 @@ def test_the_algorithm_must_fit_the_number_of_objectives():
     assert NBOSampler(given).algorithm_for(two) is given
     study = optuna.create_study(directions=["minimize", "minimize"], sampler=NBOSampler("gp-ei"))
     with pytest.raises(ValueError, match=r"algorithm 'gp-ei' optimizes one objective, and this study has 2: .*"
-                                         r"\['gp-ehvi', 'gp-parego', 'neural-bo-mo'\]"):
+                                         r"\['gp-ehvi', 'gp-ehvi-c', 'gp-parego', 'neural-bo-mo'\]"):
         study.optimize(lambda t: (t.suggest_float("x", 0, 1), 1.0), n_trials=1)
     for sampler in (NBOSampler("gp-ehvi"), NeuralBOSampler(multi_objective=True, width=8)):
         study = optuna.create_study(sampler=sampler)
@@ -272,11 +272,11 @@ def _told(study, x, constraints=None, state=TrialState.COMPLETE):
 
 
 def test_constraints_choose_the_algorithm_or_are_refused():
-    """A study whose trials set constraints runs GP-cEI by default, a given constrained
-    algorithm as given; an algorithm without a constraint model is refused, as are
-    NeuralBOSampler (Neural-BO), constraints with several objectives, a constrained algorithm
-    on a study whose trials set none, and a COMPLETE trial that lacks a constraint other trials
-    set. Nothing is compiled."""
+    """A study whose trials set constraints runs GP-cEI by default (GP-EHVI-C with several
+    objectives), a given constrained algorithm as given; an algorithm without a constraint
+    model is refused, as are NeuralBOSampler (Neural-BO), a constrained algorithm on a study
+    whose trials set none, and a COMPLETE trial that lacks a constraint other trials set.
+    Nothing is compiled."""
     constrained, plain, empty = optuna.create_study(), optuna.create_study(), optuna.create_study()
     _told(constrained, 1.0, {"c": -0.5})
     _told(plain, 1.0)
@@ -293,9 +293,17 @@ def test_constraints_choose_the_algorithm_or_are_refused():
     assert NeuralBOSampler(seed=0).algorithm_for(plain).name == "neural-bo"
     with pytest.raises(ValueError, match=r"algorithm 'gp-lcb-c' models constraints, and no trial of this study set"):
         NBOSampler("gp-lcb-c").algorithm_for(plain)
-    two = optuna.create_study(directions=["minimize", "minimize"])
-    with pytest.raises(ValueError, match="several objectives and constraints, and no algorithm of nbo_jax models both"):
-        NBOSampler(constraints_func=lambda t: [0.0]).algorithm_for(two)
+    two, two_constrained = (optuna.create_study(directions=["minimize", "minimize"]) for _ in range(2))
+    _told(two_constrained, [1.0, 2.0], {"c": -0.5})
+    assert NBOSampler(constraints_func=lambda t: [0.0]).algorithm_for(two).name == "gp-ehvi-c"
+    assert NBOSampler(seed=0).algorithm_for(two_constrained).name == "gp-ehvi-c"
+    assert NBOSampler("cehvi").algorithm_for(two_constrained).name == "gp-ehvi-c"
+    with pytest.raises(ValueError, match=r"algorithm 'gp-ehvi' does not model them: .* \(e.g. 'gp-ehvi-c'\)"):
+        NBOSampler("gp-ehvi").algorithm_for(two_constrained)
+    with pytest.raises(ValueError, match=r"algorithm 'gp-cei' optimizes one objective, and this study has 2"):
+        NBOSampler("gp-cei").algorithm_for(two_constrained)
+    with pytest.raises(ValueError, match=r"NeuralBOSampler runs Neural-BO, which does not model them"):
+        NeuralBOSampler(width=8).algorithm_for(two_constrained)
     _told(constrained, 2.0)  # a COMPLETE trial without the constraint
     _told(constrained, None, state=TrialState.FAIL)  # a failed one may lack it
     sampler = NBOSampler(n_startup_trials=0, seed=0)
@@ -348,6 +356,46 @@ def test_a_constrained_study_tells_gp_cei_the_constraints_and_finds_the_feasible
     feasible = [t.value for t in relative if t.params["x"] >= 0.5 and t.params["k"] <= 3]
     assert len(feasible) >= 6, [t.params for t in relative]  # measured: 6 of 9
     assert 0.25 <= min(feasible) <= 0.35, feasible  # measured: 0.3287
+
+
+def test_a_constrained_two_objective_study_runs_gp_ehvi_c_on_the_feasible_front(monkeypatch):
+    """Two objectives ``(x, 1 - sqrt(x) + 0.1 (k - 2)^2)`` over a float ``x in [0, 1]`` and an
+    integer ``k in {0, ..., 4}``, feasible where ``x >= 0.3`` (``trial.set_constraint``): the
+    Pareto front is ``k = 2``, ``x in [0.3, 1]``. 8 random and 8 GP-EHVI-C trials: the optimizer
+    holds every trial's constraint value, the model-based trials are feasible and on ``k = 2``
+    (measured: 8 and 8 of 8), and the feasible front's hypervolume (reference point (1.1, 1.1);
+    the true front's 0.7371) grows from the random trials' 0.5922 to 0.6593. GP-EHVI on the same
+    study without the constraints asked 4 feasible points of 8."""
+    import jax.numpy as jnp
+
+    told = {}
+
+    class Spy(optuna_integration.AskTell):
+        def __init__(self, algorithm, bounds, capacity, key, x0, y0, c0=None, **kwargs):
+            super().__init__(algorithm, bounds, capacity, key, x0, y0, c0, **kwargs)
+            told.update(name=algorithm.name, c0=np.asarray(c0), y0=np.asarray(y0))
+
+    def objective(trial):
+        x, k = trial.suggest_float("x", 0.0, 1.0), trial.suggest_int("k", 0, 4)
+        trial.set_constraint("c", 0.3 - x)
+        return x, 1.0 - np.sqrt(x) + 0.1 * (k - 2.0) ** 2
+
+    def hypervolume(trials):
+        Y = np.array([t.values for t in trials if t.params["x"] >= 0.3]).reshape(-1, 2)
+        return float(nbo.pareto.hypervolume(jnp.asarray(Y), jnp.array([1.1, 1.1])))
+
+    monkeypatch.setattr(optuna_integration, "AskTell", Spy)
+    study = optuna.create_study(directions=["minimize", "minimize"], sampler=NBOSampler(n_startup_trials=8, seed=0))
+    study.optimize(objective, n_trials=16)
+    trials = study.trials
+    relative = [t for t in trials if _relative(t)]
+    assert told["name"] == "gp-ehvi-c" and [t.number for t in relative] == list(range(8, 16))
+    np.testing.assert_array_equal(told["c0"], [[0.3 - t.params["x"]] for t in trials[:-1]])
+    np.testing.assert_array_equal(told["y0"], [t.values for t in trials[:-1]])
+    assert sum(t.params["x"] >= 0.3 for t in relative) >= 7, [t.params for t in relative]
+    assert sum(t.params["k"] == 2 for t in relative) >= 7, [t.params for t in relative]
+    assert hypervolume(trials[:8]) == pytest.approx(0.5922, abs=1e-4)
+    assert hypervolume(trials) >= 0.64  # measured: 0.6593
 
 
 def test_two_objective_study_tells_the_optimizer_minimized_rows(monkeypatch):

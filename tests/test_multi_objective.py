@@ -59,6 +59,30 @@ def test_ehvi_is_the_monte_carlo_mean_of_the_hypervolume_improvement(x64):
     assert np.all(np.isfinite(grad(mean)))
 
 
+def test_gp_ehvi_c_adds_the_log_probability_of_feasibility_to_log_ehvi(x64):
+    """``gp_bo(acquisition="ehvi-c")`` (registry ``gp-ehvi-c``, alias ``cehvi``) models several
+    objectives and constraints; its acquisition is log EHVI plus ``sum_k log Phi(-mu_k /
+    sigma_k)`` (Daulton et al. 2020; Optuna's LogCEHVI), against scipy's normal CDF."""
+    from scipy.stats import norm
+
+    algo = nbo.registry.get("cehvi", reference_point=(1.5, 1.4))
+    assert (algo.name, algo.constrained, algo.multi_objective) == ("gp-ehvi-c", True, True)
+    assert nbo.gp_bo(acquisition="ehvi-c").name == "gp-ehvi-c"
+    front = jnp.array([[0.0, 1.0], [0.4, 0.5], [1.0, 0.1]])
+    mean = jnp.array([[0.3, 0.3], [1.2, 1.2], [0.5, 0.9]])
+    std = jnp.array([[0.2, 0.3], [0.1, 0.1], [0.4, 0.05]])
+    c_mean, c_std = jnp.array([[-1.0, 0.5], [0.2, -0.3], [0.0, 2.0]]), jnp.array([[0.5, 1.0], [0.1, 0.2], [1.0, 0.3]])
+    post = SurrogatePosterior(None, mean, std, front, reference_point=jnp.array([1.5, 1.4]),
+                              constraint_mean=c_mean, constraint_std=c_std)
+    got = nbo.acquisition.ehvi(constraints=True)(post, None)
+    plain = nbo.acquisition.ehvi()(post._replace(constraint_mean=None, constraint_std=None), None)
+    log_pof = np.sum(norm.logcdf(-np.asarray(c_mean) / np.asarray(c_std)), axis=1)
+    np.testing.assert_allclose(got, np.asarray(plain) + log_pof, rtol=1e-9)
+    assert nbo.acquisition.ehvi(constraints=True).requires == ("objectives", "constraint_mean", "constraint_std")
+    with pytest.raises(ValueError, match="beta_c is used by acquisition='lcb-c' only"):
+        nbo.gp_bo(acquisition="ehvi-c", beta_c=1.0)
+
+
 def test_random_scalarization_and_parego_follow_their_formulas(x64):
     key = jax.random.key(3)
     front = jnp.array([[0.0, 2.0], [1.0, 1.0], [jnp.inf, jnp.inf]])

@@ -1,5 +1,5 @@
-"""GP-EI, GP-UCB and GP-TS, and the constrained GP-cEI / GP-LCB-C: the Gaussian-process
-baselines.
+"""GP-EI, GP-UCB and GP-TS, the constrained GP-cEI / GP-LCB-C, and GP-EHVI / GP-ParEGO /
+GP-EHVI-C for several objectives: the Gaussian-process baselines.
 
 The model (:mod:`nbo_jax.gp_model`) is an exact GP with a learned constant mean on unit-cube
 inputs ``u = (x - lower)/(upper - lower)``, fitted to standardized targets
@@ -42,6 +42,10 @@ standardized, each constraint divided by its root mean square (not centred)::
            x_t = argmin  mu_f(x) - sqrt(beta) sigma_f(x)
                  over  {x : mu_k(x) - sqrt(beta_c) sigma_k(x) <= 0 for every k};
            no candidate passes: argmin sum_k [mu_k(x) - sqrt(beta_c) sigma_k(x)]^+.
+    EHVI-C (m >= 2 objectives; Daulton, Balandat & Bakshy 2020, NeurIPS, Section 5, as
+           Optuna's GPSampler's LogCEHVI): x_t = argmax  log EHVI(x; observed feasible front)
+           + sum_k log Phi(-mu_k(x) / sigma_k(x)); while nothing feasible is observed the front
+           is empty and EHVI is the expected hypervolume below the reference point.
 
 **Neural-BO at infinite width** (``kernel="ntk"``; registry ``"gp-ntk"``): the kernel is the
 analytic NTK of Neural-BO's own network (``ntk_depth``, ``ntk_activation``, ``ntk_use_bias``;
@@ -57,6 +61,7 @@ baselines" (``docs/gp.md``).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable, Optional
 
 import jax
@@ -86,9 +91,9 @@ from ..types import BOAlgorithm
 
 Array = jax.Array
 
-ACQUISITIONS = ("ei", "ucb", "ts", "cei", "lcb-c", "ehvi", "parego")
-CONSTRAINED_ACQUISITIONS = ("cei", "lcb-c")
-MULTI_OBJECTIVE_ACQUISITIONS = ("ehvi", "parego")
+ACQUISITIONS = ("ei", "ucb", "ts", "cei", "lcb-c", "ehvi", "parego", "ehvi-c")
+CONSTRAINED_ACQUISITIONS = ("cei", "lcb-c", "ehvi-c")
+MULTI_OBJECTIVE_ACQUISITIONS = ("ehvi", "parego", "ehvi-c")
 
 PRIORS = ("botorch", "none")
 MEANS = ("constant", "zero")
@@ -103,7 +108,7 @@ PRESETS = {
         fit_steps=200, n_restarts=2, noise_floor=1e-4, lengthscale_bounds=(2.5e-2, 1e3), refit_every="auto",
         outcome_transform="discrete_half_rank",
         acq_optimizer={"ei": _EI_UCB_OPT, "ucb": _EI_UCB_OPT, "ts": _TS_OPT,
-                       "cei": _EI_UCB_OPT, "ehvi": _EI_UCB_OPT, "parego": _EI_UCB_OPT,
+                       "cei": _EI_UCB_OPT, "ehvi": _EI_UCB_OPT, "parego": _EI_UCB_OPT, "ehvi-c": _EI_UCB_OPT,
                        "lcb-c": AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.25,
                                                 local_integer_std=1.0)},
     ),
@@ -194,14 +199,18 @@ def gp_bo(
             are all ``<= 0``, else the smallest total violation); for ``m >= 2`` objectives
             (``y (m,)`` per point): ``"ehvi"`` (log expected hypervolume improvement,
             :func:`nbo_jax.acquisition.ehvi`) or ``"parego"`` (:func:`nbo_jax.acquisition.parego`),
-            each on one GP per objective; see the module doc. Or a
+            each on one GP per objective, and with constraints ``"ehvi-c"`` (log EHVI over the
+            observed feasible front plus the log probability of feasibility, one GP per
+            objective and per constraint; Daulton et al. 2020's constrained EHVI, as Optuna's
+            ``GPSampler``'s ``LogCEHVI``: :func:`nbo_jax.acquisition.ehvi` with
+            ``constraints=True``); see the module doc. Or a
             function ``acq(SurrogatePosterior, key) -> (N,)`` of the GP's posterior
             (:mod:`nbo_jax.acquisition`): one that reads the constraints' posterior
             (``requires``) makes the algorithm constrained, one that reads the joint draw
             (:func:`nbo_jax.acquisition.thompson_sampling`) scores the raw samples only.
         preset: ``"default"`` (BoTorch's model, fit and optimizer) or ``"paper"``; fills every
             option left ``None`` (module doc).
-        reference_point: ``"ehvi"`` / ``"parego"`` only: the hypervolume reference point,
+        reference_point: ``"ehvi"`` / ``"parego"`` / ``"ehvi-c"`` only: the hypervolume reference point,
             ``m`` numbers in the objectives' units (:func:`nbo_jax.acquisition.ehvi`);
             ``None``: inferred from the observed front at each ask.
         beta: confidence parameter ``>= 0`` of ``"ucb"`` and ``"lcb-c"`` (a float or a scalar
@@ -298,7 +307,9 @@ def gp_bo(
         ``surrogate(state, u (N, d)) -> SurrogatePosterior`` with
         ``constraint_mean``/``constraint_std`` ``(N, K)`` (RMS-scaled units, 0 = threshold)
         and ``incumbent`` = best observed feasible standardized objective value (``+inf``
-        when none).
+        when none). For ``"ehvi-c"`` (``name="gp-ehvi-c"``, ``constrained=True``): ``y0
+        (n0, m)`` and ``c0 (n0, K)``, one GP per column over the ``m + K`` functions, the
+        incumbent the ``(cap, m)`` observed feasible targets (``+inf`` elsewhere).
 
     Raises:
         ValueError: unknown ``kernel``, ``acquisition``, ``preset``, ``prior``,
@@ -388,7 +399,8 @@ def gp_bo(
         acq, name = acquisition, "gp"
     else:
         if acquisition in MULTI_OBJECTIVE_ACQUISITIONS:
-            acq = {"ehvi": ehvi, "parego": parego}[acquisition](reference_point=reference_point)
+            acq = {"ehvi": ehvi, "parego": parego, "ehvi-c": partial(ehvi, constraints=True)}[acquisition](
+                reference_point=reference_point)
         else:
             acq = {"ei": log_ei(), "ucb": lcb(beta), "ts": thompson_sampling(), "cei": log_cei(),
                    "lcb-c": lcb_feasible(beta, beta_c)}[acquisition]
