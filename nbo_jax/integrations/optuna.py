@@ -435,8 +435,9 @@ class NBOSampler(BaseSampler):
             (:func:`nbo_jax.registry.get`, e.g. ``"gp-ei"``, ``"gp-ehvi"``); ``None``:
             ``"gp-ei"`` (``nbo_jax.gp_bo()``) for a study of one objective, ``"gp-ehvi"``
             (GP-EHVI, its reference point inferred; Daulton et al. 2021) for a study of
-            several; with constraints ``"gp-cei"`` and ``"gp-ehvi-c"``. GP-EI is the documentation's pick for integer and categorical parameters
-            and for budgets below ~50 trials, chosen over Neural-BO on the mixed selection
+            several; with constraints ``"gp-cei"`` and ``"gp-ehvi-c"``. GP-EI is the
+            documentation's pick for integer and categorical parameters and for budgets below
+            ~50 trials, chosen over Neural-BO on the mixed selection
             problems; through this sampler, over 30 seeds of the eight mixed test problems (45
             trials), its mean normalized score was 0.61 against TPE's 0.43 and GPSampler's 0.42
             (docs, "Benchmarks", "Our samplers through Optuna"). :class:`NeuralBOSampler` runs
