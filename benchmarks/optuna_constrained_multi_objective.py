@@ -30,15 +30,13 @@ a dependency of nbo_jax::
 from __future__ import annotations
 
 import argparse
-import time
-import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from _optuna_study import optuna_sampler, run_studies, welch_cell
 
 import nbo_jax as nbo
-from nbo_jax.analysis.stats import welch_one_sided
 
 METHODS = ("nbo", "nbo-unconstrained", "gpsampler", "tpe", "nsga2", "random")
 REFERENCE = (1.1, 1.1)
@@ -61,19 +59,11 @@ def _evaluate(trial, problem, set_constraints: bool) -> tuple[float, float]:
 
 
 def _sampler(method: str, seed: int, startup: int):
-    import optuna
-
     from nbo_jax.integrations.optuna import NBOSampler
 
     if method in ("nbo", "nbo-unconstrained"):
         return NBOSampler(seed=seed, n_startup_trials=startup)
-    if method == "gpsampler":
-        return optuna.samplers.GPSampler(seed=seed, n_startup_trials=startup)
-    if method == "tpe":
-        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=startup)
-    if method == "nsga2":
-        return optuna.samplers.NSGAIISampler(seed=seed, population_size=startup)
-    return optuna.samplers.RandomSampler(seed=seed)
+    return optuna_sampler(method, seed, startup)
 
 
 def feasible_hypervolume(values: np.ndarray, feasible: np.ndarray) -> float:
@@ -88,22 +78,17 @@ def feasible_hypervolume(values: np.ndarray, feasible: np.ndarray) -> float:
 def run(method: str, seeds: int, trials: int, startup: int) -> tuple[np.ndarray, np.ndarray, float]:
     """``(log10(HV* - HV) (seeds,), feasible fraction after the start-up trials (seeds,),
     seconds)``."""
-    import optuna
-
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
     problem = _problem()
+    studies, seconds = run_studies(lambda s: _sampler(method, s, startup),
+                                   lambda t: _evaluate(t, problem, method != "nbo-unconstrained"), seeds, trials,
+                                   directions=("minimize", "minimize"))
     gap, frac = [], []
-    t0 = time.perf_counter()
-    for s in range(seeds):
-        study = optuna.create_study(directions=["minimize", "minimize"], sampler=_sampler(method, s, startup))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            study.optimize(lambda t: _evaluate(t, problem, method != "nbo-unconstrained"), n_trials=trials)
+    for study in studies:
         ok = np.array([t.user_attrs["feasible"] for t in study.trials])
         hv = feasible_hypervolume(np.array([t.values for t in study.trials]), ok)
         gap.append(np.log10(max(problem.max_hypervolume - hv, 1e-12)))
         frac.append(float(np.mean(ok[startup:])))
-    return np.array(gap), np.array(frac), time.perf_counter() - t0
+    return np.array(gap), np.array(frac), seconds
 
 
 def main(argv=None) -> int:
@@ -123,8 +108,7 @@ def main(argv=None) -> int:
         q = np.percentile(g, [25, 50, 75])
         p = ""
         if m != "nbo" and "nbo" in res and args.seeds >= 2:
-            lower, higher = welch_one_sided(g, res["nbo"][0]), welch_one_sided(res["nbo"][0], g)
-            p = f"{lower:.2g}" if lower <= higher else f"({higher:.2g})"
+            p = welch_cell(res["nbo"][0], g)
         print(f"| {m} | {q[1]:.3f} [{q[0]:.3f}, {q[2]:.3f}] | {f.mean():.2f} | {p} | {sec:.0f} |")
     return 0
 

@@ -38,14 +38,12 @@ needs torch, which is not a dependency of nbo_jax::
 from __future__ import annotations
 
 import argparse
-import time
-import warnings
 
 import jax
 import numpy as np
+from _optuna_study import optuna_sampler, run_studies, welch_cell
 
 import nbo_jax as nbo
-from nbo_jax.analysis.stats import welch_one_sided
 
 METHODS = ("nbo", "nbo-unconstrained", "gpsampler", "tpe", "random", "neural-cbo")
 DEFAULT_METHODS = METHODS[:5]
@@ -69,38 +67,26 @@ def _evaluate(trial, set_constraints: bool) -> float:
 
 
 def _sampler(method: str, seed: int, startup: int):
-    import optuna
-
     from nbo_jax.integrations.optuna import NBOSampler
 
     if method == "neural-cbo":
         return NBOSampler("neural-cbo", seed=seed, n_startup_trials=startup)
     if method in ("nbo", "nbo-unconstrained"):
         return NBOSampler(seed=seed, n_startup_trials=startup)
-    if method == "gpsampler":
-        return optuna.samplers.GPSampler(seed=seed, n_startup_trials=startup)
-    if method == "tpe":
-        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=startup)
-    return optuna.samplers.RandomSampler(seed=seed)
+    return optuna_sampler(method, seed, startup)
 
 
 def run(method: str, seeds: int, trials: int, startup: int) -> tuple[np.ndarray, np.ndarray, float]:
     """``(best (seeds,), feasible fraction after the start-up trials (seeds,), seconds)``."""
-    import optuna
-
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    studies, seconds = run_studies(lambda s: _sampler(method, s, startup),
+                                   lambda t: _evaluate(t, method != "nbo-unconstrained"), seeds, trials)
     best, frac = [], []
-    t0 = time.perf_counter()
-    for s in range(seeds):
-        study = optuna.create_study(sampler=_sampler(method, s, startup))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            study.optimize(lambda t: _evaluate(t, method != "nbo-unconstrained"), n_trials=trials)
+    for study in studies:
         ok = [t.user_attrs["feasible"] for t in study.trials]
         values = [t.value for t, f in zip(study.trials, ok) if f]
         best.append(min(values) if values else np.inf)
         frac.append(float(np.mean(ok[startup:])))
-    return np.array(best), np.array(frac), time.perf_counter() - t0
+    return np.array(best), np.array(frac), seconds
 
 
 def main(argv=None) -> int:
@@ -120,9 +106,7 @@ def main(argv=None) -> int:
         q = np.percentile(b, [25, 50, 75], method="nearest")  # inf (no feasible point) stays inf
         p = ""
         if m != "nbo" and "nbo" in res and args.seeds >= 2:
-            theirs, ours = np.minimum(b, worst), np.minimum(res["nbo"][0], worst)
-            lower, higher = welch_one_sided(theirs, ours), welch_one_sided(ours, theirs)
-            p = f"{lower:.2g}" if lower <= higher else f"({higher:.2g})"
+            p = welch_cell(np.minimum(res["nbo"][0], worst), np.minimum(b, worst))
         print(f"| {m} | {q[1]:.1f} [{q[0]:.1f}, {q[2]:.1f}] | {int(np.sum(~np.isfinite(b)))} | {f.mean():.2f} | {p} "
               f"| {sec:.0f} |")
     return 0
