@@ -480,17 +480,19 @@ def test_the_constraints_benchmark_is_the_stepped_pressure_vessel(benchmark_scri
     assert not thin.user_attrs["feasible"] and thin.constraints["c0"] > 0
 
 
-def test_the_constrained_two_objective_benchmark_scores_c2dtlz2s_feasible_front(benchmark_script):
-    """``benchmarks/optuna_constrained_multi_objective.py``: on DTLZ2's front (every distance
-    variable 0.5) a study trial's values are ``(cos(pi x_0 / 2), sin(pi x_0 / 2))`` and its
-    constraint value is set, feasible at the ends and the middle of the front and infeasible
-    between; the script's feasible hypervolume of 2001 points along the front comes within
-    1e-3 below the closed-form ``HV* = 0.38233`` of the feasible front (Jain & Deb 2014)."""
+def test_the_constrained_two_objective_benchmark_scores_the_feasible_fronts(benchmark_script):
+    """``benchmarks/optuna_constrained_multi_objective.py``. C2-DTLZ2: on DTLZ2's front (every
+    distance variable 0.5) a study trial's values are ``(cos(pi x_0 / 2), sin(pi x_0 / 2))`` and
+    its constraint value is set, feasible at the ends and the middle of the front and
+    infeasible between; the feasible hypervolume of 2001 points along the front comes within
+    1e-3 below the closed-form ``HV* = 0.38233`` (Jain & Deb 2014). SRN: the values and
+    constraints at a point by hand; 20001 points along ``x_1 = -2.5`` and each constraint's
+    boundary come within 4 below ``SRN_HV_STAR`` (30694.70, from 400001 points each)."""
     import jax
     import jax.numpy as jnp
 
     bench = benchmark_script("optuna_constrained_multi_objective")
-    problem = bench._problem()
+    problem = bench._problem("c2dtlz2")
     study = optuna.create_study(directions=["minimize", "minimize"])
     for t in (0.0, 0.25, 0.5, 1.0):
         study.enqueue_trial({"x0": t, **{f"x{i}": 0.5 for i in range(1, 6)}})
@@ -499,11 +501,22 @@ def test_the_constrained_two_objective_benchmark_scores_c2dtlz2s_feasible_front(
         np.testing.assert_allclose(trial.values, [math.cos(math.pi * t / 2), math.sin(math.pi * t / 2)], atol=1e-12)
         assert list(trial.constraints) == ["c0"] and trial.user_attrs["feasible"] == (trial.constraints["c0"] <= 0)
     assert [t.user_attrs["feasible"] for t in study.trials] == [True, False, True, True]
-    x0 = np.linspace(0.0, 1.0, 2001)
-    X = np.concatenate([x0[:, None], np.full((2001, 5), 0.5)], axis=1)
+    c2dtlz2 = nbo.benchmarks.multi_objective.c2dtlz2(dim=6, n_objectives=2)
+    X = np.concatenate([np.linspace(0.0, 1.0, 2001)[:, None], np.full((2001, 5), 0.5)], axis=1)
     with jax.enable_x64(True):
-        F = np.asarray(jax.vmap(problem.objective)(jnp.asarray(X)))
-        ok = np.asarray(jax.vmap(problem.constraints)(jnp.asarray(X)))[:, 0] <= 0
-    hv = bench.feasible_hypervolume(F, ok)
-    assert problem.max_hypervolume - 1e-3 <= hv <= problem.max_hypervolume
-    assert bench.feasible_hypervolume(F, np.zeros(2001, bool)) == 0.0
+        F = np.asarray(jax.vmap(c2dtlz2.objective)(jnp.asarray(X)))
+        ok = np.asarray(jax.vmap(c2dtlz2.constraints)(jnp.asarray(X)))[:, 0] <= 0
+    hv = bench.feasible_hypervolume(F, ok, (1.1, 1.1))
+    assert problem[4] == c2dtlz2.max_hypervolume and problem[4] - 1e-3 <= hv <= problem[4]
+    assert bench.feasible_hypervolume(F, np.zeros(2001, bool), (1.1, 1.1)) == 0.0
+
+    f, c = bench.srn(np.array([1.0, 4.0]))
+    np.testing.assert_allclose(f, [2 + 1 + 9, 9 - 9])
+    np.testing.assert_allclose(c, [1 + 16 - 225, 1 - 12 + 10])
+    t = np.linspace(-20.0, 20.0, 20001)
+    theta = np.linspace(0.0, 2 * np.pi, 20001)
+    X = np.concatenate([np.stack([np.full_like(t, -2.5), t], 1), np.stack([t, (t + 10) / 3 + 1e-12], 1),
+                        15 * (1 - 1e-12) * np.stack([np.cos(theta), np.sin(theta)], 1)])
+    F, C = (np.array(v) for v in zip(*(bench.srn(x) for x in X)))
+    hv = bench.feasible_hypervolume(F, np.all(C <= 0, axis=1), (250.0, 0.0))
+    assert bench.SRN_HV_STAR - 4 <= hv <= bench.SRN_HV_STAR  # measured: 30691.24
