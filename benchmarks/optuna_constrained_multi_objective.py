@@ -129,6 +129,7 @@ def main(argv=None) -> int:
     ap.add_argument("--startup", type=int, default=10)
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     ap.add_argument("--problem", default="srn", choices=PROBLEMS)
+    ap.add_argument("--per-seed", action="store_true", help="also print each method's value per seed")
     args = ap.parse_args(argv)
     res = {m: run(m, args.seeds, args.trials, args.startup, args.problem) for m in args.methods}
     dim, _, _, reference, hv_star, _ = _problem(args.problem)
@@ -143,6 +144,9 @@ def main(argv=None) -> int:
         if m != "nbo" and "nbo" in res and args.seeds >= 2:
             p = welch_cell(res["nbo"][0], g)
         print(f"| {m} | {q[1]:.3f} [{q[0]:.3f}, {q[2]:.3f}] | {f.mean():.2f} | {p} | {sec:.0f} |")
+    if args.per_seed:
+        for m, (g, _, _) in res.items():
+            print(f"{m}: {' '.join(f'{v:.4f}' for v in g)}")
     return 0
 
 
