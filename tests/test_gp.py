@@ -580,7 +580,7 @@ def test_every_argument_is_checked_at_the_factory():
     assert (algo.q, algo.batch_rule, algo.constrained) == (3, "fantasy", False)
     assert algo.config.build().q == 3  # the factory call is recorded
     assert [gp_bo(acquisition=a).batch_rule for a in ACQUISITIONS] == [
-        "fantasy", "fantasy", "independent", "fantasy", "fantasy", "fantasy", "fantasy"]
+        "fantasy", "fantasy", "independent", "fantasy", "fantasy", "fantasy", "fantasy", "fantasy"]
     with pytest.raises(TypeError, match="reference_point"):
         gp_bo(acquisition="ehvi", reference_point=("a", 1.0))
     with pytest.raises(ValueError, match="reference_point"):

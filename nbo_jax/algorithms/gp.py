@@ -42,8 +42,8 @@ standardized, each constraint divided by its root mean square (not centred)::
            x_t = argmin  mu_f(x) - sqrt(beta) sigma_f(x)
                  over  {x : mu_k(x) - sqrt(beta_c) sigma_k(x) <= 0 for every k};
            no candidate passes: argmin sum_k [mu_k(x) - sqrt(beta_c) sigma_k(x)]^+.
-    EHVI-C (m >= 2 objectives; Daulton, Balandat & Bakshy 2020, NeurIPS, Section 5, as
-           Optuna's GPSampler's LogCEHVI): x_t = argmax  log EHVI(x; observed feasible front)
+    EHVI-C (m >= 2 objectives; Daulton, Balandat & Bakshy 2020, NeurIPS, qEHVI with outcome
+           constraints; Optuna's GPSampler's LogCEHVI): x_t = argmax  log EHVI(x; observed feasible front)
            + sum_k log Phi(-mu_k(x) / sigma_k(x)); while nothing feasible is observed the front
            is empty and EHVI is the expected hypervolume below the reference point.
 
