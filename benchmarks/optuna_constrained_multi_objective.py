@@ -96,12 +96,11 @@ def _sampler(method: str, seed: int, startup: int, reference=None):
 
 
 def feasible_hypervolume(values: np.ndarray, feasible: np.ndarray, reference) -> float:
-    """The hypervolume of the feasible rows of ``values (n, 2)`` below ``reference (2,)``."""
-    Y = np.asarray(values, dtype=float)[np.asarray(feasible, dtype=bool)]
-    if len(Y) == 0:
-        return 0.0
+    """The hypervolume of the feasible rows of ``values (n, 2)`` below ``reference (2,)``
+    (:func:`nbo_jax.pareto.hypervolume` with ``feasible`` as its mask; 0 when none is)."""
     with jax.enable_x64(True):
-        return float(nbo.pareto.hypervolume(jnp.asarray(Y), jnp.asarray(reference, jnp.float64)))
+        return float(nbo.pareto.hypervolume(jnp.asarray(values, jnp.float64), jnp.asarray(reference, jnp.float64),
+                                            jnp.asarray(feasible, bool)))
 
 
 def run(method: str, seeds: int, trials: int, startup: int, name: str = "c2dtlz2"
@@ -109,7 +108,7 @@ def run(method: str, seeds: int, trials: int, startup: int, name: str = "c2dtlz2
     """``(log10(HV* - HV) (seeds,), feasible fraction after the start-up trials (seeds,),
     seconds)`` on problem ``name``."""
     problem = _problem(name)
-    reference, hv_star = problem[3], problem[4]
+    _, _, _, reference, hv_star, _ = problem
     studies, seconds = run_studies(lambda s: _sampler(method, s, startup, reference),
                                    lambda t: _evaluate(t, problem, method != "nbo-unconstrained"), seeds, trials,
                                    directions=("minimize", "minimize"))
