@@ -237,6 +237,36 @@ def test_arguments_are_checked():
         NBOSampler("random", capacity_step=0)
     with pytest.raises(TypeError, match="independent_sampler must be"):
         NBOSampler("random", independent_sampler="random")
+    with pytest.raises(TypeError, match="warn_independent_sampling must be True or False"):
+        NBOSampler("random", warn_independent_sampling="yes")
+    with pytest.raises(TypeError, match="warn_independent_sampling must be True or False"):
+        NeuralBOSampler(warn_independent_sampling=1)
+
+
+def _conditional(trial):
+    x = trial.suggest_float("x", -1.0, 1.0)
+    if trial.number % 2:  # conditional: only odd trials suggest it
+        return x ** 2 + trial.suggest_int("k", 0, 9)
+    return x ** 2
+
+
+@pytest.mark.parametrize("warn", [True, False])
+def test_independent_sampling_after_the_startup_trials_is_logged(warn, caplog):
+    """A conditional parameter is outside the relative search space: after the startup trials
+    the sampler logs a warning naming it and the trial (Optuna's ``GPSampler``'s behaviour),
+    never during them, never for the modelled ``x``, and not at all with
+    ``warn_independent_sampling=False``; the parameter is still sampled, inside its range."""
+    import logging
+
+    study = optuna.create_study(sampler=NBOSampler("random", n_startup_trials=4, seed=0,
+                                                   warn_independent_sampling=warn))
+    with caplog.at_level(logging.WARNING, logger="optuna.nbo_jax"):
+        study.optimize(_conditional, n_trials=8)
+    logged = [r.getMessage() for r in caplog.records if r.name == "optuna.nbo_jax"]
+    expected = [f"The parameter `k` in Trial#{n} is sampled independently using `RandomSampler` instead of "
+                "`NBOSampler`'s model" for n in (5, 7)] if warn else []
+    assert [m[:len(e)] for m, e in zip(logged, expected)] == expected and len(logged) == len(expected), logged
+    assert all(0 <= t.params["k"] <= 9 for t in study.trials if "k" in t.params)
 
 
 def test_the_algorithm_must_fit_the_number_of_objectives():

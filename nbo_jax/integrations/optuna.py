@@ -23,7 +23,10 @@ a log-scaled parameter), compiled once per dimension. Integers are returned as P
 ``int``, categories as the choice itself. Parameters outside that space (conditional ones,
 which some trials do not suggest, as Optuna's ``GPSampler`` treats them) and the first
 ``n_startup_trials`` trials go to the independent sampler (default
-:class:`optuna.samplers.RandomSampler`).
+:class:`optuna.samplers.RandomSampler`). After the startup trials, each parameter the
+independent sampler proposes is logged as a warning naming it, as ``GPSampler`` logs it
+(``warn_independent_sampling=False`` turns this off), on the logger ``optuna.nbo_jax``, a
+child of Optuna's, which ``optuna.logging.set_verbosity`` controls.
 
 The sampler is stateless between trials: every relative sample rebuilds the optimizer from
 the study's history (:class:`nbo_jax.AskTell`), so it works with any Optuna storage (in
@@ -118,6 +121,8 @@ from ..types import BOAlgorithm, Bounds
 _RELATIVE_PARAMS_KEY = "nbo_jax:relative_params"
 _SYSTEM_ATTR_MAX_LENGTH = 2045
 _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
+# a child of Optuna's library logger: optuna.logging.set_verbosity and its handler apply
+_LOGGER = optuna.logging.get_logger("optuna.nbo_jax")
 
 
 def _check_algorithm(algorithm) -> BOAlgorithm:
@@ -462,6 +467,10 @@ class NBOSampler(BaseSampler):
             trial, as the argument of Optuna's samplers (deprecated there since Optuna 5 in
             favour of ``trial.set_constraint``, which this sampler reads too); ``None``: the
             constraints the objective sets, if any (module doc).
+        warn_independent_sampling: log a warning (logger ``optuna.nbo_jax``) naming each
+            parameter that the independent sampler proposes once ``n_startup_trials`` trials
+            finished, i.e. a parameter outside the relative search space, which the algorithm
+            does not model (bool; as the argument of Optuna's ``GPSampler``).
 
     Raises:
         TypeError / ValueError: bad arguments (the message names the argument): an
@@ -476,7 +485,8 @@ class NBOSampler(BaseSampler):
     def __init__(self, algorithm: BOAlgorithm | str | None = None, *, n_startup_trials: int = 10,
                  seed: int | None = None, independent_sampler: BaseSampler | None = None,
                  capacity_step: int = 32, precompile: bool = True,
-                 constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None):
+                 constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
+                 warn_independent_sampling: bool = True):
         self._given = None if algorithm is None else _check_algorithm(algorithm)
         if constraints_func is not None and not callable(constraints_func):
             raise TypeError("constraints_func must be a function of an optuna.trial.FrozenTrial returning its "
@@ -489,6 +499,7 @@ class NBOSampler(BaseSampler):
         self._n_startup_trials = check_int("n_startup_trials", n_startup_trials, 0)
         self._capacity_step = check_int("capacity_step", capacity_step, 1)
         self._precompile = check_bool("precompile", precompile)
+        self._warn_independent_sampling = check_bool("warn_independent_sampling", warn_independent_sampling)
         if seed is not None:
             seed = check_int("seed", seed, 0)
         if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
@@ -646,7 +657,9 @@ class NBOSampler(BaseSampler):
 
     def sample_independent(self, study: Study, trial: FrozenTrial, param_name: str,
                            param_distribution: BaseDistribution) -> Any:
-        """A parameter outside the relative search space, from the independent sampler.
+        """A parameter outside the relative search space, from the independent sampler; once
+        ``n_startup_trials`` trials finished, logged as a warning naming it
+        (``warn_independent_sampling``).
 
         Raises:
             ValueError: the algorithm does not fit the study's number of objectives
@@ -654,6 +667,14 @@ class NBOSampler(BaseSampler):
             several).
         """
         self.algorithm_for(study)
+        if (self._warn_independent_sampling
+                and len(study.get_trials(deepcopy=False, states=_FINISHED)) >= self._n_startup_trials):
+            _LOGGER.warning(
+                f"The parameter `{param_name}` in Trial#{trial.number} is sampled independently using "
+                f"`{type(self._independent_sampler).__name__}` instead of `{type(self).__name__}`'s model: not every "
+                "completed trial suggested it with this distribution (a conditional or dynamic parameter), and the "
+                "model covers the parameters they share. Set `warn_independent_sampling=False` in the constructor "
+                f"of `{type(self).__name__}` if this is intended.")
         return self._independent_sampler.sample_independent(study, trial, param_name, param_distribution)
 
     def _capacity(self, need: int) -> int:
@@ -689,6 +710,7 @@ class NeuralBOSampler(NBOSampler):
         independent_sampler: as :class:`NBOSampler`.
         capacity_step: as :class:`NBOSampler`.
         precompile: as :class:`NBOSampler`.
+        warn_independent_sampling: as :class:`NBOSampler`.
         **algorithm_kwargs: arguments of :func:`nbo_jax.neural_bo` (``width``, ``nu``,
             ``epochs``, ``acq_optimizer``, ...; ``q`` must stay 1); with
             ``multi_objective=True`` (and e.g. a ``reference_point``, in the minimized values)
@@ -710,14 +732,14 @@ class NeuralBOSampler(NBOSampler):
 
     def __init__(self, *, n_startup_trials: int = 10, seed: int | None = None,
                  independent_sampler: BaseSampler | None = None, capacity_step: int = 32,
-                 precompile: bool = True, **algorithm_kwargs):
+                 precompile: bool = True, warn_independent_sampling: bool = True, **algorithm_kwargs):
         if "constraints_func" in algorithm_kwargs:
             raise TypeError(f"NeuralBOSampler takes no constraints_func: {_NO_NEURAL_CONSTRAINTS}")
         self._algorithm_kwargs = algorithm_kwargs
         given = neural_bo(**algorithm_kwargs) if algorithm_kwargs.get("multi_objective") else None
         super().__init__(given, n_startup_trials=n_startup_trials, seed=seed,
                          independent_sampler=independent_sampler, capacity_step=capacity_step,
-                         precompile=precompile)
+                         precompile=precompile, warn_independent_sampling=warn_independent_sampling)
 
     def _default(self, several: bool, constrained: bool) -> BOAlgorithm:
         """Neural-BO with the sampler's arguments, with random scalarizations for several
