@@ -269,6 +269,59 @@ def test_independent_sampling_after_the_startup_trials_is_logged(warn, caplog):
     assert all(0 <= t.params["k"] <= 9 for t in study.trials if "k" in t.params)
 
 
+def test_the_union_search_space_leaves_out_dynamic_and_single_valued_parameters():
+    """``conditional_parameters="impute"``'s search space: every parameter a COMPLETE trial
+    suggested, sorted by name, except one suggested with two distributions (dynamic) and a
+    single-valued one; nothing is compiled."""
+    from optuna.distributions import FloatDistribution, IntDistribution
+
+    study = optuna.create_study(sampler=NBOSampler("random", conditional_parameters="impute"))
+    x, k = FloatDistribution(0.0, 1.0), IntDistribution(0, 9)
+    for params, dists in [({"x": 0.5, "r": 1.0, "one": 3}, {"x": x, "r": FloatDistribution(0.0, 2.0),
+                                                             "one": IntDistribution(3, 3)}),
+                          ({"x": 0.1, "k": 4, "r": 1.0}, {"x": x, "k": k, "r": FloatDistribution(0.0, 3.0)})]:
+        study.add_trial(optuna.trial.create_trial(params=params, distributions=dists, value=1.0))
+    study.add_trial(optuna.trial.create_trial(params={"z": 0.5}, distributions={"z": x},
+                                              state=TrialState.FAIL))  # not COMPLETE: left out
+    trial = study.ask()
+    assert study.sampler.infer_relative_search_space(study, study._storage.get_trial(trial._trial_id)) == {"k": k, "x": x}
+    assert NBOSampler("random").infer_relative_search_space(study, study.trials[-1]) == {"x": x}
+    with pytest.raises(ValueError, match=r"conditional_parameters must be one of \('independent', 'impute'\), got 'union'"):
+        NBOSampler("random", conditional_parameters="union")
+
+
+def test_impute_models_a_conditional_parameter_with_the_values_trials_did_not_use(monkeypatch, caplog):
+    """With ``conditional_parameters="impute"`` the conditional ``k`` is modelled: the optimizer
+    holds a value of ``k`` for every trial, the suggested one where a trial suggested it, else
+    the sampler's relative sample for that trial (model-based trials), else a draw from its
+    distribution, the same in every rebuild (startup trials); no trial draws it independently
+    after the startup trials (no warning)."""
+    import logging
+
+    told = []
+
+    class Spy(optuna_integration.AskTell):
+        def __init__(self, algorithm, bounds, capacity, key, x0, y0, **kwargs):
+            super().__init__(algorithm, bounds, capacity, key, x0, y0, **kwargs)
+            told.append(np.asarray(x0))
+
+    monkeypatch.setattr(optuna_integration, "AskTell", Spy)
+    study = optuna.create_study(sampler=NBOSampler("random", n_startup_trials=4, seed=0,
+                                                   conditional_parameters="impute"))
+    with caplog.at_level(logging.WARNING, logger="optuna.nbo_jax"):
+        study.optimize(_conditional, n_trials=9)
+    assert not [r for r in caplog.records if r.name == "optuna.nbo_jax"]
+    assert len(told) == 5 and [x.shape for x in told] == [(n, 2) for n in range(4, 9)]  # columns k, x
+    trials = study.trials
+    for x0 in told:
+        np.testing.assert_allclose(x0[:, 1], [t.params["x"] for t in trials[:len(x0)]], rtol=1e-6)
+        for t, k in zip(trials, x0[:, 0]):
+            assert k == t.params.get("k", k) and k == int(k) and 0 <= k <= 9
+    np.testing.assert_array_equal(told[0][:, 0], told[-1][:4, 0])  # startup trials' draws repeat
+    for t, k in zip(trials[4:8], told[-1][4:, 0]):  # model-based trials: the relative sample
+        assert k == optuna_integration._shared_params(t)["k"]
+
+
 def test_the_algorithm_must_fit_the_number_of_objectives():
     """Defaults by the study's objectives; an algorithm of one objective on a study of two (or
     one that needs two on a study of one) is refused at the first sample, naming it; random
@@ -550,3 +603,22 @@ def test_the_constrained_two_objective_benchmark_scores_the_feasible_fronts(benc
     F, C = (np.array(v) for v in zip(*(bench.srn(x) for x in X)))
     hv = bench.feasible_hypervolume(F, np.all(C <= 0, axis=1), (250.0, 0.0))
     assert bench.SRN_HV_STAR - 4 <= hv <= bench.SRN_HV_STAR  # measured: 30691.24
+
+
+def test_the_conditional_benchmark_is_cash_of_two_tuning_tasks(benchmark_script):
+    """``benchmarks/optuna_conditional.py``: the conditional objective suggests the chosen
+    classifier's parameters only, the flat one every parameter; both give that tuning task's
+    log loss (the SVC's RBF basin: 0.0710 nats at ``C = 10``, ``gamma = 0.005``), and a short
+    ``nbo-impute`` run prints its table row."""
+    bench = benchmark_script("optuna_conditional")
+    svc = {"classifier": "svc", "C": 10.0, "gamma": 0.005, "kernel": "rbf"}
+    sgd = {"alpha": 1e-2, "eta0": 0.01, "learning_rate": "adaptive", "penalty": "l2"}
+    trial = optuna.trial.FixedTrial(svc)
+    assert bench.conditional(trial) == pytest.approx(0.07099, abs=1e-5)
+    assert set(trial.params) == set(svc)
+    trial = optuna.trial.FixedTrial({**svc, **sgd})
+    assert bench.flat(trial) == pytest.approx(0.07099, abs=1e-5) and set(trial.params) == set(svc) | set(sgd)
+    assert bench.conditional(optuna.trial.FixedTrial({"classifier": "sgd", **sgd})) == pytest.approx(
+        nbo.benchmarks.tuning.cv_loss("sgd_breast_cancer_nll", sgd))
+    best, _ = bench.run("nbo-impute", seeds=1, trials=3, startup=2)
+    assert best.shape == (1,) and 0.0 < best[0] < 1.0

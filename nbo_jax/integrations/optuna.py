@@ -26,7 +26,11 @@ which some trials do not suggest, as Optuna's ``GPSampler`` treats them) and the
 :class:`optuna.samplers.RandomSampler`). After the startup trials, each parameter the
 independent sampler proposes is logged as a warning naming it, as ``GPSampler`` logs it
 (``warn_independent_sampling=False`` turns this off), on the logger ``optuna.nbo_jax``, a
-child of Optuna's, which ``optuna.logging.set_verbosity`` controls.
+child of Optuna's, which ``optuna.logging.set_verbosity`` controls. With
+``conditional_parameters="impute"`` the relative search space is every parameter any
+completed trial suggested (with one distribution throughout): a trial that did not suggest
+one is read at the value this sampler proposed for it, or at a seeded uniform draw (startup
+trials), as if the objective had suggested it and left it unused (the space written flat).
 
 The sampler is stateless between trials: every relative sample rebuilds the optimizer from
 the study's history (:class:`nbo_jax.AskTell`), so it works with any Optuna storage (in
@@ -121,6 +125,7 @@ from ..types import BOAlgorithm, Bounds
 _RELATIVE_PARAMS_KEY = "nbo_jax:relative_params"
 _SYSTEM_ATTR_MAX_LENGTH = 2045
 _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
+_CONDITIONAL = ("independent", "impute")
 # a child of Optuna's library logger: optuna.logging.set_verbosity and its handler apply
 _LOGGER = optuna.logging.get_logger("optuna.nbo_jax")
 
@@ -404,6 +409,17 @@ def _base_key(seed: int):
     return key
 
 
+def _union_search_space(trials: Sequence[FrozenTrial]) -> dict[str, BaseDistribution]:
+    """The modelled parameters (:func:`_modelled`) that any of ``trials`` suggested, each with
+    one distribution in every trial that suggested it (one suggested with two is left out, as
+    a dynamic search space), sorted by name."""
+    seen: dict[str, BaseDistribution | None] = {}
+    for t in trials:
+        for name, dist in t.distributions.items():
+            seen[name] = dist if seen.get(name, dist) == dist else None
+    return {name: seen[name] for name in sorted(seen) if seen[name] is not None and _modelled(seen[name])}
+
+
 def _shared_params(trial: FrozenTrial) -> dict[str, Any]:
     """A running trial's parameters: its relative sample (written by another process's
     sampler, possibly before the objective suggested them) updated with those suggested."""
@@ -467,6 +483,19 @@ class NBOSampler(BaseSampler):
             trial, as the argument of Optuna's samplers (deprecated there since Optuna 5 in
             favour of ``trial.set_constraint``, which this sampler reads too); ``None``: the
             constraints the objective sets, if any (module doc).
+        conditional_parameters: how parameters that some trials do not suggest (conditional
+            ones) are sampled: ``"independent"`` (default) by the independent sampler, as
+            Optuna's ``GPSampler`` does (the model covers the parameters every completed trial
+            suggested); ``"impute"``: the model covers every parameter a completed trial
+            suggested (with one distribution throughout), and a trial that did not suggest
+            one is given the value this sampler proposed for it (its relative sample), or in a
+            startup trial a uniform draw from its distribution (a ``RandomSampler`` seeded with
+            ``seed`` and the trial's number), as if the objective had suggested it and left it
+            unused. On the conditional benchmark
+            (``benchmarks/optuna_conditional.py``: an SVC or an SGD classifier chosen by a
+            categorical parameter, each with its own parameters) ``"impute"`` was ahead of
+            ``"independent"``, which was level with random search (docs, "Benchmarks",
+            "Conditional parameters through Optuna").
         warn_independent_sampling: log a warning (logger ``optuna.nbo_jax``) naming each
             parameter that the independent sampler proposes once ``n_startup_trials`` trials
             finished, i.e. a parameter outside the relative search space, which the algorithm
@@ -486,7 +515,7 @@ class NBOSampler(BaseSampler):
                  seed: int | None = None, independent_sampler: BaseSampler | None = None,
                  capacity_step: int = 32, precompile: bool = True,
                  constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-                 warn_independent_sampling: bool = True):
+                 warn_independent_sampling: bool = True, conditional_parameters: str = "independent"):
         self._given = None if algorithm is None else _check_algorithm(algorithm)
         if constraints_func is not None and not callable(constraints_func):
             raise TypeError("constraints_func must be a function of an optuna.trial.FrozenTrial returning its "
@@ -500,6 +529,9 @@ class NBOSampler(BaseSampler):
         self._capacity_step = check_int("capacity_step", capacity_step, 1)
         self._precompile = check_bool("precompile", precompile)
         self._warn_independent_sampling = check_bool("warn_independent_sampling", warn_independent_sampling)
+        if conditional_parameters not in _CONDITIONAL:
+            raise ValueError(f"conditional_parameters must be one of {_CONDITIONAL}, got {conditional_parameters!r}")
+        self._impute = conditional_parameters == "impute"
         if seed is not None:
             seed = check_int("seed", seed, 0)
         if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
@@ -584,7 +616,10 @@ class NBOSampler(BaseSampler):
     def infer_relative_search_space(self, study: Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
         """The float, integer (``log`` and ``step`` allowed) and categorical parameters that
         every completed trial suggested with the same distribution, except single-valued ones
-        (``low == high``, one choice), sorted by name."""
+        (``low == high``, one choice), sorted by name; with ``conditional_parameters="impute"``
+        those that any completed trial suggested, each with one distribution throughout."""
+        if self._impute:
+            return _union_search_space(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
         return {name: dist for name, dist in self._intersection_search_space.calculate(study).items()
                 if _modelled(dist)}
 
@@ -626,7 +661,7 @@ class NBOSampler(BaseSampler):
             return {}
 
         sign = np.array([-1.0 if d == StudyDirection.MAXIMIZE else 1.0 for d in study.directions])
-        X, usable = _points([t.params for t in finished], space, mixed)
+        X, usable = _points([self._imputed(study, t, space) for t in finished], space, mixed)
         y = np.array([sign * np.asarray(t.values, np.float64) if t.state == TrialState.COMPLETE and t.values
                       else np.full(m, np.nan) for t, ok in zip(finished, usable) if ok],
                      dtype=np.float64).reshape(-1, m)
@@ -634,7 +669,8 @@ class NBOSampler(BaseSampler):
             return {}
         y = y[:, 0] if m == 1 else y
         C = None if C is None else C[usable]
-        running = [_shared_params(t) for t in trials if t.state == TrialState.RUNNING and t.number != trial.number]
+        running = [self._imputed(study, t, space) for t in trials
+                   if t.state == TrialState.RUNNING and t.number != trial.number]
         P, _ = _points(running, space, mixed)
 
         capacity = self._capacity(X.shape[0] + P.shape[0] + 1)
@@ -677,6 +713,21 @@ class NBOSampler(BaseSampler):
                 f"of `{type(self).__name__}` if this is intended.")
         return self._independent_sampler.sample_independent(study, trial, param_name, param_distribution)
 
+    def _imputed(self, study: Study, trial: FrozenTrial, space: dict[str, BaseDistribution]) -> dict[str, Any]:
+        """``trial``'s parameters as the model reads them: those suggested (a running trial's
+        over its relative sample, which may precede the suggestions); with
+        ``conditional_parameters="impute"``, for a COMPLETE or RUNNING trial, each parameter of
+        ``space`` it lacks at its relative sample's value, else drawn uniformly from its
+        distribution, the same draw at every call (a FAIL or PRUNED trial may have stopped
+        before suggesting it: one that lacks a parameter is not an observation)."""
+        fills = self._impute and trial.state in (TrialState.COMPLETE, TrialState.RUNNING)
+        params = _shared_params(trial) if fills or trial.state == TrialState.RUNNING else dict(trial.params)
+        missing = [name for name in space if name not in params] if fills else []
+        if missing:
+            draw = optuna.samplers.RandomSampler(seed=(self._seed * 1_000_003 + trial.number) % 2**32)
+            params.update({name: draw.sample_independent(study, trial, name, space[name]) for name in missing})
+        return params
+
     def _capacity(self, need: int) -> int:
         """``need`` rounded up to a multiple of ``capacity_step``."""
         return -(-need // self._capacity_step) * self._capacity_step
@@ -711,6 +762,7 @@ class NeuralBOSampler(NBOSampler):
         capacity_step: as :class:`NBOSampler`.
         precompile: as :class:`NBOSampler`.
         warn_independent_sampling: as :class:`NBOSampler`.
+        conditional_parameters: as :class:`NBOSampler`.
         **algorithm_kwargs: arguments of :func:`nbo_jax.neural_bo` (``width``, ``nu``,
             ``epochs``, ``acq_optimizer``, ...; ``q`` must stay 1); with
             ``multi_objective=True`` (and e.g. a ``reference_point``, in the minimized values)
@@ -732,14 +784,16 @@ class NeuralBOSampler(NBOSampler):
 
     def __init__(self, *, n_startup_trials: int = 10, seed: int | None = None,
                  independent_sampler: BaseSampler | None = None, capacity_step: int = 32,
-                 precompile: bool = True, warn_independent_sampling: bool = True, **algorithm_kwargs):
+                 precompile: bool = True, warn_independent_sampling: bool = True,
+                 conditional_parameters: str = "independent", **algorithm_kwargs):
         if "constraints_func" in algorithm_kwargs:
             raise TypeError(f"NeuralBOSampler takes no constraints_func: {_NO_NEURAL_CONSTRAINTS}")
         self._algorithm_kwargs = algorithm_kwargs
         given = neural_bo(**algorithm_kwargs) if algorithm_kwargs.get("multi_objective") else None
         super().__init__(given, n_startup_trials=n_startup_trials, seed=seed,
                          independent_sampler=independent_sampler, capacity_step=capacity_step,
-                         precompile=precompile, warn_independent_sampling=warn_independent_sampling)
+                         precompile=precompile, warn_independent_sampling=warn_independent_sampling,
+                         conditional_parameters=conditional_parameters)
 
     def _default(self, several: bool, constrained: bool) -> BOAlgorithm:
         """Neural-BO with the sampler's arguments, with random scalarizations for several
