@@ -1,7 +1,15 @@
 """Conditional parameters through Optuna: our sampler against Optuna's TPE, GPSampler and random
-search on a space whose parameters depend on a categorical choice.
+search on spaces whose parameters depend on a categorical choice.
 
-The problem: combined algorithm selection and hyperparameter optimization (CASH; Thornton,
+The problems (``--problem``):
+
+- ``jenatton``: the tree-structured function of Jenatton, Archambeau, Gonzalez and Seeger
+  (2017, "Bayesian optimization with tree-structured dependencies", ICML, Section 5.1):
+  binary ``x1``, then ``x2`` (if ``x1 = 0``) or ``x3`` (if ``x1 = 1``), then one of
+  ``x4, ..., x7`` in ``[-1, 1]`` and the shared ``r8`` (under ``x1 = 0``) or ``r9`` (under
+  ``x1 = 1``) in ``[0, 1]``: ``f = x_leaf^2 + c_leaf + r`` with ``c = 0.1, 0.2, 0.3, 0.4`` for
+  the leaves ``x4, ..., x7``; minimum 0.1 at ``x1 = x2 = 0``, ``x4 = 0``, ``r8 = 0``.
+- ``cash``: combined algorithm selection and hyperparameter optimization (CASH; Thornton,
 Hutter, Hoos and Leyton-Brown 2013, "Auto-WEKA") of two of the benchmarks' tuning tasks on
 breast cancer with the log loss (:mod:`nbo_jax.benchmarks.tuning`): a categorical
 ``classifier`` in ``{svc, sgd}``, then the chosen model's own parameters, suggested only when
@@ -24,7 +32,8 @@ Printed per method: the median [IQR] and mean of the best loss, and the one-side
 other's is lower where that is the smaller one. GPSampler needs torch, which is not a
 dependency of nbo_jax::
 
-    uv run --with torch python benchmarks/optuna_conditional.py --seeds 30
+    uv run --with torch python benchmarks/optuna_conditional.py --problem cash --seeds 30
+    uv run --with torch python benchmarks/optuna_conditional.py --problem jenatton --seeds 30
 """
 
 from __future__ import annotations
@@ -51,6 +60,28 @@ def _sgd(trial) -> dict:
             "eta0": trial.suggest_float("eta0", 1e-4, 1.0, log=True),
             "learning_rate": trial.suggest_categorical("learning_rate", ["optimal", "constant", "invscaling", "adaptive"]),
             "penalty": trial.suggest_categorical("penalty", ["l2", "l1", "elasticnet"])}
+
+
+def jenatton(trial, flat: bool = False) -> float:
+    """Jenatton et al. (2017)'s tree-structured function (module doc); ``flat``: every
+    parameter suggested, the branch's used."""
+    if flat:
+        v = {name: trial.suggest_categorical(name, [0, 1]) for name in ("x1", "x2", "x3")}
+        v |= {f"x{i}": trial.suggest_float(f"x{i}", -1.0, 1.0) for i in range(4, 8)}
+        v |= {name: trial.suggest_float(name, 0.0, 1.0) for name in ("r8", "r9")}
+        get = v.__getitem__
+    else:
+        def get(name):
+            if name in ("x1", "x2", "x3"):
+                return trial.suggest_categorical(name, [0, 1])
+            return trial.suggest_float(name, *((0.0, 1.0) if name.startswith("r") else (-1.0, 1.0)))
+    if get("x1") == 0:
+        leaf = 4 if get("x2") == 0 else 5
+        r = get("r8")
+    else:
+        leaf = 6 if get("x3") == 0 else 7
+        r = get("r9")
+    return get(f"x{leaf}") ** 2 + 0.1 * (leaf - 3) + r
 
 
 def conditional(trial) -> float:
@@ -82,29 +113,33 @@ def _sampler(method: str, seed: int, startup: int):
     return optuna_sampler(method.removesuffix("-flat"), seed, startup)
 
 
-def run(method: str, seeds: int, trials: int, startup: int) -> tuple[np.ndarray, float]:
-    """``(best loss (seeds,), seconds)``."""
-    objective = flat if method.endswith("-flat") else conditional
+PROBLEMS = {"cash": (conditional, flat), "jenatton": (jenatton, lambda trial: jenatton(trial, flat=True))}
+
+
+def run(method: str, seeds: int, trials: int, startup: int, problem: str = "cash") -> tuple[np.ndarray, float]:
+    """``(best value (seeds,), seconds)``."""
+    objective = PROBLEMS[problem][method.endswith("-flat")]
     studies, seconds = run_studies(lambda s: _sampler(method, s, startup), objective, seeds, trials)
     return np.array([study.best_value for study in studies]), seconds
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--problem", default="cash", choices=sorted(PROBLEMS))
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--trials", type=int, default=45)
     ap.add_argument("--startup", type=int, default=10)
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     args = ap.parse_args(argv)
-    res = {m: run(m, args.seeds, args.trials, args.startup) for m in args.methods}
-    print(f"CASH (SVC or SGD on breast cancer, log loss), {args.seeds} seeds, {args.trials} trials "
-          f"({args.startup} random)")
-    print(f"| method | best loss, median [IQR] | mean | p: {REFERENCE} lower (other lower) | seconds |")
+    res = {m: run(m, args.seeds, args.trials, args.startup, args.problem) for m in args.methods}
+    what = {"cash": "CASH (SVC or SGD on breast cancer, log loss)", "jenatton": "Jenatton et al. 2017 (minimum 0.1)"}
+    print(f"{what[args.problem]}, {args.seeds} seeds, {args.trials} trials ({args.startup} random)")
+    print(f"| method | best value, median [IQR] | mean | p: {REFERENCE} lower (other lower) | seconds |")
     print("|---|---|---|---|---|")
     for m, (best, sec) in res.items():
         q = np.percentile(best, [25, 50, 75])
         p = welch_cell(res[REFERENCE][0], best) if m != REFERENCE and REFERENCE in res and args.seeds >= 2 else ""
-        print(f"| {m} | {q[1]:.5f} [{q[0]:.5f}, {q[2]:.5f}] | {best.mean():.5f} | {p} | {sec:.0f} |")
+        print(f"| {m} | {q[1]:.5f} [{q[0]:.5f}, {q[2]:.5f}] | {best.mean():.5f} | {p} | {sec:.0f} |", flush=True)
     return 0
 
 

@@ -622,3 +622,11 @@ def test_the_conditional_benchmark_is_cash_of_two_tuning_tasks(benchmark_script)
         nbo.benchmarks.tuning.cv_loss("sgd_breast_cancer_nll", sgd))
     best, _ = bench.run("nbo-impute", seeds=1, trials=3, startup=2)
     assert best.shape == (1,) and 0.0 < best[0] < 1.0
+    # Jenatton et al. (2017): the minimum 0.1 on the leaf x4; the leaf x7 adds 0.4 and r9
+    trial = optuna.trial.FixedTrial({"x1": 0, "x2": 0, "x4": 0.0, "r8": 0.0})
+    assert bench.jenatton(trial) == pytest.approx(0.1) and set(trial.params) == {"x1", "x2", "x4", "r8"}
+    trial = optuna.trial.FixedTrial({"x1": 1, "x3": 1, "x7": -0.5, "r9": 0.25})
+    assert bench.jenatton(trial) == pytest.approx(0.25 + 0.4 + 0.25)
+    every = {"x1": 1, "x2": 0, "x3": 1, "x4": 0.0, "x5": 0.0, "x6": 0.0, "x7": -0.5, "r8": 0.0, "r9": 0.25}
+    trial = optuna.trial.FixedTrial(every)
+    assert bench.jenatton(trial, flat=True) == pytest.approx(0.9) and set(trial.params) == set(every)
