@@ -30,6 +30,16 @@ class TestNBOSampler(kit.BasicSamplerTestCase, kit.RelativeSamplerTestCase, kit.
         return lambda: NBOSampler(_RANDOM, n_startup_trials=0, seed=0)
 
 
+class TestNBOSamplerImputingConditionalParameters(kit.BasicSamplerTestCase, kit.RelativeSamplerTestCase):
+    """``conditional_parameters="impute"``: the relative search space is the union of the
+    parameters completed trials suggested (the kit's dynamic ranges and conditional
+    parameters go through it)."""
+
+    @pytest.fixture
+    def sampler(self):
+        return lambda: NBOSampler(_RANDOM, n_startup_trials=0, seed=0, conditional_parameters="impute")
+
+
 class TestNBOSamplerOfOneObjective(kit.SingleOnlySamplerTestCase):
     @pytest.fixture
     def sampler(self):
