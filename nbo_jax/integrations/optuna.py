@@ -707,10 +707,13 @@ class NBOSampler(BaseSampler):
                 and len(study.get_trials(deepcopy=False, states=_FINISHED)) >= self._n_startup_trials):
             _LOGGER.warning(
                 f"The parameter `{param_name}` in Trial#{trial.number} is sampled independently using "
-                f"`{type(self._independent_sampler).__name__}` instead of `{type(self).__name__}`'s model: not every "
-                "completed trial suggested it with this distribution (a conditional or dynamic parameter), and the "
-                "model covers the parameters they share. Set `warn_independent_sampling=False` in the constructor "
-                f"of `{type(self).__name__}` if this is intended.")
+                f"`{type(self._independent_sampler).__name__}` instead of `{type(self).__name__}`'s model: it is outside "
+                "the model's search space (a conditional or dynamic parameter; "
+                + ("no completed trial suggested it with one distribution yet). " if self._impute else
+                   "not every completed trial suggested it with this distribution; conditional_parameters='impute' "
+                   "models conditional ones). ")
+                + f"Set `warn_independent_sampling=False` in the constructor of `{type(self).__name__}` if this is "
+                "intended.")
         return self._independent_sampler.sample_independent(study, trial, param_name, param_distribution)
 
     def _imputed(self, study: Study, trial: FrozenTrial, space: dict[str, BaseDistribution]) -> dict[str, Any]:
