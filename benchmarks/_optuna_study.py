@@ -39,7 +39,7 @@ def run_studies(sampler: Callable[[int], object], objective: Callable, seeds: in
     ``sampler(s)``, optimized for ``trials`` trials (Optuna's and JAX's warnings silenced)."""
     import optuna
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    optuna.logging.set_verbosity(optuna.logging.ERROR)  # the samplers' logged warnings too (optuna.nbo_jax's)
     studies, t0 = [], time.perf_counter()
     for s in range(seeds):
         study = optuna.create_study(directions=list(directions), sampler=sampler(s))

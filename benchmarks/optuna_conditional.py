@@ -102,14 +102,9 @@ def flat(trial) -> float:
 def _sampler(method: str, seed: int, startup: int):
     from nbo_jax.integrations.optuna import NBOSampler
 
-    if method in ("nbo", "nbo-flat"):
-        return NBOSampler(seed=seed, n_startup_trials=startup, warn_independent_sampling=False)
-    if method == "nbo-impute":
-        return NBOSampler(seed=seed, n_startup_trials=startup, conditional_parameters="impute")
-    if method == "gpsampler":
-        import optuna
-
-        return optuna.samplers.GPSampler(seed=seed, n_startup_trials=startup, warn_independent_sampling=False)
+    if method in ("nbo", "nbo-flat", "nbo-impute"):
+        return NBOSampler(seed=seed, n_startup_trials=startup,
+                          conditional_parameters="impute" if method == "nbo-impute" else "independent")
     return optuna_sampler(method.removesuffix("-flat"), seed, startup)
 
 

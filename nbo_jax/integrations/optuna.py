@@ -703,7 +703,8 @@ class NBOSampler(BaseSampler):
             several).
         """
         self.algorithm_for(study)
-        if (self._warn_independent_sampling
+        # at most trial.number trials finished before this one: no storage query in the startup trials
+        if (self._warn_independent_sampling and trial.number >= self._n_startup_trials
                 and len(study.get_trials(deepcopy=False, states=_FINISHED)) >= self._n_startup_trials):
             _LOGGER.warning(
                 f"The parameter `{param_name}` in Trial#{trial.number} is sampled independently using "
@@ -723,9 +724,13 @@ class NBOSampler(BaseSampler):
         ``space`` it lacks at its relative sample's value, else drawn uniformly from its
         distribution, the same draw at every call (a FAIL or PRUNED trial may have stopped
         before suggesting it: one that lacks a parameter is not an observation)."""
-        fills = self._impute and trial.state in (TrialState.COMPLETE, TrialState.RUNNING)
-        params = _shared_params(trial) if fills or trial.state == TrialState.RUNNING else dict(trial.params)
-        missing = [name for name in space if name not in params] if fills else []
+        params = _shared_params(trial) if trial.state == TrialState.RUNNING else dict(trial.params)
+        if not self._impute or trial.state not in (TrialState.COMPLETE, TrialState.RUNNING):
+            return params
+        missing = [name for name in space if name not in params]
+        if missing and trial.state == TrialState.COMPLETE:  # its relative sample: read only when needed
+            params = _shared_params(trial)
+            missing = [name for name in space if name not in params]
         if missing:
             draw = optuna.samplers.RandomSampler(seed=(self._seed * 1_000_003 + trial.number) % 2**32)
             params.update({name: draw.sample_independent(study, trial, name, space[name]) for name in missing})
