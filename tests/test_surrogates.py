@@ -226,3 +226,37 @@ def test_ensemble_posterior_is_the_members_mean_and_spread(x64):
     np.testing.assert_allclose(post.mean, f.mean(0), rtol=1e-9)
     np.testing.assert_allclose(post.std, f.std(0), rtol=1e-9)
     assert np.max(f.std(0)) > 1e-3  # the members disagree away from the data
+
+
+@pytest.mark.parametrize("columns", [False, True])
+def test_init_fits_the_prior_mode_once_with_the_result_of_the_duplicate_pair(columns, x64, monkeypatch):
+    """The GP's first fit (``init``): its warm start is the prior mode, which the starts list
+    again, so with ``n_restarts=2`` (the default preset's) it is fitted once, as a batch of one
+    start, and gives the fit from the pair of identical starts; a later refit takes two
+    starts (the previous fit and the prior mode)."""
+    batches = []
+    real = gpm.fit
+
+    def spy(kind, starts, *args, **kwargs):
+        batches.append(int(starts.log_noise.shape[0]))
+        return real(kind, starts, *args, **kwargs)
+
+    monkeypatch.setattr(gpm, "fit", spy)
+    data = _data(outputs=2 if columns else None)
+    surrogate = (gp_columns if columns else gp)(_FIT)
+    state = jax.jit(lambda k, d: surrogate.init(k, d, None))(jax.random.key(0), data)
+    assert batches == [1]
+    jax.jit(lambda s, d: surrogate.update(s, d, None, True)).lower(state, data)  # traced: the starts it fits
+    assert batches == [1, 2]
+    # the pair of identical prior modes, fitted as before: the same hyperparameters
+    mode = _FIT.initial(D, data.u.dtype)
+    pair = jax.tree.map(lambda a: jnp.stack([a, a]), mode)
+    ys = data.y[:, None] if not columns else data.y
+    for j in range(ys.shape[1]):
+        mask = data.mask if not columns else data.mask[:, j]
+        want = jax.jit(lambda y, m: real(_FIT.kind, pair, data.u, y, m, steps=_FIT.steps, bounds=_FIT.pb, jitter=0.0,
+                                         prior=_FIT.gp_prior(D), optimizer="lbfgs", learn_constant=True)[0])(
+            ys[:, j], mask)
+        got = state.params if not columns else jax.tree.map(lambda a: a[j], state.params)
+        for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
+            np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)

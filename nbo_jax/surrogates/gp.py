@@ -79,16 +79,23 @@ class GPFit(NamedTuple):
             return gpm.default_params(d, self.pb, dtype)
         return gpm.prior_mode(d, gp_prior, self.pb, dtype)
 
-    def refit(self, u: Array, y: Array, mask: Array, params: gpm.GPParams, key: Array) -> gpm.GPParams:
+    def refit(self, u: Array, y: Array, mask: Array, params: gpm.GPParams, key: Array,
+              first: bool = False) -> gpm.GPParams:
         """Fit from the warm start ``params`` (with ``warm_start``), then the prior mode (with
         a prior; without a warm start, the neutral point when there is no prior), then random
-        starts: ``n_restarts`` in all, vmapped; the best objective wins."""
+        starts: ``n_restarts`` in all, vmapped; the best objective wins. ``first`` (a Python
+        bool): the fit of ``init``, whose ``params`` are :meth:`initial`, so the warm start is
+        the prior mode: it is fitted once and counts as both starts (two identical starts reach
+        the same optimum; on 200 points of a mixed space the pair took 0.44 s, one 0.19 s)."""
         d = gpm.n_lengthscales(self.kind, u.shape[1])
         starts = [params] if self.warm_start else []
-        if len(starts) < self.n_restarts and (self.prior != "none" or not starts):
-            starts.append(self.initial(d, u.dtype))
+        counted = len(starts)
+        if counted < self.n_restarts and (self.prior != "none" or not starts):
+            counted += 1
+            if not (first and starts):
+                starts.append(self.initial(d, u.dtype))
         starts = jax.tree.map(lambda *a: jnp.stack(a), *starts)
-        n_random = self.n_restarts - starts.log_noise.shape[0]
+        n_random = self.n_restarts - counted
         if n_random > 0:
             rand = gpm.random_params(key, n_random, d, self.pb, u.dtype)
             starts = jax.tree.map(lambda a, b: jnp.concatenate([a, b], axis=0), starts, rand)
@@ -158,7 +165,7 @@ def gp(fit: GPFit) -> Surrogate:
     ``state.kernel``)."""
     has_lengthscales = not isinstance(fit.kind, gpm.NTKKernel)
 
-    def update(state: GPSurrogateState, data: Dataset, rows, refit) -> GPSurrogateState:
+    def update(state: GPSurrogateState, data: Dataset, rows, refit, first: bool = False) -> GPSurrogateState:
         f = fit.on(data.space)
         kind = f.kind
         key, k_fit = jax.random.split(state.key)
@@ -166,7 +173,7 @@ def gp(fit: GPFit) -> Surrogate:
         jit = fit.jitter_of(data.u.dtype)
 
         def refitted():
-            params = f.refit(data.u, y, data.mask, state.params, k_fit)
+            params = f.refit(data.u, y, data.mask, state.params, k_fit, first)
             return gpm.condition(kind, params, data.u, y, data.mask, jit)
 
         post = when(refit, refitted,
@@ -180,7 +187,7 @@ def gp(fit: GPFit) -> Surrogate:
         # placeholder posterior of the right shapes (no data), replaced by the fit
         post = gpm.condition(f.kind, params, data.u, data.y, jnp.zeros_like(data.mask))
         kernel = f.kind if isinstance(f.kind, gpm.MixedKernel) else None
-        return update(GPSurrogateState(params, post, jnp.zeros((), dtype), key, kernel), data, None, True)
+        return update(GPSurrogateState(params, post, jnp.zeros((), dtype), key, kernel), data, None, True, True)
 
     def kind_of(state: GPSurrogateState) -> gpm.Kind:
         return fit.kind if state.kernel is None else state.kernel
@@ -209,7 +216,7 @@ def gp_columns(fit: GPFit, *, std_floor: bool = True) -> Surrogate:
     categorical parameter every column's kernel is :func:`mixed_kernel`'s."""
     has_lengthscales = not isinstance(fit.kind, gpm.NTKKernel)
 
-    def update(state: GPSurrogateState, data: Dataset, rows, refit) -> GPSurrogateState:
+    def update(state: GPSurrogateState, data: Dataset, rows, refit, first: bool = False) -> GPSurrogateState:
         f = fit.on(data.space)
         kind = f.kind
         T, M, u = data.y, data.mask, data.u
@@ -217,7 +224,7 @@ def gp_columns(fit: GPFit, *, std_floor: bool = True) -> Surrogate:
         jit = f.jitter_of(u.dtype)
 
         def refitted():
-            params = jax.vmap(lambda p, y, m, k: f.refit(u, y, m, p, k))(
+            params = jax.vmap(lambda p, y, m, k: f.refit(u, y, m, p, k, first))(
                 state.params, T.T, M.T, jax.random.split(k_fit, T.shape[1]))
             return jax.vmap(lambda p, y, m: gpm.condition(kind, p, u, y, m, jit))(params, T.T, M.T)
 
@@ -236,7 +243,7 @@ def gp_columns(fit: GPFit, *, std_floor: bool = True) -> Surrogate:
         post = gpm.GPPosterior(params, jnp.broadcast_to(data.u, (J, cap, d)), jnp.zeros((J, cap), bool),
                                jnp.broadcast_to(jnp.eye(cap, dtype=dtype), (J, cap, cap)), jnp.zeros((J, cap), dtype))
         kernel = f.kind if isinstance(f.kind, gpm.MixedKernel) else None
-        return update(GPSurrogateState(params, post, jnp.zeros((J,), dtype), key, kernel), data, None, True)
+        return update(GPSurrogateState(params, post, jnp.zeros((J,), dtype), key, kernel), data, None, True, True)
 
     def posterior(state: GPSurrogateState, u: Array) -> SurrogatePosterior:
         kind = fit.kind if state.kernel is None else state.kernel
