@@ -216,6 +216,27 @@ def test_seeded_studies_repeat_and_threads_share_the_study():
 
 
 # ---------------------------------------------------------------- 5. errors
+def test_the_capacity_doubles_from_its_first_value(monkeypatch):
+    """The optimizer of trial ``t`` (``t`` observations before it, sequential) holds
+    ``capacity`` doubled until ``t + 1`` rows fit: 2, 4, 4, 8, ... for ``capacity=2``, so a
+    200-trial study with the default 32 compiles four capacities."""
+    from nbo_jax.integrations import optuna as integration
+
+    capacities = []
+    real = integration.AskTell
+
+    def spy(algorithm, domain, capacity, *args, **kwargs):
+        capacities.append(capacity)
+        return real(algorithm, domain, capacity, *args, **kwargs)
+
+    monkeypatch.setattr(integration, "AskTell", spy)
+    study = optuna.create_study(sampler=NBOSampler("random", n_startup_trials=0, capacity=2, seed=0))
+    study.optimize(lambda t: t.suggest_float("x", 0.0, 1.0), n_trials=9)
+    assert capacities == [2, 4, 4, 8, 8, 8, 8, 16]  # trial 0 has no observation: random
+    default = NBOSampler("random")
+    assert sorted({default._capacity(n + 1) for n in range(200)}) == [32, 64, 128, 256]
+
+
 def test_arguments_are_checked():
     with pytest.raises(ValueError, match=r"algorithm must ask one point \(q = 1\), got q = 2"):
         NBOSampler(nbo.gp_bo(q=2, **SMALL_GP))
@@ -233,8 +254,11 @@ def test_arguments_are_checked():
         NBOSampler("random", n_startup_trials=-1)
     with pytest.raises(TypeError, match="n_startup_trials must be an int"):
         NBOSampler("random", n_startup_trials=2.5)
-    with pytest.raises(ValueError, match="capacity_step must be >= 1"):
-        NBOSampler("random", capacity_step=0)
+    with pytest.raises(ValueError, match="capacity must be >= 1"):
+        NBOSampler("random", capacity=0)
+    for make in (lambda: NBOSampler("random", capacity_step=32), lambda: NeuralBOSampler(capacity_step=32)):
+        with pytest.raises(TypeError, match=r"capacity_step=32: the optimizer's capacity now doubles .* pass capacity="):
+            make()
     with pytest.raises(TypeError, match="independent_sampler must be"):
         NBOSampler("random", independent_sampler="random")
     with pytest.raises(TypeError, match="warn_independent_sampling must be True or False"):

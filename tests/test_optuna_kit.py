@@ -148,7 +148,7 @@ def test_trials_of_one_capacity_compile_nothing(caplog):
     """Once a capacity's programs are compiled, a trial compiles nothing: its history (a new
     number of rows each trial) goes to the device without a per-shape conversion program."""
     study = optuna.create_study(sampler=NBOSampler(nbo.random_search(), n_startup_trials=0, seed=0,
-                                                   capacity_step=11))
+                                                   capacity=11))
     _trials(study, 3)  # the capacity's programs
     assert _compiles(caplog, lambda: _trials(study, 5)) == []
 
@@ -163,7 +163,7 @@ def test_startup_trials_compile_the_first_model_trial_in_the_background(caplog, 
     def study_of(precompile: bool, step: int):
         return optuna.create_study(directions=["minimize"] * m,
                                    sampler=NBOSampler(nbo.random_search(), n_startup_trials=3, seed=1,
-                                                      capacity_step=step, precompile=precompile))
+                                                      capacity=step, precompile=precompile))
 
     study = study_of(True, 11 + 2 * m)  # a capacity (13, 15) no other test compiles
     _trials(study, 3)

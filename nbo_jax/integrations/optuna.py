@@ -47,9 +47,9 @@ memory, RDB, journal) and with many processes or study handles sharing one study
   so other processes see a running trial's point before its parameters are suggested (as
   Optuna's ``GPSampler`` does).
 
-The optimizer's capacity is rounded up to a multiple of ``capacity_step``, so the
-jit-compiled ``ask`` is reused across trials (its shapes change once every
-``capacity_step`` trials). Compiled code is kept per process and configuration (the factory
+The optimizer's capacity starts at ``capacity`` and doubles when the trials outgrow it, so
+the jit-compiled ``ask`` is reused across trials (its shapes change at 32, 64, 128, ...
+trials: a 200-trial study compiles four capacities, not seven as with steps of 32). Compiled code is kept per process and configuration (the factory
 call, the space, the capacity), so a second study of the same configuration compiles nothing.
 While the startup trials run (``n_startup_trials``), a background thread compiles the
 algorithm's ``init`` and ``ask`` for the space and the capacity of the first model-based
@@ -112,7 +112,7 @@ try:
 except ImportError as err:  # pragma: no cover - the extra is installed in the test env
     raise ImportError("nbo_jax.integrations.optuna needs Optuna: pip install 'nbo-jax[optuna]'") from err
 
-from .._checks import check_bool, check_int
+from .._checks import check_bool, check_int, refuse_renamed
 from ..registry import MULTI_OBJECTIVE as _MULTI_OBJECTIVE, STUDY_DEFAULT, get as _get_algorithm
 from ..algorithms import neural_bo
 from ..ask_tell import AskTell, _compiled, compiler_options, per_algorithm, quiet_failures
@@ -126,6 +126,8 @@ _RELATIVE_PARAMS_KEY = "nbo_jax:relative_params"
 _SYSTEM_ATTR_MAX_LENGTH = 2045
 _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
 _CONDITIONAL = ("independent", "impute")
+CAPACITY_RENAMED = {"capacity_step": "the optimizer's capacity now doubles when the trials outgrow it; pass "
+                                     "capacity=..., its first value (default 32)"}
 # a child of Optuna's library logger: optuna.logging.set_verbosity and its handler apply
 _LOGGER = optuna.logging.get_logger("optuna.nbo_jax")
 
@@ -471,9 +473,11 @@ class NBOSampler(BaseSampler):
         independent_sampler: the sampler of parameters outside the relative search space
             (single-valued and conditional ones) and of the startup trials; default
             ``optuna.samplers.RandomSampler(seed=seed)``.
-        capacity_step: the optimizer's capacity is the number of observations and pending
-            points plus one, rounded up to a multiple of this (int >= 1), so compiled code is
-            reused across trials.
+        capacity: the optimizer's first capacity (int >= 1), doubled until it holds the
+            observations, the pending points and the new one, as the ``capacity`` of
+            :class:`~nbo_jax.integrations.study.AsyncStudy` and ``NBOSearcher``, so compiled code is reused across trials (docs, "Benchmarks",
+            "Trial cost": a 200-trial study). ``capacity_step`` (a capacity rounded up to its
+            multiples) is refused with a TypeError that names ``capacity``.
         precompile: while the startup trials run, compile the algorithm for the first
             model-based trial in a background thread (bool; once per process and
             configuration; the process's exit waits for a compilation under way);
@@ -513,9 +517,11 @@ class NBOSampler(BaseSampler):
 
     def __init__(self, algorithm: BOAlgorithm | str | None = None, *, n_startup_trials: int = 10,
                  seed: int | None = None, independent_sampler: BaseSampler | None = None,
-                 capacity_step: int = 32, precompile: bool = True,
+                 capacity: int = 32, precompile: bool = True,
                  constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-                 warn_independent_sampling: bool = True, conditional_parameters: str = "independent"):
+                 warn_independent_sampling: bool = True, conditional_parameters: str = "independent",
+                 **renamed):
+        refuse_renamed(renamed, CAPACITY_RENAMED, type(self).__name__)
         self._given = None if algorithm is None else _check_algorithm(algorithm)
         if constraints_func is not None and not callable(constraints_func):
             raise TypeError("constraints_func must be a function of an optuna.trial.FrozenTrial returning its "
@@ -526,7 +532,7 @@ class NBOSampler(BaseSampler):
         if algorithm is None:
             self._defaults[False, constraints_func is not None] = self._default(False, constraints_func is not None)
         self._n_startup_trials = check_int("n_startup_trials", n_startup_trials, 0)
-        self._capacity_step = check_int("capacity_step", capacity_step, 1)
+        self._first_capacity = check_int("capacity", capacity, 1)
         self._precompile = check_bool("precompile", precompile)
         self._warn_independent_sampling = check_bool("warn_independent_sampling", warn_independent_sampling)
         if conditional_parameters not in _CONDITIONAL:
@@ -737,8 +743,11 @@ class NBOSampler(BaseSampler):
         return params
 
     def _capacity(self, need: int) -> int:
-        """``need`` rounded up to a multiple of ``capacity_step``."""
-        return -(-need // self._capacity_step) * self._capacity_step
+        """The first capacity doubled until it holds ``need`` rows."""
+        capacity = self._first_capacity
+        while capacity < need:
+            capacity *= 2
+        return capacity
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         self._independent_sampler.before_trial(study, trial)
@@ -767,7 +776,7 @@ class NeuralBOSampler(NBOSampler):
         n_startup_trials: as :class:`NBOSampler`.
         seed: as :class:`NBOSampler`.
         independent_sampler: as :class:`NBOSampler`.
-        capacity_step: as :class:`NBOSampler`.
+        capacity: as :class:`NBOSampler`.
         precompile: as :class:`NBOSampler`.
         warn_independent_sampling: as :class:`NBOSampler`.
         conditional_parameters: as :class:`NBOSampler`.
@@ -791,15 +800,17 @@ class NeuralBOSampler(NBOSampler):
     """
 
     def __init__(self, *, n_startup_trials: int = 10, seed: int | None = None,
-                 independent_sampler: BaseSampler | None = None, capacity_step: int = 32,
+                 independent_sampler: BaseSampler | None = None, capacity: int = 32,
                  precompile: bool = True, warn_independent_sampling: bool = True,
                  conditional_parameters: str = "independent", **algorithm_kwargs):
         if "constraints_func" in algorithm_kwargs:
             raise TypeError(f"NeuralBOSampler takes no constraints_func: {_NO_NEURAL_CONSTRAINTS}")
+        refuse_renamed({k: algorithm_kwargs[k] for k in CAPACITY_RENAMED if k in algorithm_kwargs}, CAPACITY_RENAMED,
+                       "NeuralBOSampler")
         self._algorithm_kwargs = algorithm_kwargs
         given = neural_bo(**algorithm_kwargs) if algorithm_kwargs.get("multi_objective") else None
         super().__init__(given, n_startup_trials=n_startup_trials, seed=seed,
-                         independent_sampler=independent_sampler, capacity_step=capacity_step,
+                         independent_sampler=independent_sampler, capacity=capacity,
                          precompile=precompile, warn_independent_sampling=warn_independent_sampling,
                          conditional_parameters=conditional_parameters)
 
