@@ -159,7 +159,7 @@ def quiet_failures():
         yield
 
 
-_COMPILED: dict = {}
+_COMPILED: dict[str, dict] = {}  # by repr(compiler_options), then per_algorithm's key
 _CANONICAL: dict = {}
 
 
@@ -194,19 +194,26 @@ def canonical(algorithm: BOAlgorithm) -> BOAlgorithm:
 
 
 CPU_OPTIMIZATION_LEVEL = 0
-"""LLVM's optimization level for :class:`AskTell`'s programs on a CPU (XLA's
-``xla_backend_optimization_level``; XLA's default is 2). An ask-tell study compiles its programs
-in the user's process, once per configuration and capacity, and runs each a few dozen times:
-measured on a 2-core CPU (``benchmarks/trial_cost.py``), level 0 compiles a GP's mixed-space
-``ask`` in 2.4 s instead of 3.4 s and its ``init`` in 0.8 s instead of 1.3 s, and a compiled
-100-trial study runs in 4.5 s instead of 3.0 s. ``run_bo`` and other accelerators keep XLA's
-default."""
+"""LLVM's optimization level for :class:`AskTell`'s programs on a CPU below
+:data:`OPTIMIZED_FROM_CAPACITY` rows (XLA's ``xla_backend_optimization_level``; XLA's default
+is 2). An ask-tell study compiles its programs in the user's process, once per configuration
+and capacity, and runs each a few dozen times: measured on a 2-core CPU
+(``benchmarks/trial_cost.py``), level 0 compiles a GP's mixed-space ``ask`` in 2.4 s instead
+of 3.4 s and its ``init`` in 0.8 s instead of 1.3 s, and a compiled 100-trial study runs in
+4.5 s instead of 3.0 s. ``run_bo`` and other accelerators keep XLA's default."""
+
+OPTIMIZED_FROM_CAPACITY = 128
+"""From this capacity on, :class:`AskTell`'s programs on a CPU compile at XLA's default level:
+there the programs run long enough to repay it. Measured on a 2-core CPU for GP-EI on a
+float, an integer and a category (200 observations at capacity 256): a trial's ``init`` and
+``ask`` took 0.13 s instead of 0.31 s, and compiling both 7.0 s instead of 5.6 s."""
 
 
-def compiler_options() -> Optional[dict]:
-    """XLA compile options of :class:`AskTell`'s programs on the default backend: on a CPU, LLVM
-    at :data:`CPU_OPTIMIZATION_LEVEL`; elsewhere ``None`` (XLA's defaults)."""
-    if jax.default_backend() == "cpu":
+def compiler_options(capacity: Optional[int] = None) -> Optional[dict]:
+    """XLA compile options of :class:`AskTell`'s programs for ``capacity`` rows on the default
+    backend: on a CPU, LLVM at :data:`CPU_OPTIMIZATION_LEVEL` below
+    :data:`OPTIMIZED_FROM_CAPACITY` (and for ``None``); else ``None`` (XLA's defaults)."""
+    if jax.default_backend() == "cpu" and (capacity is None or capacity < OPTIMIZED_FROM_CAPACITY):
         return {"xla_backend_optimization_level": CPU_OPTIMIZATION_LEVEL}
     return None
 
@@ -225,15 +232,17 @@ def padded_pending(pending: np.ndarray) -> np.ndarray:
     return np.concatenate([pending, np.full((size - n,) + pending.shape[1:], np.nan, pending.dtype)], axis=0)
 
 
-def _compiled(algorithm: BOAlgorithm) -> tuple:
+def _compiled(algorithm: BOAlgorithm, capacity: Optional[int] = None) -> tuple:
     """``(init, ask, tell, fantasize)`` of ``algorithm``, jit-compiled once per
-    :func:`canonical` algorithm, so optimizers rebuilt from a history (an Optuna sampler, a
-    resumed study, a second study of the same factory call) reuse the compiled code instead of
-    tracing new functions (:func:`per_algorithm`). ``init`` is compiled too (static
-    ``capacity``, the bounds an argument): run eagerly, a GP's ``init`` took 9.5 s on a 2-core
-    CPU, compiled 1.5 s, and 0.04 s for a second optimizer of the same shapes."""
+    :func:`canonical` algorithm and set of :func:`compiler_options` (those of ``capacity``),
+    so optimizers rebuilt from a history (an Optuna sampler, a resumed study, a second study
+    of the same factory call) reuse the compiled code instead of tracing new functions
+    (:func:`per_algorithm`). ``init`` is compiled too (static ``capacity``, the bounds an
+    argument): run eagerly, a GP's ``init`` took 9.5 s on a 2-core CPU, compiled 1.5 s, and
+    0.04 s for a second optimizer of the same shapes."""
+    options = compiler_options(capacity)
+
     def make(a):
-        options = compiler_options()
         # an init that pads to a fixed shape on the host and compiles itself (the Optuna
         # sampler's, once per (capacity, d)) is called as it is
         init = (a.init if getattr(a.init, "compiles_itself", False)
@@ -241,7 +250,7 @@ def _compiled(algorithm: BOAlgorithm) -> tuple:
         return (init, jax.jit(a.ask, compiler_options=options), jax.jit(a.tell, compiler_options=options),
                 jax.jit(lambda s, x: fantasize(a, s, x), compiler_options=options))
 
-    return per_algorithm(_COMPILED, algorithm, make)
+    return per_algorithm(_COMPILED.setdefault(repr(options), {}), algorithm, make)
 
 
 def per_algorithm(cache: dict, algorithm: BOAlgorithm, make):
@@ -376,7 +385,7 @@ class AskTell:
 
     # ------------------------------------------------------------------ internals
     def _compile(self) -> None:
-        self._init, self._ask, self._tell, self._fantasize = _compiled(self.algorithm)
+        self._init, self._ask, self._tell, self._fantasize = _compiled(self.algorithm, self.capacity)
 
     def _jnp(self, a: Optional[np.ndarray]):
         if a is None:
@@ -669,6 +678,7 @@ class AskTell:
             raise ValueError(f"capacity ({capacity}) must hold the {len(self._y)} told and {len(self._pending)} "
                              "pending points")
         self.capacity = capacity
+        self._compile()  # the compile options of the new capacity
         self._key, k = jax.random.split(self._key)
         self.state = self._init_state(k, capacity)
 

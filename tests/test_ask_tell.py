@@ -237,6 +237,26 @@ def test_constraint_values_are_data_not_a_flag():
         AskTell(nbo.gp_bo(acquisition="cei"), ([-2, -2], [2, 2]), 10, jax.random.key(0), X0, [_f(x) for x in X0])
 
 
+def test_large_capacities_compile_at_xla_default_level():
+    """On a CPU, AskTell's programs compile with LLVM at level 0 below OPTIMIZED_FROM_CAPACITY
+    rows and at XLA's defaults from it; an optimizer grown across it takes the other programs."""
+    from nbo_jax.ask_tell import CPU_OPTIMIZATION_LEVEL, OPTIMIZED_FROM_CAPACITY, _compiled, compiler_options
+
+    assert jax.default_backend() == "cpu"
+    quick = {"xla_backend_optimization_level": CPU_OPTIMIZATION_LEVEL}
+    assert CPU_OPTIMIZATION_LEVEL == 0 and OPTIMIZED_FROM_CAPACITY == 128
+    assert compiler_options() == compiler_options(127) == quick
+    assert compiler_options(128) is None and compiler_options(1024) is None
+    algo = nbo.random_search()
+    assert _compiled(algo, 8)[1] is _compiled(algo, 127)[1] is _compiled(algo)[1]
+    assert _compiled(algo, 128)[1] is _compiled(algo, 256)[1] is not _compiled(algo, 127)[1]
+    X0 = np.array([[0.5, 0.5], [-1.0, 1.0]])
+    opt = AskTell(algo, ([-2, -2], [2, 2]), 4, jax.random.key(0), X0, [_f(x) for x in X0])
+    assert opt._ask is _compiled(algo, 4)[1]
+    opt.grow(200)
+    assert opt._ask is _compiled(algo, 200)[1] and opt.ask().shape == (2,)
+
+
 def test_same_factory_call_shares_compiled_code():
     """Two algorithms from the same factory call with the same plain arguments share one
     canonical algorithm (one compile per process); other arguments, replaced code or

@@ -115,7 +115,7 @@ except ImportError as err:  # pragma: no cover - the extra is installed in the t
 from .._checks import check_bool, check_int, refuse_renamed
 from ..registry import MULTI_OBJECTIVE as _MULTI_OBJECTIVE, STUDY_DEFAULT, get as _get_algorithm
 from ..algorithms import neural_bo
-from ..ask_tell import AskTell, _compiled, compiler_options, per_algorithm, quiet_failures
+from ..ask_tell import OPTIMIZED_FROM_CAPACITY, AskTell, _compiled, compiler_options, per_algorithm, quiet_failures
 from ..search_space import (Categorical, Continuous, Integer, SearchSpace, float32_decimal,
                             search_space as _search_space, stepped_value)
 from ..types import BOAlgorithm, Bounds
@@ -187,10 +187,12 @@ def _padded_init(key, x, y, c, lower, upper, *, init, capacity: int, space=None)
 
 
 @functools.cache
-def _padded_init_compiled():
-    """:func:`_padded_init` under ``jit``, with :class:`AskTell`'s compile options (made at the
-    first call: choosing them starts JAX's backend)."""
-    return jax.jit(_padded_init, static_argnames=("init", "capacity", "space"), compiler_options=compiler_options())
+def _padded_init_compiled(optimized: bool):
+    """:func:`_padded_init` under ``jit``, with :class:`AskTell`'s compile options below
+    (``optimized=False``) or from (``True``) ``OPTIMIZED_FROM_CAPACITY`` (made at the first
+    call: choosing them starts JAX's backend)."""
+    options = compiler_options(OPTIMIZED_FROM_CAPACITY if optimized else None)
+    return jax.jit(_padded_init, static_argnames=("init", "capacity", "space"), compiler_options=options)
 
 
 _FIXED_SHAPE: dict[int, tuple] = {}
@@ -217,7 +219,7 @@ def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
             c = np.zeros((capacity, c0.shape[1]), c0.dtype)
             c[: c0.shape[0]] = c0
         space = bounds if isinstance(bounds, SearchSpace) else None
-        return _padded_init_compiled()(key, x, y, c, np.asarray(bounds.lower), np.asarray(bounds.upper), init=init,
+        return _padded_init_compiled(capacity >= OPTIMIZED_FROM_CAPACITY)(key, x, y, c, np.asarray(bounds.lower), np.asarray(bounds.upper), init=init,
                                        capacity=capacity, space=space)
 
     fixed.compiles_itself = True  # AskTell calls it as it is (no jit around the host padding)
@@ -247,7 +249,7 @@ def _warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: 
         with quiet_failures():
             opt = AskTell(fast, domain, capacity, jax.random.key(0), lower[None],
                           np.zeros(1) if m == 1 else np.zeros((1, m)), np.zeros((1, k)) if k else None)
-        ask = _compiled(fast)[1]
+        ask = _compiled(fast, capacity)[1]
         ask.trace(opt.state, jax.random.key(0)).lower().compile()
     except Exception:  # noqa: BLE001 - the real call compiles (and raises) itself
         pass
