@@ -230,7 +230,8 @@ def test_the_capacity_doubles_from_its_first_value(monkeypatch):
         return real(algorithm, domain, capacity, *args, **kwargs)
 
     monkeypatch.setattr(integration, "AskTell", spy)
-    study = optuna.create_study(sampler=NBOSampler("random", n_startup_trials=0, capacity=2, seed=0))
+    study = optuna.create_study(sampler=NBOSampler("random", n_startup_trials=0, capacity=2, seed=0,
+                                                  precompile=False))  # no warm-up optimizers
     study.optimize(lambda t: t.suggest_float("x", 0.0, 1.0), n_trials=9)
     assert capacities == [2, 4, 4, 8, 8, 8, 8, 16]  # trial 0 has no observation: random
     default = NBOSampler("random")
