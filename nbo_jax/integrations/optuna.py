@@ -49,8 +49,9 @@ memory, RDB, journal) and with many processes or study handles sharing one study
 
 The optimizer's capacity starts at ``capacity`` and doubles when the trials outgrow it, so
 the jit-compiled ``ask`` is reused across trials (its shapes change at 32, 64, 128, ...
-trials: a 200-trial study compiles four capacities, not seven as with steps of 32). Compiled code is kept per process and configuration (the factory
-call, the space, the capacity), so a second study of the same configuration compiles nothing.
+trials: a 200-trial study compiles four capacities). Compiled code is kept per process and
+configuration (the factory call, the space, the capacity), so a second study of the same
+configuration compiles nothing.
 While the startup trials run (``n_startup_trials``), a background thread compiles the
 algorithm's ``init`` and ``ask`` for the space and the capacity of the first model-based
 trial (``precompile``), so an objective that takes seconds hides the compilation. The algorithm's PRNG key for trial ``t`` is
@@ -115,7 +116,8 @@ except ImportError as err:  # pragma: no cover - the extra is installed in the t
 from .._checks import check_bool, check_int, refuse_renamed
 from ..registry import MULTI_OBJECTIVE as _MULTI_OBJECTIVE, STUDY_DEFAULT, get as _get_algorithm
 from ..algorithms import neural_bo
-from ..ask_tell import OPTIMIZED_FROM_CAPACITY, AskTell, _compiled, compiler_options, per_algorithm, quiet_failures
+from ..ask_tell import (OPTIMIZED_FROM_CAPACITY, AskTell, _compiled, compiler_options, per_algorithm,
+                        quiet_failures)
 from ..search_space import (Categorical, Continuous, Integer, SearchSpace, float32_decimal,
                             search_space as _search_space, stepped_value)
 from ..types import BOAlgorithm, Bounds
@@ -219,8 +221,9 @@ def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
             c = np.zeros((capacity, c0.shape[1]), c0.dtype)
             c[: c0.shape[0]] = c0
         space = bounds if isinstance(bounds, SearchSpace) else None
-        return _padded_init_compiled(capacity >= OPTIMIZED_FROM_CAPACITY)(key, x, y, c, np.asarray(bounds.lower), np.asarray(bounds.upper), init=init,
-                                       capacity=capacity, space=space)
+        program = _padded_init_compiled(capacity >= OPTIMIZED_FROM_CAPACITY)
+        return program(key, x, y, c, np.asarray(bounds.lower), np.asarray(bounds.upper), init=init, capacity=capacity,
+                       space=space)
 
     fixed.compiles_itself = True  # AskTell calls it as it is (no jit around the host padding)
     fixed.uncompiled = init  # the same state's shapes, traceable inside jax.eval_shape
@@ -477,9 +480,10 @@ class NBOSampler(BaseSampler):
             ``optuna.samplers.RandomSampler(seed=seed)``.
         capacity: the optimizer's first capacity (int >= 1), doubled until it holds the
             observations, the pending points and the new one, as the ``capacity`` of
-            :class:`~nbo_jax.integrations.study.AsyncStudy` and ``NBOSearcher``, so compiled code is reused across trials (docs, "Benchmarks",
-            "Trial cost": a 200-trial study). ``capacity_step`` (a capacity rounded up to its
-            multiples) is refused with a TypeError that names ``capacity``.
+            :class:`~nbo_jax.integrations.study.AsyncStudy` and ``NBOSearcher``, so compiled
+            code is reused across trials (docs, "Benchmarks", "Trial cost": a 200-trial
+            study). ``capacity_step`` (a capacity rounded up to its multiples) is refused
+            with a TypeError that names ``capacity``.
         precompile: while the startup trials run, compile the algorithm for the first
             model-based trial in a background thread (bool; once per process and
             configuration; the process's exit waits for a compilation under way);
