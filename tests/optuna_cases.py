@@ -236,6 +236,9 @@ def test_the_capacity_doubles_from_its_first_value(monkeypatch):
     assert capacities == [2, 4, 4, 8, 8, 8, 8, 16]  # trial 0 has no observation: random
     default = NBOSampler("random")
     assert sorted({default._capacity(n + 1) for n in range(200)}) == [32, 64, 128, 256]
+    # the padded init's program follows AskTell's compile options (level 0 below 128 rows)
+    padded = integration._padded_init_compiled
+    assert padded(128) is padded(256) is not padded(32) and padded(32) is padded(127)
 
 
 def test_arguments_are_checked():

@@ -160,10 +160,10 @@ def test_startup_trials_compile_the_first_model_trial_in_the_background(caplog, 
     compiles neither; the proposals are those of a sampler that compiles at that trial."""
     from nbo_jax.integrations import optuna as integration
 
-    def study_of(precompile: bool, step: int):
+    def study_of(precompile: bool, capacity: int):
         return optuna.create_study(directions=["minimize"] * m,
                                    sampler=NBOSampler(nbo.random_search(), n_startup_trials=3, seed=1,
-                                                      capacity=step, precompile=precompile))
+                                                      capacity=capacity, precompile=precompile))
 
     study = study_of(True, 11 + 2 * m)  # a capacity (13, 15) no other test compiles
     _trials(study, 3)

@@ -88,7 +88,6 @@ algorithms (Neural-BO, GP-BO, NeuralUCB/TS, adaptive basis) lose nothing by the 
 from __future__ import annotations
 
 import atexit
-import functools
 import json
 import math
 import threading
@@ -113,11 +112,10 @@ try:
 except ImportError as err:  # pragma: no cover - the extra is installed in the test env
     raise ImportError("nbo_jax.integrations.optuna needs Optuna: pip install 'nbo-jax[optuna]'") from err
 
-from .._checks import check_bool, check_int, refuse_renamed
+from .._checks import check_bool, check_choice, check_int, refuse_renamed
 from ..registry import MULTI_OBJECTIVE as _MULTI_OBJECTIVE, STUDY_DEFAULT, get as _get_algorithm
 from ..algorithms import neural_bo
-from ..ask_tell import (OPTIMIZED_FROM_CAPACITY, AskTell, _compiled, compiler_options, per_algorithm,
-                        quiet_failures)
+from ..ask_tell import AskTell, _compiled, compiler_options, per_algorithm, quiet_failures
 from ..search_space import (Categorical, Continuous, Integer, SearchSpace, float32_decimal,
                             search_space as _search_space, stepped_value)
 from ..types import BOAlgorithm, Bounds
@@ -188,13 +186,19 @@ def _padded_init(key, x, y, c, lower, upper, *, init, capacity: int, space=None)
     return init(key, x, y, c, bounds=Bounds(lower, upper) if space is None else space, capacity=capacity)
 
 
-@functools.cache
-def _padded_init_compiled(optimized: bool):
-    """:func:`_padded_init` under ``jit``, with :class:`AskTell`'s compile options below
-    (``optimized=False``) or from (``True``) ``OPTIMIZED_FROM_CAPACITY`` (made at the first
-    call: choosing them starts JAX's backend)."""
-    options = compiler_options(OPTIMIZED_FROM_CAPACITY if optimized else None)
-    return jax.jit(_padded_init, static_argnames=("init", "capacity", "space"), compiler_options=options)
+_PADDED_INIT: dict[str, Callable] = {}  # by repr(compiler_options), as AskTell's own programs
+
+
+def _padded_init_compiled(capacity: int) -> Callable:
+    """:func:`_padded_init` under ``jit`` with :class:`AskTell`'s compile options for
+    ``capacity`` (:func:`nbo_jax.ask_tell.compiler_options`), one program per set of options
+    (made at the first call: choosing them starts JAX's backend)."""
+    options = compiler_options(capacity)
+    program = _PADDED_INIT.get(repr(options))
+    if program is None:
+        made = jax.jit(_padded_init, static_argnames=("init", "capacity", "space"), compiler_options=options)
+        program = _PADDED_INIT.setdefault(repr(options), made)
+    return program
 
 
 _FIXED_SHAPE: dict[int, tuple] = {}
@@ -221,9 +225,8 @@ def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
             c = np.zeros((capacity, c0.shape[1]), c0.dtype)
             c[: c0.shape[0]] = c0
         space = bounds if isinstance(bounds, SearchSpace) else None
-        program = _padded_init_compiled(capacity >= OPTIMIZED_FROM_CAPACITY)
-        return program(key, x, y, c, np.asarray(bounds.lower), np.asarray(bounds.upper), init=init, capacity=capacity,
-                       space=space)
+        return _padded_init_compiled(capacity)(key, x, y, c, np.asarray(bounds.lower), np.asarray(bounds.upper),
+                                               init=init, capacity=capacity, space=space)
 
     fixed.compiles_itself = True  # AskTell calls it as it is (no jit around the host padding)
     fixed.uncompiled = init  # the same state's shapes, traceable inside jax.eval_shape
@@ -541,9 +544,7 @@ class NBOSampler(BaseSampler):
         self._first_capacity = check_int("capacity", capacity, 1)
         self._precompile = check_bool("precompile", precompile)
         self._warn_independent_sampling = check_bool("warn_independent_sampling", warn_independent_sampling)
-        if conditional_parameters not in _CONDITIONAL:
-            raise ValueError(f"conditional_parameters must be one of {_CONDITIONAL}, got {conditional_parameters!r}")
-        self._impute = conditional_parameters == "impute"
+        self._impute = check_choice("conditional_parameters", conditional_parameters, _CONDITIONAL) == "impute"
         if seed is not None:
             seed = check_int("seed", seed, 0)
         if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
