@@ -72,7 +72,8 @@ class BOAlgorithm(NamedTuple):
       box, ``y0 (n0,)`` observed objective values, ``c0 (n0, K)`` observed constraint values
       (``None`` when the problem has none), ``bounds`` a :class:`Bounds` (or ``(lower,
       upper)``), ``capacity`` the total number of observations the state must hold (a Python
-      int).
+      int). An algorithm whose ``model`` has :attr:`Surrogate.hyperparameters` also takes
+      ``start=`` (its surrogate's fit starts there; :func:`nbo_jax.bo.bo_algorithm`).
     - ``ask(state, key, region=None) -> x``: the next point ``(d,)`` in the box, or ``(q, d)``
       when ``q > 1``; with a :class:`SearchRegion` (a trust region), a point inside it (the
       library's algorithms pass it to :func:`nbo_jax.optimize.optimize_acqf`). A hand-made
@@ -264,6 +265,12 @@ class Surrogate(NamedTuple):
       posterior mean (``success="auto"``, :func:`nbo_jax.trust_region`): its posterior costs
       one prediction per point and the rule was measured with it (the GP with lengthscales,
       the linearized network).
+    - ``hyperparameters`` (optional): ``state -> start``, the fitted hyperparameters of a
+      state (a pytree whose shapes do not depend on the capacity), which this surrogate's
+      ``init(key, data, rows, start=start)`` takes as the start of its fit instead of its
+      default one (the warm start of a model rebuilt from a history, as Optuna's
+      ``GPSampler`` starts each fit from the previous trial's kernel parameters); ``None``
+      for a surrogate whose ``init`` takes no start.
     """
 
     init: Callable[[Array, Any, Array], Any]
@@ -275,6 +282,7 @@ class Surrogate(NamedTuple):
     info: Optional[Callable[[Any], dict]] = None
     name: str = "surrogate"
     counts_by_mean: bool = False
+    hyperparameters: Optional[Callable[[Any], Any]] = None
 
 
 __all__ = ["AcquisitionFn", "BATCH_RULES", "BOAlgorithm", "FactoryCall", "SearchRegion", "Surrogate",

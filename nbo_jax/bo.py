@@ -187,6 +187,7 @@ def bo_algorithm(
     surrogate's posterior is this function with its own arguments::
 
         init : data <- the initial rows;  model <- surrogate.init(key, T(data), rows)
+               (with ``start=``: surrogate.init(key, T(data), rows, start=start))
         ask  : post(u) = surrogate.posterior(model, u) with the incumbent (and a posterior
                draw when the acquisition reads one);
                u* = optimize_acqf(u -> acquisition(post(u), key), raw samples around the best rows)
@@ -292,13 +293,20 @@ def bo_algorithm(
         """``True`` (a Python bool) when every tell refits, else the schedule's ``()`` bool."""
         return True if refit_every == 1 else refit_due(refit_every, state.tells, state.rows_told)
 
-    def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int) -> BOState:
+    def init(key: Array, x0: Array, y0: Array, c0=None, *, bounds, capacity: int, start=None) -> BOState:
         reference = None
         if multi:
             reference = _reference_state(y0, reference_point)
         data, box = initial_data(x0, y0, c0, bounds, capacity, constrained=constrained)
         m = 1 if reference is None else reference.shape[0]
-        model = surrogate.init(key, targets(data, m), jnp.arange(x0.shape[0]))
+        rows = jnp.arange(x0.shape[0])
+        if start is None:
+            model = surrogate.init(key, targets(data, m), rows)
+        elif surrogate.hyperparameters is None:
+            raise TypeError(f"start is given, but the surrogate {surrogate.name!r} takes no start for its fit "
+                            "(Surrogate.hyperparameters is None)")
+        else:
+            model = surrogate.init(key, targets(data, m), rows, start=start)
         return BOState(data, box, model, jnp.zeros((), jnp.int32), jnp.asarray(x0.shape[0], jnp.int32),
                        None if reference is None else reference.astype(data.y.dtype))
 

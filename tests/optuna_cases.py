@@ -241,6 +241,47 @@ def test_the_capacity_doubles_from_its_first_value(monkeypatch):
     assert padded(128) is padded(256) is not padded(32) and padded(32) is padded(127)
 
 
+def test_each_trial_fits_from_the_previous_trials_hyperparameters(monkeypatch):
+    """``warm_start=True`` (the default): each model-based trial's optimizer starts its GP fit
+    from the previous trial's optimizer of the same study and space (its first from the prior
+    mode), the fitted start reaching the state; a new study or a new search space starts
+    afresh; ``warm_start=False`` never passes one, and the argument is checked."""
+    from nbo_jax.integrations import optuna as integration
+
+    made = []
+    real = integration.AskTell
+
+    def spy(*args, **kwargs):
+        opt = real(*args, **kwargs)
+        made.append((opt, kwargs.get("warm_start")))
+        return opt
+
+    monkeypatch.setattr(integration, "AskTell", spy)
+    sampler = NBOSampler(nbo.gp_bo(**SMALL_GP), n_startup_trials=2, seed=0, precompile=False)
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(lambda t: (t.suggest_float("x", -1.0, 1.0) - 0.3) ** 2 + t.suggest_int("n", 0, 3), n_trials=6)
+    assert [w for _, w in made][0] is None
+    assert all(w is made[i][0] for i, (_, w) in enumerate(made[1:]))  # each from the one before
+    assert len(made) == 4 and all(o.hyperparameters is not None for o, _ in made)
+    made.clear()
+    other = optuna.create_study(sampler=sampler)  # the same sampler, a new study: afresh
+    other.optimize(lambda t: t.suggest_float("x", -1.0, 1.0) ** 2, n_trials=4)
+    assert [w is None for _, w in made] == [True, False]
+    made.clear()
+    grows = optuna.create_study(sampler=NBOSampler(nbo.gp_bo(**SMALL_GP), n_startup_trials=2, seed=0,
+                                                   precompile=False, conditional_parameters="impute"))
+    grows.optimize(lambda t: t.suggest_float("x", -1.0, 1.0) ** 2, n_trials=3)
+    grows.optimize(lambda t: t.suggest_float("x", -1.0, 1.0) ** 2 + t.suggest_float("z", 0.0, 1.0), n_trials=2)
+    assert [w is None for _, w in made] == [True, False, True]  # the last on a new search space (x and z)
+    made.clear()
+    cold = optuna.create_study(sampler=NBOSampler(nbo.gp_bo(**SMALL_GP), n_startup_trials=2, seed=0,
+                                                  precompile=False, warm_start=False))
+    cold.optimize(lambda t: t.suggest_float("x", -1.0, 1.0) ** 2, n_trials=5)
+    assert len(made) == 3 and all(w is None for _, w in made)
+    with pytest.raises(TypeError, match="warm_start must be True or False"):
+        NBOSampler("gp-ei", warm_start=1)
+
+
 def test_arguments_are_checked():
     with pytest.raises(ValueError, match=r"algorithm must ask one point \(q = 1\), got q = 2"):
         NBOSampler(nbo.gp_bo(q=2, **SMALL_GP))

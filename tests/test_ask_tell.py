@@ -238,12 +238,14 @@ def test_constraint_values_are_data_not_a_flag():
 
 
 def test_large_capacities_compile_at_xla_default_level():
-    """On a CPU, AskTell's programs compile with LLVM at level 0 below OPTIMIZED_FROM_CAPACITY
-    rows and at XLA's defaults from it; an optimizer grown across it takes the other programs."""
+    """On a CPU, AskTell's programs compile with LLVM at level 0 and without XLA:CPU's fusion
+    emitters below OPTIMIZED_FROM_CAPACITY rows (the locked jaxlib knows the option) and at
+    XLA's defaults from it; an optimizer grown across it takes the other programs; an option
+    the installed XLA does not know is left out."""
     from nbo_jax.ask_tell import CPU_OPTIMIZATION_LEVEL, OPTIMIZED_FROM_CAPACITY, _compiled, compiler_options
 
     assert jax.default_backend() == "cpu"
-    quick = {"xla_backend_optimization_level": CPU_OPTIMIZATION_LEVEL}
+    quick = {"xla_backend_optimization_level": CPU_OPTIMIZATION_LEVEL, "xla_cpu_use_fusion_emitters": False}
     assert CPU_OPTIMIZATION_LEVEL == 0 and OPTIMIZED_FROM_CAPACITY == 128
     assert compiler_options() == compiler_options(127) == quick
     assert compiler_options(128) is None and compiler_options(1024) is None
@@ -255,6 +257,43 @@ def test_large_capacities_compile_at_xla_default_level():
     assert opt._ask is _compiled(algo, 4)[1]
     opt.grow(200)
     assert opt._ask is _compiled(algo, 200)[1] and opt.ask().shape == (2,)
+    from nbo_jax.ask_tell import _known
+
+    assert _known("xla_cpu_use_fusion_emitters", False) and not _known("xla_cpu_no_such_option", True)
+
+
+def test_warm_start_fits_from_the_previous_optimizers_hyperparameters(x64):
+    """``AskTell(..., warm_start=previous)``: the GP's first fit starts from ``previous``'s
+    fitted hyperparameters (a different start than the prior mode, which the optimizer
+    without it fits: the same data, other hyperparameters before the fit converges, and the
+    state equal to an ``init`` given that start); errors name ``warm_start``."""
+    algo = nbo.gp_bo(fit_steps=2, **SMALL_GP)  # two L-BFGS steps: the start shows in the result
+    box = ([-2.0, -2.0], [2.0, 2.0])
+    X = np.array([[0.5, 0.5], [-1.0, 1.0], [1.5, -0.5], [0.0, -1.5], [-1.2, -0.3], [1.1, 1.7]])
+    y = [_f(x) for x in X]
+    previous = AskTell(algo, box, 8, jax.random.key(0), X[:4], y[:4])
+    start = previous.hyperparameters
+    assert isinstance(start, nbo.gp_model.GPParams) and start.log_lengthscale.shape == (2,)
+    warm = AskTell(algo, box, 16, jax.random.key(1), X, y, warm_start=previous)
+    cold = AskTell(algo, box, 16, jax.random.key(1), X, y)
+    assert not np.allclose(warm.hyperparameters.log_lengthscale, cold.hyperparameters.log_lengthscale)
+    k0 = jax.random.split(jax.random.key(1))[1]  # the key AskTell gives init
+    want = algo.init(k0, jnp.asarray(X), jnp.asarray(y), bounds=nbo.Bounds(*map(jnp.asarray, box)), capacity=16,
+                     start=start)
+    for g, w in zip(jax.tree.leaves(warm.hyperparameters), jax.tree.leaves(want.model.params)):
+        np.testing.assert_allclose(g, w, rtol=1e-9)
+    assert warm.ask().shape == (2,)
+    with pytest.raises(TypeError, match="warm_start must be an AskTell"):
+        AskTell(algo, box, 16, jax.random.key(1), X, y, warm_start=start)
+    with pytest.raises(ValueError, match=r"warm_start must run this algorithm \('gp-ei'\)"):
+        AskTell(algo, box, 16, jax.random.key(1), X, y, warm_start=_opt(nbo.gp_bo(acquisition="ucb", **SMALL_GP)))
+    with pytest.raises(ValueError, match="warm_start must be an optimizer on the same domain"):
+        AskTell(algo, ([-2.0] * 3, [2.0] * 3), 16, jax.random.key(1), np.zeros((1, 3)), [1.0], warm_start=previous)
+    rs = nbo.random_search()
+    assert _opt(rs).hyperparameters is None
+    with pytest.raises(TypeError, match="warm_start is given, but the algorithm 'random' has no surrogate"):
+        AskTell(rs, box, 16, jax.random.key(1), X, y, warm_start=_opt(rs))
+    assert AskTell(nbo.gp_bo(warm_start=False, **SMALL_GP), box, 8, jax.random.key(0), X, y).hyperparameters is None
 
 
 def test_same_factory_call_shares_compiled_code():

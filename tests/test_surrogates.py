@@ -260,3 +260,40 @@ def test_init_fits_the_prior_mode_once_with_the_result_of_the_duplicate_pair(col
         got = state.params if not columns else jax.tree.map(lambda a: a[j], state.params)
         for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
             np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("columns", [False, True])
+def test_init_from_a_start_fits_that_one_start(columns, x64, monkeypatch):
+    """``init(..., start=hyperparameters(state))``: the fit's one start is the given
+    hyperparameters (not the prior mode), with the result of ``gp_model.fit`` from it alone;
+    a start of another space's shapes is refused naming ``start``; a GP fitted without warm
+    starts takes none (its ``hyperparameters`` field is ``None``)."""
+    starts = []
+    real = gpm.fit
+
+    def spy(kind, s, *args, **kwargs):
+        starts.append(s)
+        return real(kind, s, *args, **kwargs)
+
+    data = _data(outputs=2 if columns else None)
+    surrogate = (gp_columns if columns else gp)(_FIT)
+    earlier = surrogate.init(jax.random.key(0), data._replace(mask=data.mask.at[N - 2:N].set(False)), None)
+    start = surrogate.hyperparameters(earlier)
+    assert start is earlier.params
+    monkeypatch.setattr(gpm, "fit", spy)
+    state = jax.jit(lambda k, d, p: surrogate.init(k, d, None, start=p))(jax.random.key(1), data, start)
+    assert [int(s.log_noise.shape[0]) for s in starts] == [1]  # one fit of one start (vmapped over columns)
+    ys = data.y[:, None] if not columns else data.y
+    for j in range(ys.shape[1]):
+        mask = data.mask if not columns else data.mask[:, j]
+        one = jax.tree.map(lambda a: (a if not columns else a[j])[None], start)
+        want = jax.jit(lambda y, m: real(_FIT.kind, one, data.u, y, m, steps=_FIT.steps, bounds=_FIT.pb, jitter=0.0,
+                                         prior=_FIT.gp_prior(D), optimizer="lbfgs", learn_constant=True)[0])(
+            ys[:, j], mask)
+        got = state.params if not columns else jax.tree.map(lambda a: a[j], state.params)
+        for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
+            np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
+    wrong = start._replace(log_lengthscale=jnp.zeros(start.log_lengthscale.shape[:-1] + (D + 1,)))
+    with pytest.raises(ValueError, match=r"start must be the GP's fitted hyperparameters on this space"):
+        surrogate.init(jax.random.key(1), data, None, start=wrong)
+    assert (gp_columns if columns else gp)(_FIT._replace(warm_start=False)).hyperparameters is None

@@ -411,10 +411,10 @@ def gp_bo(
     if beta_c is not None and np.ndim(beta_c) == 1:
         init = algo.init
 
-        def checked_init(key, x0, y0, c0=None, *, bounds, capacity):
+        def checked_init(key, x0, y0, c0=None, *, bounds, capacity, start=None):
             if c0 is not None and np.ndim(c0) == 2:
                 check_beta_count("beta_c", beta_c, np.shape(c0)[1])
-            return init(key, x0, y0, c0, bounds=bounds, capacity=capacity)
+            return init(key, x0, y0, c0, bounds=bounds, capacity=capacity, start=start)
 
         algo = algo._replace(init=checked_init)
     return algo

@@ -182,8 +182,9 @@ def _needs_several(algorithm: BOAlgorithm) -> bool:
     return algorithm.multi_objective and algorithm.model is not None
 
 
-def _padded_init(key, x, y, c, lower, upper, *, init, capacity: int, space=None):
-    return init(key, x, y, c, bounds=Bounds(lower, upper) if space is None else space, capacity=capacity)
+def _padded_init(key, x, y, c, lower, upper, start=None, *, init, capacity: int, space=None):
+    started = {} if start is None else {"start": start}
+    return init(key, x, y, c, bounds=Bounds(lower, upper) if space is None else space, capacity=capacity, **started)
 
 
 _PADDED_INIT: dict[str, Callable] = {}  # by repr(compiler_options), as AskTell's own programs
@@ -213,7 +214,7 @@ def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
     Constraint values ``c0 (n0, K)``, when given, are padded with zeros."""
     init = algorithm.init
 
-    def fixed(key, x0, y0, c0=None, *, bounds, capacity: int):
+    def fixed(key, x0, y0, c0=None, *, bounds, capacity: int, start=None):
         x0, y0 = np.asarray(x0), np.asarray(y0)
         x = np.full((capacity, x0.shape[1]), np.nan, x0.dtype)
         x[: x0.shape[0]] = x0
@@ -226,7 +227,7 @@ def _fixed_shape_init(algorithm: BOAlgorithm) -> BOAlgorithm:
             c[: c0.shape[0]] = c0
         space = bounds if isinstance(bounds, SearchSpace) else None
         return _padded_init_compiled(capacity)(key, x, y, c, np.asarray(bounds.lower), np.asarray(bounds.upper),
-                                               init=init, capacity=capacity, space=space)
+                                               start, init=init, capacity=capacity, space=space)
 
     fixed.compiles_itself = True  # AskTell calls it as it is (no jit around the host padding)
     fixed.uncompiled = init  # the same state's shapes, traceable inside jax.eval_shape
@@ -244,31 +245,37 @@ def _domain_key(domain: Bounds | SearchSpace):
     return domain if isinstance(domain, SearchSpace) else int(np.shape(domain.lower)[0])
 
 
-def _warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: int, k: int = 0) -> None:
+def _warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: int, k: int = 0,
+             warm: bool = False) -> None:
     """Compile ``fast``'s ``init`` and ``ask`` (as :class:`AskTell` calls them) for ``domain``,
-    ``capacity``, ``m`` objectives and ``k`` constraints: an optimizer of one dummy
+    ``capacity``, ``m`` objectives and ``k`` constraints, and with ``warm`` the ``init`` from a
+    previous optimizer's hyperparameters (``warm_start``) too: an optimizer of one dummy
     observation runs ``init`` and lowers and compiles ``ask`` for its state (``jit``'s cache
     keeps the program for the real calls). Best effort: an error leaves the compilation to the
     first real call."""
     try:
         lower = np.asarray(domain.lower, np.float64)
+        rows = (fast, domain, capacity, jax.random.key(0), lower[None], np.zeros(1) if m == 1 else np.zeros((1, m)),
+                np.zeros((1, k)) if k else None)
         with quiet_failures():
-            opt = AskTell(fast, domain, capacity, jax.random.key(0), lower[None],
-                          np.zeros(1) if m == 1 else np.zeros((1, m)), np.zeros((1, k)) if k else None)
+            opt = AskTell(*rows)
+            if warm and opt.hyperparameters is not None:
+                AskTell(*rows, warm_start=opt)
         ask = _compiled(fast, capacity)[1]
         ask.trace(opt.state, jax.random.key(0)).lower().compile()
     except Exception:  # noqa: BLE001 - the real call compiles (and raises) itself
         pass
 
 
-def _start_warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: int, k: int = 0) -> None:
+def _start_warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: int, k: int = 0,
+                   warm: bool = False) -> None:
     """Start :func:`_warm_up` in a background thread, once per process and configuration."""
     key = (id(fast), _domain_key(domain), capacity, m, k)
     with _WARMING_LOCK:
         if key in _WARMING:
             return
-        thread = _WARMING[key] = threading.Thread(target=_warm_up, args=(fast, domain, capacity, m, k), daemon=True,
-                                                  name="nbo_jax-optuna-compile")
+        thread = _WARMING[key] = threading.Thread(target=_warm_up, args=(fast, domain, capacity, m, k, warm),
+                                                  daemon=True, name="nbo_jax-optuna-compile")
     thread.start()
 
 
@@ -509,6 +516,17 @@ class NBOSampler(BaseSampler):
             ahead of ``"independent"`` and of ``GPSampler`` (both level with random search)
             and level with TPE; on its CASH problem the means were level (docs,
             "Benchmarks", "Conditional parameters through Optuna").
+        warm_start: start each trial's surrogate fit from the previous trial's fitted
+            hyperparameters (bool; ``AskTell(warm_start=...)``: the previous optimizer of the
+            same study, search space and algorithm in this process), as Optuna's ``GPSampler``
+            starts each fit from the previous trial's kernel parameters; without one (the
+            first model-based trial, a new search space, a new process) from the surrogate's
+            default start, the GP's prior mode. Only for algorithms whose surrogate takes a
+            start (the GP presets; Neural-BO retrains from its initial weights each trial).
+            On a 200-trial study of a float, an integer and a category a trial's GP fit took
+            0.05 s instead of 0.19 s at 200 observations (docs, "Benchmarks", "Trial cost").
+            ``False``: every fit from the default start, so a trial's proposal depends on the
+            study's trials alone, not on which process sampled the trials before it.
         warn_independent_sampling: log a warning (logger ``optuna.nbo_jax``) naming each
             parameter that the independent sampler proposes once ``n_startup_trials`` trials
             finished, i.e. a parameter outside the relative search space, which the algorithm
@@ -529,7 +547,7 @@ class NBOSampler(BaseSampler):
                  capacity: int = 32, precompile: bool = True,
                  constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
                  warn_independent_sampling: bool = True, conditional_parameters: str = "independent",
-                 **renamed):
+                 warm_start: bool = True, **renamed):
         refuse_renamed(renamed, CAPACITY_RENAMED, type(self).__name__)
         self._given = None if algorithm is None else _check_algorithm(algorithm)
         if constraints_func is not None and not callable(constraints_func):
@@ -545,6 +563,8 @@ class NBOSampler(BaseSampler):
         self._precompile = check_bool("precompile", precompile)
         self._warn_independent_sampling = check_bool("warn_independent_sampling", warn_independent_sampling)
         self._impute = check_choice("conditional_parameters", conditional_parameters, _CONDITIONAL) == "impute"
+        self._warm_start = check_bool("warm_start", warm_start)
+        self._previous: tuple | None = None  # (what it fitted, the last optimizer): warm_start's
         if seed is not None:
             seed = check_int("seed", seed, 0)
         if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
@@ -670,7 +690,8 @@ class NBOSampler(BaseSampler):
             if self._precompile and (names or not algorithm.constrained):
                 # the first model-based trial's optimizer, compiled meanwhile (with constraints
                 # once a trial has told how many)
-                _start_warm_up(fast, mixed, self._capacity(self._n_startup_trials + 1), m, len(names))
+                _start_warm_up(fast, mixed, self._capacity(self._n_startup_trials + 1), m, len(names),
+                               self._warm_start)
             return {}
 
         sign = np.array([-1.0 if d == StudyDirection.MAXIMIZE else 1.0 for d in study.directions])
@@ -689,8 +710,13 @@ class NBOSampler(BaseSampler):
         capacity = self._capacity(X.shape[0] + P.shape[0] + 1)
         key = jax.random.fold_in(_base_key(self._seed), trial.number)
         _wait_for_warm_up(fast, mixed, capacity, m, len(names))
+        fitted = (id(study._storage), study._study_id, id(fast), _domain_key(mixed), m, len(names))
+        previous = self._previous
+        warm = previous[1] if previous is not None and previous[0] == fitted else None
         with quiet_failures():  # failed trials are expected here, not news
-            opt = AskTell(fast, mixed, capacity, key, X, y, c0=C)
+            opt = AskTell(fast, mixed, capacity, key, X, y, c0=C, warm_start=warm)
+        if self._warm_start and opt.hyperparameters is not None:
+            self._previous = (fitted, opt)
         if P.shape[0]:
             opt.add_pending(P)
         # the algorithm's own dtype (float32 without x64), read as the shortest decimal

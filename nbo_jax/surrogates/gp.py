@@ -84,9 +84,10 @@ class GPFit(NamedTuple):
         """Fit from the warm start ``params`` (with ``warm_start``), then the prior mode (with
         a prior; without a warm start, the neutral point when there is no prior), then random
         starts: ``n_restarts`` in all, vmapped; the best objective wins. ``first`` (a Python
-        bool): the fit of ``init``, whose ``params`` are :meth:`initial`, so the warm start is
-        the prior mode: it is fitted once and counts as both starts (two identical starts reach
-        the same optimum; on 200 points of a mixed space the pair took 0.44 s, one 0.19 s)."""
+        bool): the fit of ``init``, whose one start ``params`` (:meth:`initial`, or the start
+        ``init`` was given) counts as both the warm start and the prior mode (from
+        :meth:`initial` the pair is two identical starts, which reach the same optimum; on 200
+        points of a mixed space the pair took 0.44 s, one 0.19 s)."""
         d = gpm.n_lengthscales(self.kind, u.shape[1])
         starts = [params] if self.warm_start else []
         counted = len(starts)
@@ -149,6 +150,29 @@ def _lengthscales(state: "GPSurrogateState", params: gpm.GPParams, d: int) -> Ar
     return state.kernel.column_lengthscales(params.lengthscale, d)
 
 
+def hyperparameters(state: GPSurrogateState) -> gpm.GPParams:
+    """The fitted :class:`~nbo_jax.gp_model.GPParams` of a state (stacked over the columns for
+    :func:`gp_columns`): what :attr:`Surrogate.hyperparameters <nbo_jax.base.Surrogate>` reads,
+    and the start an ``init(..., start=...)`` of the same surrogate on the same space takes."""
+    return state.params
+
+
+def _started(initial: gpm.GPParams, start: Optional[gpm.GPParams]) -> gpm.GPParams:
+    """``initial``, or ``start`` in its dtype (``init``'s one start).
+
+    Raises:
+        ValueError: ``start`` is not a :class:`~nbo_jax.gp_model.GPParams` of ``initial``'s
+        shapes (fitted on another space, kernel or number of columns)."""
+    if start is None:
+        return initial
+    shapes = lambda p: [tuple(jnp.shape(a)) for a in p]  # noqa: E731
+    if not isinstance(start, gpm.GPParams) or shapes(start) != shapes(initial):
+        got = shapes(start) if isinstance(start, gpm.GPParams) else type(start).__name__
+        raise ValueError(f"start must be the GP's fitted hyperparameters on this space (GPParams of shapes "
+                         f"{shapes(initial)}), got {got}")
+    return gpm.GPParams(*(jnp.asarray(a, b.dtype) for a, b in zip(start, initial)))
+
+
 def when(refit, refitted, kept):
     """``refitted()`` when ``refit`` is the Python ``True``, else ``lax.cond(refit, refitted,
     kept)`` (a real branch when ``refit`` is unbatched under ``vmap``)."""
@@ -162,7 +186,13 @@ def gp(fit: GPFit) -> Surrogate:
     :class:`GPSurrogateState`: posterior mean and std at ``(N, d)`` points (``(N,)`` each),
     the ARD lengthscales (``(d,)``, not for the NTK kernel), a joint posterior draw. On a
     mixed space with a categorical parameter the kernel is :func:`mixed_kernel`'s (kept in
-    ``state.kernel``)."""
+    ``state.kernel``). ``init(key, data, rows, start=None)``: ``start``, the
+    :func:`hyperparameters` of an earlier state on the same space, is its fit's one start
+    instead of the prior mode (:meth:`GPFit.refit` with ``first``; a GP fitted without warm
+    starts, ``fit.warm_start=False``, takes none: its ``hyperparameters`` field is ``None``).
+
+    Raises:
+        ValueError: (``init``) a ``start`` of other shapes than this space's hyperparameters."""
     has_lengthscales = not isinstance(fit.kind, gpm.NTKKernel)
 
     def update(state: GPSurrogateState, data: Dataset, rows, refit, first: bool = False) -> GPSurrogateState:
@@ -180,10 +210,10 @@ def gp(fit: GPFit) -> Surrogate:
                     lambda: gpm.append_rows(kind, state.posterior, data.u, y, data.mask, rows, jit))
         return GPSurrogateState(post.params, post, gpm.posterior_lml(post, y), key, state.kernel)
 
-    def init(key: Array, data: Dataset, rows: Array) -> GPSurrogateState:
+    def init(key: Array, data: Dataset, rows: Array, start: Optional[gpm.GPParams] = None) -> GPSurrogateState:
         f = fit.on(data.space)
         d, dtype = data.u.shape[1], data.u.dtype
-        params = f.initial(gpm.n_lengthscales(f.kind, d), dtype)
+        params = _started(f.initial(gpm.n_lengthscales(f.kind, d), dtype), start)
         # placeholder posterior of the right shapes (no data), replaced by the fit
         post = gpm.condition(f.kind, params, data.u, data.y, jnp.zeros_like(data.mask))
         kernel = f.kind if isinstance(f.kind, gpm.MixedKernel) else None
@@ -201,7 +231,8 @@ def gp(fit: GPFit) -> Surrogate:
     def sample(state: GPSurrogateState, key: Array):
         return lambda u: gpm.sample_joint(kind_of(state), state.posterior, u, key)
 
-    return Surrogate(init, update, posterior, sample, pathwise=False, name="gp", counts_by_mean=has_lengthscales)
+    return Surrogate(init, update, posterior, sample, pathwise=False, name="gp", counts_by_mean=has_lengthscales,
+                     hyperparameters=hyperparameters if fit.warm_start else None)
 
 
 def gp_columns(fit: GPFit, *, std_floor: bool = True) -> Surrogate:
@@ -213,7 +244,8 @@ def gp_columns(fit: GPFit, *, std_floor: bool = True) -> Surrogate:
     the constraints' ``constraint_mean``/``constraint_std`` ``(N, K)``; ``lengthscales`` the
     objective's (as BoTorch's SCBO tutorial). ``std_floor``: floor the variance at
     ``eps 1e-3`` (for climbs; False keeps the exact marginals). On a mixed space with a
-    categorical parameter every column's kernel is :func:`mixed_kernel`'s."""
+    categorical parameter every column's kernel is :func:`mixed_kernel`'s. ``init``'s
+    ``start`` is as :func:`gp`'s, stacked over the ``J`` columns."""
     has_lengthscales = not isinstance(fit.kind, gpm.NTKKernel)
 
     def update(state: GPSurrogateState, data: Dataset, rows, refit, first: bool = False) -> GPSurrogateState:
@@ -234,11 +266,11 @@ def gp_columns(fit: GPFit, *, std_floor: bool = True) -> Surrogate:
         post = when(refit, refitted, appended)
         return GPSurrogateState(post.params, post, jax.vmap(gpm.posterior_lml)(post, T.T), key, state.kernel)
 
-    def init(key: Array, data: Dataset, rows: Array) -> GPSurrogateState:
+    def init(key: Array, data: Dataset, rows: Array, start: Optional[gpm.GPParams] = None) -> GPSurrogateState:
         f = fit.on(data.space)
         (cap, J), d, dtype = data.y.shape, data.u.shape[1], data.u.dtype
         initial = f.initial(gpm.n_lengthscales(f.kind, d), dtype)
-        params = jax.tree.map(lambda a: jnp.broadcast_to(a, (J,) + a.shape), initial)
+        params = _started(jax.tree.map(lambda a: jnp.broadcast_to(a, (J,) + a.shape), initial), start)
         # placeholder posterior of the right shapes (replaced by the fit; no factorization)
         post = gpm.GPPosterior(params, jnp.broadcast_to(data.u, (J, cap, d)), jnp.zeros((J, cap), bool),
                                jnp.broadcast_to(jnp.eye(cap, dtype=dtype), (J, cap, cap)), jnp.zeros((J, cap), dtype))
@@ -255,7 +287,8 @@ def gp_columns(fit: GPFit, *, std_floor: bool = True) -> Surrogate:
         ls = _lengthscales(state, ls, u.shape[-1]) if has_lengthscales else None
         return SurrogatePosterior(u, mean[0], std[0], None, mean[1:].T, std[1:].T, lengthscales=ls)
 
-    return Surrogate(init, update, posterior, multi_output=True, name="gp")
+    return Surrogate(init, update, posterior, multi_output=True, name="gp",
+                     hyperparameters=hyperparameters if fit.warm_start else None)
 
 
-__all__ = ["GPFit", "GPSurrogateState", "gp", "gp_columns", "mixed_kernel", "when"]
+__all__ = ["GPFit", "GPSurrogateState", "gp", "gp_columns", "hyperparameters", "mixed_kernel", "when"]
