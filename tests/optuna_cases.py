@@ -7,6 +7,7 @@ hand: ``uv run pytest tests/optuna_cases.py``."""
 
 import importlib
 import math
+import pickle
 import sys
 import warnings
 
@@ -267,6 +268,10 @@ def test_each_trial_fits_from_the_previous_trials_hyperparameters(monkeypatch):
     other = optuna.create_study(sampler=sampler)  # the same sampler, a new study: afresh
     other.optimize(lambda t: t.suggest_float("x", -1.0, 1.0) ** 2, n_trials=4)
     assert [w is None for _, w in made] == [True, False]
+    made.clear()
+    other.sampler = pickle.loads(pickle.dumps(sampler))  # a copy: its own first fit afresh, then warm
+    other.optimize(lambda t: t.suggest_float("x", -1.0, 1.0) ** 2, n_trials=2)
+    assert [w is None for _, w in made] == [True, False] and sampler._previous is not None
     made.clear()
     grows = optuna.create_study(sampler=NBOSampler(nbo.gp_bo(**SMALL_GP), n_startup_trials=2, seed=0,
                                                    precompile=False, conditional_parameters="impute"))

@@ -250,13 +250,18 @@ def test_init_fits_the_prior_mode_once_with_the_result_of_the_duplicate_pair(col
     assert batches == [1, 2]
     # the pair of identical prior modes, fitted as before: the same hyperparameters
     mode = _FIT.initial(D, data.u.dtype)
-    pair = jax.tree.map(lambda a: jnp.stack([a, a]), mode)
+    _assert_fitted_from(real, lambda j: jax.tree.map(lambda a: jnp.stack([a, a]), mode), state, data, columns)
+
+
+def _assert_fitted_from(fit, starts_of, state, data, columns):
+    """Each column's fitted hyperparameters in ``state`` equal ``fit`` (``gp_model.fit``) from
+    the stacked starts ``starts_of(j)`` of column ``j``, to 1e-9 (float64)."""
     ys = data.y[:, None] if not columns else data.y
     for j in range(ys.shape[1]):
         mask = data.mask if not columns else data.mask[:, j]
-        want = jax.jit(lambda y, m: real(_FIT.kind, pair, data.u, y, m, steps=_FIT.steps, bounds=_FIT.pb, jitter=0.0,
-                                         prior=_FIT.gp_prior(D), optimizer="lbfgs", learn_constant=True)[0])(
-            ys[:, j], mask)
+        want = jax.jit(lambda y, m: fit(_FIT.kind, starts_of(j), data.u, y, m, steps=_FIT.steps, bounds=_FIT.pb,
+                                        jitter=0.0, prior=_FIT.gp_prior(D), optimizer="lbfgs",
+                                        learn_constant=True)[0])(ys[:, j], mask)
         got = state.params if not columns else jax.tree.map(lambda a: a[j], state.params)
         for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
             np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
@@ -283,16 +288,8 @@ def test_init_from_a_start_fits_that_one_start(columns, x64, monkeypatch):
     monkeypatch.setattr(gpm, "fit", spy)
     state = jax.jit(lambda k, d, p: surrogate.init(k, d, None, start=p))(jax.random.key(1), data, start)
     assert [int(s.log_noise.shape[0]) for s in starts] == [1]  # one fit of one start (vmapped over columns)
-    ys = data.y[:, None] if not columns else data.y
-    for j in range(ys.shape[1]):
-        mask = data.mask if not columns else data.mask[:, j]
-        one = jax.tree.map(lambda a: (a if not columns else a[j])[None], start)
-        want = jax.jit(lambda y, m: real(_FIT.kind, one, data.u, y, m, steps=_FIT.steps, bounds=_FIT.pb, jitter=0.0,
-                                         prior=_FIT.gp_prior(D), optimizer="lbfgs", learn_constant=True)[0])(
-            ys[:, j], mask)
-        got = state.params if not columns else jax.tree.map(lambda a: a[j], state.params)
-        for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
-            np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
+    _assert_fitted_from(real, lambda j: jax.tree.map(lambda a: (a if not columns else a[j])[None], start), state,
+                        data, columns)
     wrong = start._replace(log_lengthscale=jnp.zeros(start.log_lengthscale.shape[:-1] + (D + 1,)))
     with pytest.raises(ValueError, match=r"start must be the GP's fitted hyperparameters on this space"):
         surrogate.init(jax.random.key(1), data, None, start=wrong)

@@ -574,6 +574,11 @@ class NBOSampler(BaseSampler):
         self._independent_sampler = independent_sampler or optuna.samplers.RandomSampler(seed=seed)
         self._intersection_search_space = optuna.search_space.IntersectionSearchSpace()
 
+    def __getstate__(self) -> dict:
+        """The sampler without its previous optimizer (the warm start is this process's: a
+        copy starts its next trial's fit from the surrogate's default start)."""
+        return {**self.__dict__, "_previous": None}
+
     def _default(self, several: bool, constrained: bool) -> BOAlgorithm:
         """The algorithm when none was given: GP-EI for one objective, GP-EHVI for several,
         GP-cEI for one objective with constraints, GP-EHVI-C for several with constraints."""
