@@ -278,21 +278,21 @@ def test_warm_start_fits_from_the_previous_optimizers_hyperparameters(x64):
     cold = AskTell(algo, box, 16, jax.random.key(1), X, y)
     assert not np.allclose(warm.hyperparameters.log_lengthscale, cold.hyperparameters.log_lengthscale)
     k0 = jax.random.split(jax.random.key(1))[1]  # the key AskTell gives init
-    want = algo.init(k0, jnp.asarray(X), jnp.asarray(y), bounds=nbo.Bounds(*map(jnp.asarray, box)), capacity=16,
-                     start=start)
+    want = jax.jit(algo.init, static_argnames="capacity")(k0, jnp.asarray(X), jnp.asarray(y), capacity=16,
+                                                         bounds=nbo.Bounds(*map(jnp.asarray, box)), start=start)
     for g, w in zip(jax.tree.leaves(warm.hyperparameters), jax.tree.leaves(want.model.params)):
         np.testing.assert_allclose(g, w, rtol=1e-9)
     assert warm.ask().shape == (2,)
     with pytest.raises(TypeError, match="warm_start must be an AskTell"):
         AskTell(algo, box, 16, jax.random.key(1), X, y, warm_start=start)
-    with pytest.raises(ValueError, match=r"warm_start must run this algorithm \('gp-ei'\)"):
-        AskTell(algo, box, 16, jax.random.key(1), X, y, warm_start=_opt(nbo.gp_bo(acquisition="ucb", **SMALL_GP)))
+    rs = _opt(nbo.random_search())
+    assert rs.hyperparameters is None
+    with pytest.raises(ValueError, match=r"warm_start must run this algorithm \('gp-ei'\), got one running 'random'"):
+        AskTell(algo, box, 16, jax.random.key(1), X, y, warm_start=rs)
     with pytest.raises(ValueError, match="warm_start must be an optimizer on the same domain"):
         AskTell(algo, ([-2.0] * 3, [2.0] * 3), 16, jax.random.key(1), np.zeros((1, 3)), [1.0], warm_start=previous)
-    rs = nbo.random_search()
-    assert _opt(rs).hyperparameters is None
     with pytest.raises(TypeError, match="warm_start is given, but the algorithm 'random' has no surrogate"):
-        AskTell(rs, box, 16, jax.random.key(1), X, y, warm_start=_opt(rs))
+        AskTell(rs.algorithm, box, 16, jax.random.key(1), X, y, warm_start=rs)
     assert AskTell(nbo.gp_bo(warm_start=False, **SMALL_GP), box, 8, jax.random.key(0), X, y).hyperparameters is None
 
 

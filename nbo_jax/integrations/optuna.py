@@ -524,7 +524,7 @@ class NBOSampler(BaseSampler):
             default start, the GP's prior mode. Only for algorithms whose surrogate takes a
             start (the GP presets; Neural-BO retrains from its initial weights each trial).
             On a 200-trial study of a float, an integer and a category a trial's GP fit took
-            0.05 s instead of 0.19 s at 200 observations (docs, "Benchmarks", "Trial cost").
+            0.05 s instead of 0.19 s at 199 observations (docs, "Benchmarks", "Trial cost").
             ``False``: every fit from the default start, so a trial's proposal depends on the
             study's trials alone, not on which process sampled the trials before it.
         warn_independent_sampling: log a warning (logger ``optuna.nbo_jax``) naming each
