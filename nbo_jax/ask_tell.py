@@ -246,6 +246,19 @@ def compiler_options(capacity: Optional[int] = None) -> Optional[dict]:
     return None
 
 
+def fits_from_start(algorithm: BOAlgorithm) -> bool:
+    """Whether ``algorithm``'s surrogate fits from a given start (its ``model`` has
+    :attr:`Surrogate.hyperparameters <nbo_jax.base.Surrogate>`): what ``AskTell(warm_start=)``
+    needs."""
+    return algorithm.model is not None and algorithm.model.hyperparameters is not None
+
+
+def domain_key(domain):
+    """What compiled code and a surrogate's hyperparameters depend on in a domain: a mixed
+    :class:`~nbo_jax.search_space.SearchSpace` itself, or a box's dimension (``int``)."""
+    return domain if isinstance(domain, SearchSpace) else int(np.shape(domain.lower)[0])
+
+
 def padded_pending(pending: np.ndarray) -> np.ndarray:
     """Pending points ``(n, d)`` padded with NaN rows to the next power of two (``n >= 1``),
     so that :class:`AskTell` compiles its fantasizing ``tell`` once per power of two rather
@@ -456,35 +469,32 @@ class AskTell:
         if not isinstance(other, AskTell):
             raise TypeError(f"warm_start must be an AskTell (a previous optimizer of this algorithm), got "
                             f"{type(other).__name__}")
-        model = self.algorithm.model
-        if model is None or model.hyperparameters is None:
+        if not fits_from_start(self.algorithm):
             raise TypeError(f"warm_start is given, but the algorithm {self.algorithm.name!r} has no surrogate that "
                             "takes a start for its fit (BOAlgorithm.model.hyperparameters is None)")
         if canonical(other.algorithm) is not canonical(self.algorithm):
             raise ValueError(f"warm_start must run this algorithm ({self.algorithm.name!r}), got one running "
                              f"{other.algorithm.name!r} (or another configuration of it)")
-        mine = (self._domain_key(), self.n_objectives, self.n_constraints if self.algorithm.constrained else None)
-        theirs = (other._domain_key(), other.n_objectives, other.n_constraints if other.algorithm.constrained else None)
+        mine = (self._fitted_on(), self.n_objectives, self.n_constraints if self.algorithm.constrained else None)
+        theirs = (other._fitted_on(), other.n_objectives, other.n_constraints if other.algorithm.constrained else None)
         if mine != theirs:
             raise ValueError("warm_start must be an optimizer on the same domain with the same numbers of objectives "
                              "and constraints as this one")
         return other.hyperparameters
 
-    def _domain_key(self):
-        """What a fit's hyperparameters depend on: the mixed space, or the box's or finite
-        domain's dimension."""
-        return self.space if self.space is not None else ("box", self.bounds.dim)
+    def _fitted_on(self):
+        """:func:`domain_key` of this optimizer's domain (a finite domain's by its box)."""
+        return domain_key(self.space if self.space is not None else self.bounds)
 
     @property
     def hyperparameters(self):
         """The surrogate's fitted hyperparameters (:attr:`Surrogate.hyperparameters
         <nbo_jax.base.Surrogate>`, e.g. the GP's :class:`~nbo_jax.gp_model.GPParams`), which
         another optimizer's ``warm_start=self`` starts from; ``None`` when the algorithm's
-        surrogate has none."""
-        model = self.algorithm.model
-        if model is None or model.hyperparameters is None:
+        surrogate has none (:func:`fits_from_start`)."""
+        if not fits_from_start(self.algorithm):
             return None
-        return model.hyperparameters(self.state.model)
+        return self.algorithm.model.hyperparameters(self.state.model)
 
     @property
     def n_objectives(self) -> int:

@@ -115,7 +115,8 @@ except ImportError as err:  # pragma: no cover - the extra is installed in the t
 from .._checks import check_bool, check_choice, check_int, refuse_renamed
 from ..registry import MULTI_OBJECTIVE as _MULTI_OBJECTIVE, STUDY_DEFAULT, get as _get_algorithm
 from ..algorithms import neural_bo
-from ..ask_tell import AskTell, _compiled, compiler_options, per_algorithm, quiet_failures
+from ..ask_tell import (AskTell, _compiled, compiler_options, domain_key, fits_from_start, per_algorithm,
+                        quiet_failures)
 from ..search_space import (Categorical, Continuous, Integer, SearchSpace, float32_decimal,
                             search_space as _search_space, stepped_value)
 from ..types import BOAlgorithm, Bounds
@@ -240,11 +241,6 @@ _WARMING: dict[tuple, threading.Thread] = {}
 _WARMING_LOCK = threading.Lock()
 
 
-def _domain_key(domain: Bounds | SearchSpace):
-    """What compiled code depends on: the mixed space itself, or a box's dimension."""
-    return domain if isinstance(domain, SearchSpace) else int(np.shape(domain.lower)[0])
-
-
 def _warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: int, k: int = 0,
              warm: bool = False) -> None:
     """Compile ``fast``'s ``init`` and ``ask`` (as :class:`AskTell` calls them) for ``domain``,
@@ -259,7 +255,7 @@ def _warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: 
                 np.zeros((1, k)) if k else None)
         with quiet_failures():
             opt = AskTell(*rows)
-            if warm and opt.hyperparameters is not None:
+            if warm and fits_from_start(fast):
                 AskTell(*rows, warm_start=opt)
         ask = _compiled(fast, capacity)[1]
         ask.trace(opt.state, jax.random.key(0)).lower().compile()
@@ -270,7 +266,7 @@ def _warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: 
 def _start_warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: int, k: int = 0,
                    warm: bool = False) -> None:
     """Start :func:`_warm_up` in a background thread, once per process and configuration."""
-    key = (id(fast), _domain_key(domain), capacity, m, k)
+    key = (id(fast), domain_key(domain), capacity, m, k)
     with _WARMING_LOCK:
         if key in _WARMING:
             return
@@ -281,7 +277,7 @@ def _start_warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: in
 
 def _wait_for_warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: int, k: int = 0) -> None:
     """Wait for a background compilation of this configuration (no work done twice)."""
-    thread = _WARMING.get((id(fast), _domain_key(domain), capacity, m, k))
+    thread = _WARMING.get((id(fast), domain_key(domain), capacity, m, k))
     if thread is not None:
         thread.join()
 
@@ -715,12 +711,12 @@ class NBOSampler(BaseSampler):
         capacity = self._capacity(X.shape[0] + P.shape[0] + 1)
         key = jax.random.fold_in(_base_key(self._seed), trial.number)
         _wait_for_warm_up(fast, mixed, capacity, m, len(names))
-        fitted = (id(study._storage), study._study_id, id(fast), _domain_key(mixed), m, len(names))
+        fitted = (id(study._storage), study._study_id, id(fast), domain_key(mixed), m, len(names))
         previous = self._previous
         warm = previous[1] if previous is not None and previous[0] == fitted else None
         with quiet_failures():  # failed trials are expected here, not news
             opt = AskTell(fast, mixed, capacity, key, X, y, c0=C, warm_start=warm)
-        if self._warm_start and opt.hyperparameters is not None:
+        if self._warm_start and fits_from_start(fast):
             self._previous = (fitted, opt)
         if P.shape[0]:
             opt.add_pending(P)
