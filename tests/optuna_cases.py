@@ -2,7 +2,7 @@
 mixed search space (log, stepped, int, categorical; maximize), failed / pruned / running
 trials, a shared RDB storage, and the errors.
 
-Run by ``scripts/test.sh`` in a pytest process of its own, before the rest of the suite; by
+Run by ``scripts/test.sh`` in a pytest process of its own, beside the rest of the suite; by
 hand: ``uv run pytest tests/optuna_cases.py``."""
 
 import importlib
