@@ -21,6 +21,8 @@ RAY_ENABLE_UV_RUN_RUNTIME_ENV=0 timeout 420 $UV run --locked pytest -q -p no:cac
 optuna_log=$(mktemp)
 $UV run --locked pytest -q -p no:cacheprovider tests/optuna_cases.py >"$optuna_log" 2>&1 &
 optuna_pid=$!
+# an early exit (Ctrl-C, a failed command) stops them and removes their log
+trap 'kill "$optuna_pid" 2>/dev/null || true; rm -f "$optuna_log"' EXIT
 # 2. Everything else, on every core, with the 20 slowest tests listed. --dist loadfile: a file's
 #    tests run in one worker, which compiles the programs they share once (tests/test_gp.py,
 #    test_neural_bo.py, test_trust_region.py, test_search_space.py and test_surrogates.py on 2
@@ -33,6 +35,5 @@ optuna_status=0
 wait "$optuna_pid" || optuna_status=$?
 echo "== tests/optuna_cases.py"
 cat "$optuna_log"
-rm -f "$optuna_log"
 if [ "$status" -eq 0 ]; then status=$optuna_status; fi
 exit "$status"

@@ -263,10 +263,15 @@ def _warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: 
         pass
 
 
+def _warming_key(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: int, k: int) -> tuple:
+    """The key of a configuration's background compilation in ``_WARMING``."""
+    return id(fast), domain_key(domain), capacity, m, k
+
+
 def _start_warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: int, k: int = 0,
                    warm: bool = False) -> None:
     """Start :func:`_warm_up` in a background thread, once per process and configuration."""
-    key = (id(fast), domain_key(domain), capacity, m, k)
+    key = _warming_key(fast, domain, capacity, m, k)
     with _WARMING_LOCK:
         if key in _WARMING:
             return
@@ -277,7 +282,7 @@ def _start_warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: in
 
 def _wait_for_warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: int, k: int = 0) -> None:
     """Wait for a background compilation of this configuration (no work done twice)."""
-    thread = _WARMING.get((id(fast), domain_key(domain), capacity, m, k))
+    thread = _WARMING.get(_warming_key(fast, domain, capacity, m, k))
     if thread is not None:
         thread.join()
 
