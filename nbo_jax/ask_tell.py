@@ -159,7 +159,7 @@ def quiet_failures():
         yield
 
 
-_COMPILED: dict[str, dict] = {}  # by repr(compiler_options), then per_algorithm's key
+_COMPILED: dict[str, dict] = {}  # by repr of (compiler_options, the ask's), then per_algorithm's key
 _CANONICAL: dict = {}
 
 
@@ -207,6 +207,23 @@ OPTIMIZED_FROM_CAPACITY = 128
 there the programs run long enough to repay it. Measured on a 2-core CPU for GP-EI on a
 float, an integer and a category (200 observations at capacity 256): a trial's ``init`` and
 ``ask`` took 0.13 s instead of 0.31 s, and compiling both 7.0 s instead of 5.6 s."""
+
+
+LEVEL_0_MIXED_ASKS = ("gp",)
+"""Surrogates (:attr:`Surrogate.name <nbo_jax.base.Surrogate>`) whose ``ask`` on a mixed
+:class:`~nbo_jax.search_space.SearchSpace` compiles on a CPU at :data:`CPU_OPTIMIZATION_LEVEL`
+at every capacity, not at XLA's default level from :data:`OPTIMIZED_FROM_CAPACITY` rows. The
+GP's mixed ``ask`` (continuous climbs alternating with a discrete neighbourhood search, its
+time mostly in library calls) compiled in 2.8 s instead of 4.3 s at level 2 and ran in 18 ms
+instead of 11 ms (a float, an integer and a category; 200 observations at capacity 256; 2-core
+CPU): level 2 repays its compilation after about 200 asks, more than a capacity holds. Over
+200-trial studies of ``NBOSampler("gp-ei")`` (``benchmarks/trial_cost.py``'s objective, medians
+of 6 fresh processes) the first study took 34.2 s instead of 41.4 s and the next one 14.5 s
+instead of 14.3 s. Not for the others measured: Neural-BO's mixed ``ask`` (expected
+improvement on raw samples, no climb) compiled in 0.9 s at either level and ran in 21 ms
+instead of 14 ms at level 0 (its 200-trial studies 24.8 s and 12.8 s instead of 23.2 s and
+11.5 s, medians of 6 and 9), and the GP's ``ask`` on a box (3 and 10 dimensions) ran in 20-24 ms
+instead of 9-11 ms for 0.5-0.9 s less compilation."""
 
 
 CPU_FUSION_EMITTERS = False
@@ -273,25 +290,35 @@ def padded_pending(pending: np.ndarray) -> np.ndarray:
     return np.concatenate([pending, np.full((size - n,) + pending.shape[1:], np.nan, pending.dtype)], axis=0)
 
 
-def _compiled(algorithm: BOAlgorithm, capacity: Optional[int] = None) -> tuple:
+def _level_0_ask(algorithm: BOAlgorithm, domain) -> bool:
+    """Whether ``algorithm``'s ``ask`` on ``domain`` compiles at :data:`CPU_OPTIMIZATION_LEVEL`
+    at every capacity (:data:`LEVEL_0_MIXED_ASKS`)."""
+    return (isinstance(domain, SearchSpace) and algorithm.model is not None
+            and algorithm.model.name in LEVEL_0_MIXED_ASKS)
+
+
+def _compiled(algorithm: BOAlgorithm, capacity: Optional[int] = None, domain=None) -> tuple:
     """``(init, ask, tell, fantasize)`` of ``algorithm``, jit-compiled once per
-    :func:`canonical` algorithm and set of :func:`compiler_options` (those of ``capacity``),
+    :func:`canonical` algorithm and set of :func:`compiler_options` (those of ``capacity``;
+    the ``ask``'s those of no capacity where :func:`_level_0_ask` says so for ``domain``, a
+    :class:`~nbo_jax.search_space.SearchSpace` or a box),
     so optimizers rebuilt from a history (an Optuna sampler, a resumed study, a second study
     of the same factory call) reuse the compiled code instead of tracing new functions
     (:func:`per_algorithm`). ``init`` is compiled too (static ``capacity``, the bounds an
     argument): run eagerly, a GP's ``init`` took 9.5 s on a 2-core CPU, compiled 1.5 s, and
     0.04 s for a second optimizer of the same shapes."""
     options = compiler_options(capacity)
+    ask_options = compiler_options() if _level_0_ask(algorithm, domain) else options
 
     def make(a):
         # an init that pads to a fixed shape on the host and compiles itself (the Optuna
         # sampler's, once per (capacity, d)) is called as it is
         init = (a.init if getattr(a.init, "compiles_itself", False)
                 else jax.jit(a.init, static_argnames=("capacity",), compiler_options=options))
-        return (init, jax.jit(a.ask, compiler_options=options), jax.jit(a.tell, compiler_options=options),
+        return (init, jax.jit(a.ask, compiler_options=ask_options), jax.jit(a.tell, compiler_options=options),
                 jax.jit(lambda s, x: fantasize(a, s, x), compiler_options=options))
 
-    return per_algorithm(_COMPILED.setdefault(repr(options), {}), algorithm, make)
+    return per_algorithm(_COMPILED.setdefault(repr((options, ask_options)), {}), algorithm, make)
 
 
 def per_algorithm(cache: dict, algorithm: BOAlgorithm, make):
@@ -435,7 +462,8 @@ class AskTell:
 
     # ------------------------------------------------------------------ internals
     def _compile(self) -> None:
-        self._init, self._ask, self._tell, self._fantasize = _compiled(self.algorithm, self.capacity)
+        self._init, self._ask, self._tell, self._fantasize = _compiled(self.algorithm, self.capacity,
+                                                                       self.space)
 
     def _jnp(self, a: Optional[np.ndarray]):
         if a is None:

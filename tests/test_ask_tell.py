@@ -262,6 +262,42 @@ def test_large_capacities_compile_at_xla_default_level():
     assert _known("xla_cpu_use_fusion_emitters", False) and not _known("xla_cpu_no_such_option", True)
 
 
+def test_the_gps_mixed_ask_compiles_at_level_0_at_every_capacity(monkeypatch):
+    """LEVEL_0_MIXED_ASKS: on a CPU the GP's ``ask`` on a mixed space compiles with the small
+    capacities' options at every capacity, while its ``init``, ``tell`` and fantasies take XLA's
+    defaults from OPTIMIZED_FROM_CAPACITY rows; the GP's ``ask`` on a box and Neural-BO's on
+    the space take XLA's defaults there too; AskTell passes its space."""
+    from nbo_jax import ask_tell
+    from nbo_jax.search_space import Categorical, Continuous, SearchSpace
+
+    made = {}
+    jit = jax.jit
+
+    def spy(fun, **kwargs):
+        program = jit(fun, **kwargs)
+        made[id(program)] = kwargs.get("compiler_options")
+        return program
+
+    monkeypatch.setattr(ask_tell, "_COMPILED", {})
+    monkeypatch.setattr(ask_tell.jax, "jit", spy)
+    quick = ask_tell.compiler_options()
+    assert quick is not None and ask_tell.LEVEL_0_MIXED_ASKS == ("gp",)
+    space = SearchSpace((Continuous("x", -1.0, 1.0), Categorical("k", ("a", "b"))))
+    box = nbo.Bounds(np.zeros(2), np.ones(2))
+    gp, nn = nbo.gp_bo(), nbo.neural_bo()
+    init, ask, tell, fantasies = ask_tell._compiled(gp, 256, space)
+    assert made[id(ask)] == quick
+    assert made[id(init)] is None and made[id(tell)] is None and made[id(fantasies)] is None
+    assert [made[id(p)] for p in ask_tell._compiled(gp, 64, space)] == [quick] * 4
+    assert made[id(ask_tell._compiled(gp, 256, box)[1])] is None
+    assert made[id(ask_tell._compiled(nn, 256, space)[1])] is None
+    # an optimizer on the space: random search's code with the GP as its model (nothing to fit)
+    fake = nbo.random_search()._replace(model=gp.model)
+    opt = AskTell(fake, space, 128, jax.random.key(0), np.array([[0.5, 1.0]]), [1.0])
+    assert made[id(opt._ask)] == quick and made[id(opt._tell)] is None
+    assert opt._ask is ask_tell._compiled(fake, 128, space)[1]
+
+
 def test_warm_start_fits_from_the_previous_optimizers_hyperparameters(x64):
     """``AskTell(..., warm_start=previous)``: the GP's first fit starts from ``previous``'s
     fitted hyperparameters (a different start than the prior mode, which the optimizer

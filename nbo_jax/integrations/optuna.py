@@ -257,7 +257,7 @@ def _warm_up(fast: BOAlgorithm, domain: Bounds | SearchSpace, capacity: int, m: 
             opt = AskTell(*rows)
             if warm and fits_from_start(fast):
                 AskTell(*rows, warm_start=opt)
-        ask = _compiled(fast, capacity)[1]
+        ask = _compiled(fast, capacity, domain)[1]
         ask.trace(opt.state, jax.random.key(0)).lower().compile()
     except Exception:  # noqa: BLE001 - the real call compiles (and raises) itself
         pass
