@@ -364,6 +364,32 @@ def test_the_union_search_space_leaves_out_dynamic_and_single_valued_parameters(
         NBOSampler("random", conditional_parameters="union")
 
 
+def test_a_trials_point_is_usable_with_every_parameter_in_range():
+    """``_points``: a trial's parameters as a point of the optimizer's domain (a category's
+    index, a stepped float's count of steps, ``log10`` in a box), clipped to it within 1e-9
+    of its span; a trial without a parameter, with an unknown category, a value outside the
+    range, a NaN or a log of zero is not usable."""
+    from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+
+    points = optuna_integration._points
+    mixed = {"x": FloatDistribution(-1.0, 1.0), "s": FloatDistribution(0.0, 1.0, step=0.25),
+             "n": IntDistribution(1, 8), "c": CategoricalDistribution(["a", "b"])}
+    space = optuna_integration._domain_of(mixed)
+    ok = {"x": 0.5, "s": 0.75, "n": 3, "c": "b"}
+    trials = [ok, {"x": 0.5, "s": 0.75, "n": 3}, {**ok, "c": "z"}, {**ok, "x": 1.5}, {**ok, "x": float("nan")},
+              {**ok, "x": 1.0 + 1e-12, "n": 8}]
+    X, usable = points(trials, mixed, space)
+    assert usable.tolist() == [True, False, False, False, False, True]
+    np.testing.assert_array_equal(X, [[0.5, 3.0, 3.0, 1.0], [1.0, 3.0, 8.0, 1.0]])
+    boxed = {"lr": FloatDistribution(1e-4, 1.0, log=True), "x": FloatDistribution(-1.0, 1.0)}
+    X, usable = points([{"lr": 0.01, "x": 0.0}, {"lr": 0.0, "x": 0.0}, {"x": 0.0}], boxed,
+                       optuna_integration._domain_of(boxed))
+    assert usable.tolist() == [True, False, False]
+    np.testing.assert_allclose(X, [[-2.0, 0.0]])
+    X, usable = points([], boxed, optuna_integration._domain_of(boxed))
+    assert X.shape == (0, 2) and usable.shape == (0,)
+
+
 def test_impute_models_a_conditional_parameter_with_the_values_trials_did_not_use(monkeypatch, caplog):
     """With ``conditional_parameters="impute"`` the conditional ``k`` is modelled: the optimizer
     holds a value of ``k`` for every trial, the suggested one where a trial suggested it, else

@@ -387,7 +387,7 @@ def _points(params_list: Sequence[dict], search_space: dict[str, BaseDistributio
     a box) of
     the parameter dicts that hold every parameter of the space with a valid value (a trial of
     a dynamic search space may lack one or have suggested another range)."""
-    rows, usable = [], []
+    rows, complete = [], []
     for params in params_list:
         row = []
         for name, dist in search_space.items():
@@ -403,17 +403,16 @@ def _points(params_list: Sequence[dict], search_space: dict[str, BaseDistributio
                     row.append(_coordinate(float(value), dist, isinstance(space, Bounds)))
                 except (TypeError, ValueError):  # log10 of a value <= 0, a non-number
                     break
-        ok = len(row) == len(search_space)
-        if ok:
-            row = np.asarray(row, np.float64)
-            span = space.upper - space.lower
-            ok = bool(np.all(np.isfinite(row)) and np.all(row >= space.lower - 1e-9 * span)
-                      and np.all(row <= space.upper + 1e-9 * span))
-        if ok:
-            rows.append(np.clip(row, space.lower, space.upper))
-        usable.append(ok)
+        complete.append(len(row) == len(search_space))
+        if complete[-1]:
+            rows.append(row)
     X = np.array(rows, dtype=np.float64).reshape(len(rows), len(search_space))
-    return X, np.array(usable, dtype=bool)
+    lower, upper = np.asarray(space.lower, np.float64), np.asarray(space.upper, np.float64)
+    slack = 1e-9 * (upper - lower)
+    inside = np.all(np.isfinite(X) & (X >= lower - slack) & (X <= upper + slack), axis=1)
+    usable = np.array(complete, dtype=bool)
+    usable[np.flatnonzero(usable)[~inside]] = False
+    return np.clip(X[inside], lower, upper), usable
 
 
 def _base_key(seed: int):
