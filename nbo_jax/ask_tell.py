@@ -785,9 +785,10 @@ class AskTell:
 
     def grow(self, capacity: int) -> None:
         """Raise the capacity to ``capacity``. The algorithm's state is rebuilt from the
-        history (``init`` on every observation so far: a retrained surrogate), so the run
-        continues correctly but not bit for bit as if the capacity had been larger from the
-        start.
+        history (``init`` on every observation so far: a retrained surrogate; a surrogate that
+        fits from a start, such as the GP, fits from its current hyperparameters,
+        :attr:`hyperparameters`, as ``AskTell(warm_start=...)`` does), so the run continues
+        correctly but not bit for bit as if the capacity had been larger from the start.
 
         Raises:
             ValueError: ``capacity`` below the told plus pending points."""
@@ -795,10 +796,11 @@ class AskTell:
         if capacity < len(self._y) + len(self._pending):
             raise ValueError(f"capacity ({capacity}) must hold the {len(self._y)} told and {len(self._pending)} "
                              "pending points")
+        start = self.hyperparameters
         self.capacity = capacity
         self._compile()  # the compile options of the new capacity
         self._key, k = jax.random.split(self._key)
-        self.state = self._init_state(k, capacity)
+        self.state = self._init_state(k, capacity, start=start)
 
     # ------------------------------------------------------------------ results
     @property

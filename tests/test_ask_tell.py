@@ -332,6 +332,28 @@ def test_warm_start_fits_from_the_previous_optimizers_hyperparameters(x64):
     assert AskTell(nbo.gp_bo(warm_start=False, **SMALL_GP), box, 8, jax.random.key(0), X, y).hyperparameters is None
 
 
+def test_grow_refits_from_the_current_hyperparameters(x64):
+    """``grow``: the GP's refit on the history at the new capacity starts from the optimizer's
+    current fitted hyperparameters (as ``warm_start``), not from the prior mode: the state
+    equals an ``init`` given that start, and differs from the fit without it."""
+    algo = nbo.gp_bo(fit_steps=2, **SMALL_GP)  # two L-BFGS steps: the start shows in the result
+    box = ([-2.0, -2.0], [2.0, 2.0])
+    X = np.array([[0.5, 0.5], [-1.0, 1.0], [1.5, -0.5], [0.0, -1.5], [-1.2, -0.3], [1.1, 1.7]])
+    y = np.array([_f(x) for x in X])
+    opt = AskTell(algo, box, 8, jax.random.key(0), X, y)
+    start, k = opt.hyperparameters, jax.random.split(opt._key)[1]  # the key grow gives init
+    opt.grow(16)
+    init = jax.jit(algo.init, static_argnames="capacity")
+    args = (k, jnp.asarray(X), jnp.asarray(y))
+    bounds = nbo.Bounds(*map(jnp.asarray, box))
+    want = init(*args, capacity=16, bounds=bounds, start=start)
+    for g, w in zip(jax.tree.leaves(opt.hyperparameters), jax.tree.leaves(want.model.params)):
+        np.testing.assert_allclose(g, w, rtol=1e-9)
+    cold = init(*args, capacity=16, bounds=bounds)
+    assert not np.allclose(opt.hyperparameters.log_lengthscale, cold.model.params.log_lengthscale)
+    assert opt.capacity == 16 and opt.ask().shape == (2,)
+
+
 def test_same_factory_call_shares_compiled_code():
     """Two algorithms from the same factory call with the same plain arguments share one
     canonical algorithm (one compile per process); other arguments, replaced code or
