@@ -298,15 +298,22 @@ def test_the_gps_mixed_ask_compiles_at_level_0_at_every_capacity(monkeypatch):
     assert opt._ask is ask_tell._compiled(fake, 128, space)[1]
 
 
+def _two_step_gp_case():
+    """``(algo, box, X (6, 2), y (6,), init)``: a GP fitted by two L-BFGS steps (the start shows
+    in the result), its box, six points and their values, and its ``init`` under ``jit``
+    (``capacity`` static), for the tests of a fit's start."""
+    algo = nbo.gp_bo(fit_steps=2, **SMALL_GP)
+    X = np.array([[0.5, 0.5], [-1.0, 1.0], [1.5, -0.5], [0.0, -1.5], [-1.2, -0.3], [1.1, 1.7]])
+    y = np.array([_f(x) for x in X])
+    return algo, ([-2.0, -2.0], [2.0, 2.0]), X, y, jax.jit(algo.init, static_argnames="capacity")
+
+
 def test_warm_start_fits_from_the_previous_optimizers_hyperparameters(x64):
     """``AskTell(..., warm_start=previous)``: the GP's first fit starts from ``previous``'s
     fitted hyperparameters (a different start than the prior mode, which the optimizer
     without it fits: the same data, other hyperparameters before the fit converges, and the
     state equal to an ``init`` given that start); errors name ``warm_start``."""
-    algo = nbo.gp_bo(fit_steps=2, **SMALL_GP)  # two L-BFGS steps: the start shows in the result
-    box = ([-2.0, -2.0], [2.0, 2.0])
-    X = np.array([[0.5, 0.5], [-1.0, 1.0], [1.5, -0.5], [0.0, -1.5], [-1.2, -0.3], [1.1, 1.7]])
-    y = [_f(x) for x in X]
+    algo, box, X, y, init = _two_step_gp_case()
     previous = AskTell(algo, box, 8, jax.random.key(0), X[:4], y[:4])
     start = previous.hyperparameters
     assert isinstance(start, nbo.gp_model.GPParams) and start.log_lengthscale.shape == (2,)
@@ -314,8 +321,8 @@ def test_warm_start_fits_from_the_previous_optimizers_hyperparameters(x64):
     cold = AskTell(algo, box, 16, jax.random.key(1), X, y)
     assert not np.allclose(warm.hyperparameters.log_lengthscale, cold.hyperparameters.log_lengthscale)
     k0 = jax.random.split(jax.random.key(1))[1]  # the key AskTell gives init
-    want = jax.jit(algo.init, static_argnames="capacity")(k0, jnp.asarray(X), jnp.asarray(y), capacity=16,
-                                                         bounds=nbo.Bounds(*map(jnp.asarray, box)), start=start)
+    want = init(k0, jnp.asarray(X), jnp.asarray(y), capacity=16, bounds=nbo.Bounds(*map(jnp.asarray, box)),
+                start=start)
     for g, w in zip(jax.tree.leaves(warm.hyperparameters), jax.tree.leaves(want.model.params)):
         np.testing.assert_allclose(g, w, rtol=1e-9)
     assert warm.ask().shape == (2,)
@@ -336,14 +343,10 @@ def test_grow_refits_from_the_current_hyperparameters(x64):
     """``grow``: the GP's refit on the history at the new capacity starts from the optimizer's
     current fitted hyperparameters (as ``warm_start``), not from the prior mode: the state
     equals an ``init`` given that start, and differs from the fit without it."""
-    algo = nbo.gp_bo(fit_steps=2, **SMALL_GP)  # two L-BFGS steps: the start shows in the result
-    box = ([-2.0, -2.0], [2.0, 2.0])
-    X = np.array([[0.5, 0.5], [-1.0, 1.0], [1.5, -0.5], [0.0, -1.5], [-1.2, -0.3], [1.1, 1.7]])
-    y = np.array([_f(x) for x in X])
+    algo, box, X, y, init = _two_step_gp_case()
     opt = AskTell(algo, box, 8, jax.random.key(0), X, y)
     start, k = opt.hyperparameters, jax.random.split(opt._key)[1]  # the key grow gives init
     opt.grow(16)
-    init = jax.jit(algo.init, static_argnames="capacity")
     args = (k, jnp.asarray(X), jnp.asarray(y))
     bounds = nbo.Bounds(*map(jnp.asarray, box))
     want = init(*args, capacity=16, bounds=bounds, start=start)
