@@ -23,6 +23,9 @@ GPSampler needs torch, which is not a dependency of nbo_jax (``--with torch`` ad
 
 ``--methods nbo-sampler neural-bo-sampler`` (not run by default) runs our Optuna samplers with
 their defaults, as a practitioner's study does (:data:`SAMPLERS`).
+``--methods gp-ei-det gp-optuna-det`` (not run by default) runs GP-EI and GPSampler told that
+the objective is deterministic (``gp_bo(deterministic=True)``,
+``GPSampler(deterministic_objective=True)``).
 ``--methods botorch`` (not run by default) adds BoTorch's loop for mixed spaces
 (``MixedSingleTaskGP``, ``LogExpectedImprovement``, ``optimize_acqf_mixed_alternating``;
 :func:`run_botorch`), the reference our GP is compared with.
@@ -55,15 +58,21 @@ DIAGNOSTIC = ("gp-ts", "gp-ntk")
 """Not run by default: the GP with Thompson sampling, and with the NTK kernel (and EI), which
 separate Neural-BO's acquisition from its kernel (docs, "Mixed search spaces")."""
 VARIANTS = {"neural-bo-cat": ("neural-bo", dict(category_weight=0.25, categorical_acquisition="ei")),
-            "neural-bo-search": ("neural-bo", dict(acq_optimizer=dict(discrete_search=True)))}
+            "neural-bo-search": ("neural-bo", dict(acq_optimizer=dict(discrete_search=True))),
+            "gp-ei-det": ("gp-ei", dict(deterministic=True))}
 """Not run by default: ``name -> (registry name, options)``; ``neural-bo-cat`` is Neural-BO with
 the one-hot columns weighted 0.25 and expected improvement on a space with a category (docs,
 "Neural-BO on categories"); ``neural-bo-search`` is Neural-BO whose expected improvement on a
 space with a category also takes the optimizer's discrete search (``discrete_search=True``:
-the best combination of the categories, then the neighbour search)."""
+the best combination of the categories, then the neighbour search); ``gp-ei-det`` is GP-EI
+told that the objective is deterministic (``gp_bo(deterministic=True)``: the noise variance
+fixed at its floor), as every problem here is."""
 RUN_BY_US = OURS + IN_TRUST_REGION + DIAGNOSTIC + tuple(VARIANTS)
 """The methods :func:`run_ours` runs (the others are Optuna's)."""
 OPTUNA = ("tpe", "gp-optuna")
+OPTUNA_VARIANTS = ("gp-optuna-det",)
+"""Not run by default: ``GPSampler(deterministic_objective=True)``, the noise variance fixed at
+its minimum (the counterpart of ``gp-ei-det``)."""
 SAMPLERS = ("nbo-sampler", "neural-bo-sampler")
 """Not run by default: our samplers through Optuna as a practitioner runs them, with their
 defaults (``NBOSampler(seed=s)``: GP-EI after 10 random start-up trials; ``NeuralBOSampler(seed=s)``),
@@ -93,8 +102,8 @@ def run_ours(name: str, problem, seeds: int, n_init: int, n_iter: int, sequentia
 
 
 def run_optuna(name: str, problem, seeds: int, n_trials: int) -> np.ndarray:
-    """``(seeds,)`` the best value of an Optuna study per seed (TPE, GPSampler, or one of
-    :data:`SAMPLERS`)."""
+    """``(seeds,)`` the best value of an Optuna study per seed (TPE, GPSampler, one of
+    :data:`OPTUNA_VARIANTS` or of :data:`SAMPLERS`)."""
     import optuna
 
     from nbo_jax.integrations.optuna import NBOSampler, NeuralBOSampler
@@ -115,6 +124,7 @@ def run_optuna(name: str, problem, seeds: int, n_trials: int) -> np.ndarray:
         return float(objective(jnp.asarray(x, jnp.float32)))
 
     make = {"tpe": optuna.samplers.TPESampler, "gp-optuna": optuna.samplers.GPSampler,
+            "gp-optuna-det": lambda seed: optuna.samplers.GPSampler(seed=seed, deterministic_objective=True),
             "nbo-sampler": NBOSampler, "neural-bo-sampler": NeuralBOSampler}[name]
     best = []
     for s in range(seeds):
@@ -227,7 +237,7 @@ def main(argv=None) -> int:
     parser.add_argument("--suite", choices=list(SUITES), default="synthetic",
                         help="the problems when --problems is not given: synthetic (default), tuning or all")
     parser.add_argument("--methods", nargs="+", default=list(OURS + OPTUNA),
-                        choices=list(RUN_BY_US + OPTUNA + SAMPLERS + BOTORCH))
+                        choices=list(RUN_BY_US + OPTUNA + OPTUNA_VARIANTS + SAMPLERS + BOTORCH))
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--n-init", type=int, default=5)
     parser.add_argument("--n-iter", type=int, default=40)

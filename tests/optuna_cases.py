@@ -287,6 +287,26 @@ def test_each_trial_fits_from_the_previous_trials_hyperparameters(monkeypatch):
         NBOSampler("gp-ei", warm_start=1)
 
 
+def test_deterministic_objective_fixes_the_default_gps_noise_at_its_floor():
+    """``deterministic_objective=True`` (as ``GPSampler``'s): the default GP-EI's fitted noise
+    variance is its floor, 1e-4, where the default fits more on the same steps; with an
+    algorithm given it is refused, and the argument is checked."""
+    def steps(t):
+        return float(np.floor(4.0 * t.suggest_float("x", 0.0, 1.0))) + 0.1 * t.suggest_int("n", 0, 3)
+
+    noise = {}
+    for det in (True, False):
+        sampler = NBOSampler(n_startup_trials=4, seed=0, precompile=False, deterministic_objective=det)
+        optuna.create_study(sampler=sampler).optimize(steps, n_trials=8)
+        noise[det] = float(sampler._previous[1].hyperparameters.noise)
+    assert noise[True] == pytest.approx(1e-4, rel=1e-5)
+    assert noise[False] > 2e-4
+    with pytest.raises(ValueError, match=r"deterministic_objective=True .*nbo_jax.gp_bo\(deterministic=True\)"):
+        NBOSampler(nbo.gp_bo(**SMALL_GP), deterministic_objective=True)
+    with pytest.raises(TypeError, match="deterministic_objective must be True or False"):
+        NBOSampler(deterministic_objective="yes")
+
+
 def test_arguments_are_checked():
     with pytest.raises(ValueError, match=r"algorithm must ask one point \(q = 1\), got q = 2"):
         NBOSampler(nbo.gp_bo(q=2, **SMALL_GP))

@@ -357,6 +357,40 @@ def test_warm_start_false_fits_from_the_prior_mode_alone(x64):
     assert map_of(wstate.model.params) >= float(value) - 1e-8
 
 
+def test_deterministic_fixes_the_noise_at_its_floor(x64):
+    """``deterministic=True``: every fit is gp_model.fit with the noise variance's bounds
+    ``(noise_floor, noise_floor)`` (here from the prior mode alone), so the noise is the
+    floor, the posterior mean passes through the observations and EI where a point was
+    observed is at most ``phi(0) sqrt(floor)``; the default fits the noise, and on a step
+    function more of it, and asks again where it observed with more than twice that EI."""
+    floor = 1e-3
+    det = gp_bo(acquisition="ei", deterministic=True, noise_floor=floor, warm_start=False, n_restarts=1, **RAW)
+    fitted = gp_bo(acquisition="ei", noise_floor=floor, warm_start=False, n_restarts=1, **RAW)
+    problem = nbo.benchmarks.get("branin")
+    x0 = nbo.initial_design(jax.random.key(0), problem.bounds, 10)
+    y0 = jnp.floor(x0[:, 0] / 3.0) + 0.01 * x0[:, 1]  # steps in x_1: a GP with a fitted noise calls them noise
+    init = lambda algo: jax.jit(lambda k: algo.init(k, x0, y0, bounds=problem.bounds, capacity=12))(jax.random.key(1))
+    state, other = init(det), init(fitted)
+    data = state.data
+    prior = gpm.botorch_prior(2)
+    pb = gpm.ParamBounds((2.5e-2, 1e3), (1.0, 1.0), (floor, floor))
+    mode = jax.tree.map(lambda a: jnp.asarray(a)[None], gpm.prior_mode(2, prior, pb, jnp.float64))
+    expected, _ = jax.jit(lambda u, y, mask: gpm.fit("rbf", mode, u, y, mask, steps=200, bounds=pb, prior=prior,
+                                                     optimizer="lbfgs", learn_constant=True))(
+        data.u, data.standardized()[0], data.mask)
+    for a, b in zip(jax.tree.leaves(state.model.params), jax.tree.leaves(expected)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    assert float(state.model.params.noise) == pytest.approx(floor, rel=1e-12)
+    assert float(other.model.params.noise) > 5 * floor
+    post = jax.jit(det.surrogate)(state, data.u[:10])
+    np.testing.assert_allclose(post.mean, data.standardized()[0][:10], atol=0.05)
+    # EI at the observed points: at most phi(0) sqrt(floor), a std of the floor's at the incumbent
+    ei_det = float(jnp.max(expected_improvement(post.mean, post.std, post.incumbent)))
+    assert ei_det <= 0.4 * floor ** 0.5
+    post = jax.jit(fitted.surrogate)(other, data.u[:10])
+    assert float(jnp.max(expected_improvement(post.mean, post.std, post.incumbent))) > 2 * ei_det
+
+
 def test_refit_every_keeps_hyperparameters_between_refits(ei_setup):
     """refit_every=3: hyperparameters are refitted only at every third tell;
     a NaN observation at a refit is a failed evaluation: stored as the worst value observed so
@@ -558,7 +592,7 @@ def test_every_argument_is_checked_at_the_factory():
                    ("fit_learning_rate", "0.05"), ("noise_floor", "1e-4"), ("jitter", "0"),
                    ("learn_outputscale", 1), ("standardize", "yes"), ("lengthscale_bounds", ("a", 1.0)),
                    ("outputscale_bounds", 1.0), ("q", 2.0), ("q", True),
-                   ("warm_start", 1)]
+                   ("warm_start", 1), ("deterministic", 1)]
     for name, value in type_errors:
         with pytest.raises(TypeError, match=name):
             gp_bo(**{name: value})

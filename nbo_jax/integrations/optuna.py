@@ -527,6 +527,12 @@ class NBOSampler(BaseSampler):
             0.05 s instead of 0.19 s at 199 observations (docs, "Benchmarks", "Trial cost").
             ``False``: every fit from the default start, so a trial's proposal depends on the
             study's trials alone, not on which process sampled the trials before it.
+        deterministic_objective: the objective returns the same values for the same
+            parameters (bool), as the argument of Optuna's ``GPSampler``: the default
+            algorithms' GP fixes its noise variance at its floor instead of fitting it
+            (:func:`nbo_jax.gp_bo`'s ``deterministic``); with an ``algorithm`` given, refused
+            (build that one with ``deterministic=True``). Over 30 seeds of the mixed test
+            problems (docs, "Benchmarks", "A deterministic objective").
         warn_independent_sampling: log a warning (logger ``optuna.nbo_jax``) naming each
             parameter that the independent sampler proposes once ``n_startup_trials`` trials
             finished, i.e. a parameter outside the relative search space, which the algorithm
@@ -547,9 +553,13 @@ class NBOSampler(BaseSampler):
                  capacity: int = 32, precompile: bool = True,
                  constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
                  warn_independent_sampling: bool = True, conditional_parameters: str = "independent",
-                 warm_start: bool = True, **renamed):
+                 warm_start: bool = True, deterministic_objective: bool = False, **renamed):
         refuse_renamed(renamed, CAPACITY_RENAMED, type(self).__name__)
         self._given = None if algorithm is None else _check_algorithm(algorithm)
+        self._deterministic = check_bool("deterministic_objective", deterministic_objective)
+        if self._deterministic and algorithm is not None:
+            raise ValueError("deterministic_objective=True sets the default algorithms' noise; with an algorithm "
+                             "given, build it deterministic (e.g. NBOSampler(nbo_jax.gp_bo(deterministic=True)))")
         if constraints_func is not None and not callable(constraints_func):
             raise TypeError("constraints_func must be a function of an optuna.trial.FrozenTrial returning its "
                             f"constraint values, or None, got {type(constraints_func).__name__}")
@@ -582,9 +592,10 @@ class NBOSampler(BaseSampler):
     def _default(self, several: bool, constrained: bool) -> BOAlgorithm:
         """The algorithm when none was given: GP-EI for one objective, GP-EHVI for several,
         GP-cEI for one objective with constraints, GP-EHVI-C for several with constraints."""
+        options = {"deterministic": True} if self._deterministic else {}
         if constrained:
-            return _get_algorithm("gp-ehvi-c" if several else "gp-cei")
-        return _get_algorithm("gp-ehvi" if several else STUDY_DEFAULT)
+            return _get_algorithm("gp-ehvi-c" if several else "gp-cei", **options)
+        return _get_algorithm("gp-ehvi" if several else STUDY_DEFAULT, **options)
 
     @property
     def algorithm(self) -> BOAlgorithm:
