@@ -264,7 +264,8 @@ def gp_bo(
             ``Scenario(deterministic=True)`` evaluates a configuration once. A GP with a
             fitted noise treats equal values at nearby points (a plateau, a step) as noise
             and asks again where it has observed: on the mixed selection problems fixing it
-            was better or level on all six (docs, "Benchmarks", "A deterministic objective").
+            was better or level on all eight, on the mixed test problems not (SVC behind
+            TPE; docs, "Benchmarks", "A deterministic objective").
             ``False`` (default): fitted, for noisy objectives.
         lengthscale_bounds: ``(low, high)`` limits of the lengthscales, in unit-cube units
             (default preset ``(2.5e-2, 1e3)``, paper ``(1e-2, 1e1)``). With ``kernel="ntk"``

@@ -531,8 +531,9 @@ class NBOSampler(BaseSampler):
             parameters (bool), as the argument of Optuna's ``GPSampler``: the default
             algorithms' GP fixes its noise variance at its floor instead of fitting it
             (:func:`nbo_jax.gp_bo`'s ``deterministic``); with an ``algorithm`` given, refused
-            (build that one with ``deterministic=True``). Over 30 seeds of the mixed test
-            problems (docs, "Benchmarks", "A deterministic objective").
+            (build that one with ``deterministic=True``). Better or level on the mixed
+            selection problems, not on the mixed test problems (docs, "Benchmarks", "A
+            deterministic objective"); not the default.
         warn_independent_sampling: log a warning (logger ``optuna.nbo_jax``) naming each
             parameter that the independent sampler proposes once ``n_startup_trials`` trials
             finished, i.e. a parameter outside the relative search space, which the algorithm
