@@ -331,6 +331,21 @@ def test_local_rank_mean_hands_the_posterior_mean_at_the_rows_to_the_optimizer(e
         gp_bo(acquisition="cei", acq_optimizer=dict(local_rank="mean"))
 
 
+def _fit_from_the_prior_mode(state, noise):
+    """``(params, value)``: gp_model.fit of ``state``'s standardized data from the prior mode
+    alone (the default preset's bounds, the noise variance's ``noise``), asserted equal to
+    ``state``'s fitted hyperparameters."""
+    data, prior = state.data, gpm.botorch_prior(2)
+    pb = gpm.ParamBounds((2.5e-2, 1e3), (1.0, 1.0), noise)
+    mode = jax.tree.map(lambda a: jnp.asarray(a)[None], gpm.prior_mode(2, prior, pb, jnp.float64))
+    expected, value = jax.jit(lambda u, y, mask: gpm.fit("rbf", mode, u, y, mask, steps=200, bounds=pb, prior=prior,
+                                                         optimizer="lbfgs", learn_constant=True))(
+        data.u, data.standardized()[0], data.mask)
+    for a, b in zip(jax.tree.leaves(state.model.params), jax.tree.leaves(expected)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    return expected, value
+
+
 def test_warm_start_false_fits_from_the_prior_mode_alone(x64):
     """``warm_start=False, n_restarts=1``: every refit is gp_model.fit from the prior mode
     alone (BoTorch's new SingleTaskGP per iteration), whatever the previous fit was; the
@@ -342,13 +357,7 @@ def test_warm_start_false_fits_from_the_prior_mode_alone(x64):
         state = jax.jit(fresh.tell)(state, xi, problem.objective(xi))
     data = state.data
     prior = gpm.botorch_prior(2)
-    pb = gpm.ParamBounds((2.5e-2, 1e3), (1.0, 1.0), (1e-4, 1.0))
-    mode = jax.tree.map(lambda a: jnp.asarray(a)[None], gpm.prior_mode(2, prior, pb, jnp.float64))
-    expected, value = jax.jit(lambda u, y, mask: gpm.fit("rbf", mode, u, y, mask, steps=200, bounds=pb, prior=prior,
-                                                         optimizer="lbfgs", learn_constant=True))(
-        data.u, data.standardized()[0], data.mask)
-    for a, b in zip(jax.tree.leaves(state.model.params), jax.tree.leaves(expected)):
-        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    expected, value = _fit_from_the_prior_mode(state, (1e-4, 1.0))
     warm = gp_bo(acquisition="ei", **RAW)
     _, wstate = _branin_state(warm, n=8, capacity=12)
     for xi in x:
@@ -372,14 +381,7 @@ def test_deterministic_fixes_the_noise_at_its_floor(x64):
     init = lambda algo: jax.jit(lambda k: algo.init(k, x0, y0, bounds=problem.bounds, capacity=12))(jax.random.key(1))
     state, other = init(det), init(fitted)
     data = state.data
-    prior = gpm.botorch_prior(2)
-    pb = gpm.ParamBounds((2.5e-2, 1e3), (1.0, 1.0), (floor, floor))
-    mode = jax.tree.map(lambda a: jnp.asarray(a)[None], gpm.prior_mode(2, prior, pb, jnp.float64))
-    expected, _ = jax.jit(lambda u, y, mask: gpm.fit("rbf", mode, u, y, mask, steps=200, bounds=pb, prior=prior,
-                                                     optimizer="lbfgs", learn_constant=True))(
-        data.u, data.standardized()[0], data.mask)
-    for a, b in zip(jax.tree.leaves(state.model.params), jax.tree.leaves(expected)):
-        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    _fit_from_the_prior_mode(state, (floor, floor))
     assert float(state.model.params.noise) == pytest.approx(floor, rel=1e-12)
     assert float(other.model.params.noise) > 5 * floor
     post = jax.jit(det.surrogate)(state, data.u[:10])
