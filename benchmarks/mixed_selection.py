@@ -26,6 +26,9 @@ chosen on:
   the log loss of logistic regression by SGD, two log-scaled floats and two categories; the log
   loss of k nearest neighbours on iris, two integers and two categories), where an outcome
   transform is chosen; the mixed benchmark's tuning tasks are their test tasks.
+  ``rf_breast_cancer`` (only when named): the random forest's space as a classifier, 1 -
+  3-fold accuracy, flat between steps of ``max_features`` and of one sample: the twin of the
+  tuning tasks that end in ties.
 
 Each combination of ``--nu``, ``--input-embedding``, ``--category-weight``,
 ``--categorical-acquisition``, ``--outcome-transform`` and ``--acquisition`` (``thompson``: the

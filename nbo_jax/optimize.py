@@ -354,10 +354,10 @@ def refine_argmax(
             final pool.
         options: :class:`AcqOptimizer` (``steps = 0``: no climb).
         data: unit-cube :class:`~nbo_jax.dataset.Dataset` or ``None``; a point within
-            :data:`DUPLICATE_TOL` (max-norm) of one of its written rows (observed, failed or
-            fantasized: pending points and a batch's earlier points) is never returned while
-            another candidate or climbed point is not (a climb pinned to a corner of the box
-            would otherwise repeat it).
+            ``options.min_distance`` (max-norm; :data:`DUPLICATE_TOL` by default) of one of its
+            written rows (observed, failed or fantasized: pending points and a batch's earlier
+            points) is never returned while another candidate or climbed point is not (a climb
+            pinned to a corner of the box would otherwise repeat it).
         region: a :class:`~nbo_jax.base.SearchRegion` whose box the climb stays in
             (:func:`region_bounds`), or ``None`` (the unit cube); ``candidates`` should lie
             in it too (:func:`candidate_set` draws them there).
@@ -369,7 +369,8 @@ def refine_argmax(
         The pool point with the largest ``utility`` (the best candidate itself when
         ``steps = 0``): never worse than the best candidate, which is in the pool.
     """
-    values = jnp.where(_is_written(candidates, data), -jnp.inf, values)
+    tol = options.min_distance
+    values = jnp.where(_is_written(candidates, data, tol), -jnp.inf, values)
     best = argmax_point(values, candidates)
     space = None if data is None else data.space
     if options.steps == 0:
@@ -385,7 +386,7 @@ def refine_argmax(
         return _alternate(utility, best, starts, data, options, space, lower, upper)
     climbed = climb(utility, starts, options, lower, upper)
     pool = jnp.concatenate([best[None, :], climbed], axis=0)
-    return argmax_point(jnp.where(_is_written(pool, data), -jnp.inf, utility(pool)), pool)
+    return argmax_point(jnp.where(_is_written(pool, data, tol), -jnp.inf, utility(pool)), pool)
 
 
 def _rounded(utility: Callable[[Array], Array], space) -> Callable[[Array], Array]:
@@ -409,7 +410,8 @@ def _categorical_combinations(space) -> tuple[np.ndarray, np.ndarray] | None:
     return rows, space.categorical_columns()
 
 
-def _enumerated_starts(utility: Callable[[Array], Array], u: Array, data: Dataset, n: int, space) -> Array:
+def _enumerated_starts(utility: Callable[[Array], Array], u: Array, data: Dataset, n: int, space,
+                       tol: float) -> Array:
     """The best ``n`` combinations of the categories with ``u (D,)``'s other columns, ``(n, D)``
     (every combination scored: BoTorch's ``optimize_acqf_mixed`` enumerates the combinations
     and optimizes each; here the best ones start the last climb); ``(0, D)`` without a category
@@ -419,19 +421,19 @@ def _enumerated_starts(utility: Callable[[Array], Array], u: Array, data: Datase
         return jnp.zeros((0, u.shape[0]), u.dtype)
     rows, mask = combos
     cands = jnp.where(jnp.asarray(mask), jnp.asarray(rows, u.dtype), u[None, :])
-    vals = jnp.where(_is_written(cands, data), -jnp.inf, utility(cands))
+    vals = jnp.where(_is_written(cands, data, tol), -jnp.inf, utility(cands))
     vals = jnp.where(jnp.isnan(vals), -jnp.inf, vals)
     return cands[jax.lax.top_k(vals, min(n, rows.shape[0]))[1]]
 
 
-def _local_search(utility: Callable[[Array], Array], u: Array, data: Dataset, space) -> Array:
+def _local_search(utility: Callable[[Array], Array], u: Array, data: Dataset, space, tol: float) -> Array:
     """Up to :data:`MIXED_SEARCH_STEPS` moves of ``u (D,)`` to its best unwritten neighbour
     while that improves ``utility`` (one discrete parameter at a time,
     :meth:`SearchSpace.neighbours`; BoTorch's ``optimize_acqf_mixed_alternating``); ``(D,)``."""
     def move(carry, _):
         u, value = carry
         nb = space.neighbours(u)
-        vals = jnp.where(_is_written(nb, data), -jnp.inf, utility(nb))
+        vals = jnp.where(_is_written(nb, data, tol), -jnp.inf, utility(nb))
         vals = jnp.where(jnp.isnan(vals), -jnp.inf, vals)
         j = jnp.argmax(vals)
         better = vals[j] > value
@@ -450,10 +452,11 @@ def _search_discrete(utility: Callable[[Array], Array], best: Array, data: Datas
     categories at its other columns (every combination scored, when there are at most
     :data:`MIXED_ENUMERATION_LIMIT`), then a discrete local search from there
     (:func:`_local_search`); the best of the three points, never worse than ``best``."""
-    top = _enumerated_starts(utility, best, data, 1, space)
+    tol = options.min_distance
+    top = _enumerated_starts(utility, best, data, 1, space, tol)
     start = best if top.shape[0] == 0 else top[0]
-    pool = jnp.concatenate([best[None], start[None], _local_search(utility, start, data, space)[None]], axis=0)
-    return argmax_point(jnp.where(_is_written(pool, data), -jnp.inf, utility(pool)), pool)
+    pool = jnp.concatenate([best[None], start[None], _local_search(utility, start, data, space, tol)[None]], axis=0)
+    return argmax_point(jnp.where(_is_written(pool, data, tol), -jnp.inf, utility(pool)), pool)
 
 
 def _alternate(utility: Callable[[Array], Array], best: Array, starts: Array, data: Dataset,
@@ -474,6 +477,7 @@ def _alternate(utility: Callable[[Array], Array], best: Array, starts: Array, da
     unbatched stage picks the starts), so the climb is compiled once: each stage's starts are
     padded to the same count with copies of their first row (each row of the batched climb is
     its own problem, so copies change no result). Never worse than ``best``."""
+    tol = options.min_distance
     enumerated = _categorical_combinations(space)
     k = max(starts.shape[0], 1 + (0 if enumerated is None else min(options.num_restarts, enumerated[0].shape[0])))
 
@@ -482,15 +486,15 @@ def _alternate(utility: Callable[[Array], Array], best: Array, starts: Array, da
 
     def searched(u):
         """``(the local search's end (D,), the second climb's starts (k, D))`` from ``u``."""
-        moved = _local_search(utility, u, data, space)
+        moved = _local_search(utility, u, data, space, tol)
         return moved, padded(jnp.concatenate([moved[None], _enumerated_starts(utility, u, data,
-                                                                             options.num_restarts, space)]))
+                                                                             options.num_restarts, space, tol)]))
 
     def stage(u, first):
         extra, begin = jax.lax.cond(first, lambda: (u, padded(starts)), lambda: searched(u))
         climbed = space.round(climb(utility, begin, options, lower, upper))
         pool = jnp.concatenate([u[None], extra[None], climbed], axis=0)
-        return argmax_point(jnp.where(_is_written(pool, data), -jnp.inf, utility(pool)), pool), None
+        return argmax_point(jnp.where(_is_written(pool, data, tol), -jnp.inf, utility(pool)), pool), None
 
     u, _ = jax.lax.scan(stage, best, jnp.array([True, False]))
     return u
@@ -510,22 +514,23 @@ DUPLICATE_TOL = 1e-6
 of a written row."""
 
 
-def _is_written(u: Array, data: Dataset | None) -> Array:
-    """``(N,)`` bool: ``u (N, d)`` rows within :data:`DUPLICATE_TOL` of a row written in ``data``."""
+def _is_written(u: Array, data: Dataset | None, tol: float = DUPLICATE_TOL) -> Array:
+    """``(N,)`` bool: ``u (N, d)`` rows within ``tol`` (max-norm; :data:`DUPLICATE_TOL` or
+    :attr:`AcqOptimizer.min_distance`) of a row written in ``data``."""
     if data is None:
         return jnp.zeros(u.shape[:1], bool)
     written = jnp.arange(data.u.shape[0]) < data.count
     rows = data.u.astype(u.dtype)
     d = u.shape[1]
     if d > 128:  # one (N, cap, d) reduction
-        close = jnp.max(jnp.abs(u[:, None, :] - rows[None, :, :]), axis=-1) <= DUPLICATE_TOL
+        close = jnp.max(jnp.abs(u[:, None, :] - rows[None, :, :]), axis=-1) <= tol
         return jnp.any(close & written[None, :], axis=1)
     # max_i |u_i - v_i| <= tol as a chain of d (N, cap) comparisons, which XLA fuses into one
     # vectorized loop (2.5x faster than the reduction over a short minor axis: 12.5 -> 5 ms at
     # N = 2048, cap = 2010, d = 10 on a 2-core CPU; the same result, NaN included)
     close = written[None, :]
     for i in range(d):
-        close = close & (jnp.abs(u[:, i:i + 1] - rows[None, :, i]) <= DUPLICATE_TOL)
+        close = close & (jnp.abs(u[:, i:i + 1] - rows[None, :, i]) <= tol)
     return jnp.any(close, axis=1)
 
 
@@ -576,6 +581,15 @@ class AcqOptimizer(NamedTuple):
             local_integer_std / size)``, :func:`candidate_set`); 0 (the default): ``local_std``
             like every column (with 0.05, a local raw sample leaves its centre's value of an
             integer with 5 values 5% of the time, of one with 7 values 15%).
+        min_distance: unit-cube max-norm distance (``> 0``) from a written row (observed,
+            failed, pending) within which a point counts as a repeat of it and is not returned
+            while a candidate or climbed point farther from every written row is; the default
+            :data:`DUPLICATE_TOL` excludes exact repeats only. For a deterministic objective
+            that is flat at the scale of a larger distance (a float hyperparameter the model
+            rounds, an accuracy that moves in steps) a larger one keeps expected improvement
+            from asking the incumbent's plateau again (as SMAC, Hutter et al. 2011, never
+            re-runs a configuration of a deterministic scenario); it acts on the continuous
+            columns only, a one-hot or integer neighbour lying farther than ``1 / (n - 1)``.
     """
 
     raw_samples: int = 512
@@ -593,6 +607,7 @@ class AcqOptimizer(NamedTuple):
     discrete_search: bool = False
     local_moves: bool = False
     local_integer_std: float = 0.0
+    min_distance: float = 1e-6
 
     @property
     def n_local(self) -> int:
@@ -621,6 +636,7 @@ def acq_optimizer(
     discrete_search: bool = False,
     local_moves: bool = False,
     local_integer_std: float = 0.0,
+    min_distance: float = 1e-6,
 ) -> AcqOptimizer:
     """Checked :class:`AcqOptimizer` (the one acquisition optimizer's settings; defaults as
     BoTorch's ``optimize_acqf(num_restarts=10, raw_samples=512)`` plus a quarter of the raw
@@ -630,7 +646,8 @@ def acq_optimizer(
         TypeError: a count that is not an int, a rate that is not a number, or a
             ``discrete_search`` or ``local_moves`` that is not a bool.
         ValueError: ``raw_samples``, ``num_restarts`` or ``n_best`` < 1, ``steps`` < 0,
-            ``learning_rate``, ``local_std`` or ``eta`` not > 0, ``local_integer_std`` < 0,
+            ``learning_rate``, ``local_std``, ``eta`` or ``min_distance`` not > 0,
+            ``local_integer_std`` < 0,
             ``local_fraction`` outside
             ``[0, 1)``, no spread raw sample left, or an unknown ``method``, ``raw_sampler``,
             ``restarts`` or ``local_rank``; the message names the argument.
@@ -653,6 +670,7 @@ def acq_optimizer(
         check_bool("discrete_search", discrete_search),
         check_bool("local_moves", local_moves),
         check_positive("local_integer_std", local_integer_std, allow_zero=True),
+        check_positive("min_distance", min_distance),
     )
     if not opts.local_fraction < 1.0:
         raise ValueError(f"local_fraction must be in [0, 1), got {local_fraction}")

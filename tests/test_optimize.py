@@ -75,6 +75,32 @@ def test_refine_argmax_climbs_from_the_best_candidates():
     assert np.array_equal(keep, best)
 
 
+def test_min_distance_keeps_the_answer_off_the_observed_points():
+    """acq_optimizer(min_distance=r): a utility peaked at an observed point (the incumbent's
+    plateau) is answered by the best pool point farther than r (max-norm) from every observed
+    row; by default only an exact repeat is excluded, so the climb returns the peak itself.
+    Bad values are refused by name."""
+    from nbo_jax.optimize import DUPLICATE_TOL, acq_optimizer, refine_argmax
+
+    peak, seen = jnp.array([0.3, 0.7]), jnp.array([0.31, 0.7])  # an observed point on the peak's plateau
+    utility = lambda u: -jnp.sum((u - peak) ** 2, axis=-1)
+    data = Dataset.empty(4, 2).add_batch(jnp.stack([seen, jnp.array([0.9, 0.1])]), jnp.array([0.0, 1.0]))
+    cand = jax.random.uniform(jax.random.key(0), (256, 2))
+    key = jax.random.key(1)
+    assert acq_optimizer().min_distance == DUPLICATE_TOL
+    near = refine_argmax(key, utility(cand), cand, utility, acq_optimizer(num_restarts=4, steps=100), data)
+    np.testing.assert_allclose(near, peak, atol=1e-3)  # 0.01 from the observed point
+    for r in (0.05, 0.2):
+        u = refine_argmax(key, utility(cand), cand, utility, acq_optimizer(num_restarts=4, steps=100, min_distance=r),
+                          data)
+        dist = jnp.max(jnp.abs(cand - seen), axis=-1)
+        best_far = float(jnp.max(jnp.where(dist > r, utility(cand), -jnp.inf)))
+        assert float(jnp.max(jnp.abs(u - seen))) > r
+        assert float(utility(u[None])[0]) >= best_far - 1e-6  # no worse than the best candidate beyond r
+    with pytest.raises(ValueError, match="min_distance"):
+        acq_optimizer(min_distance=0.0)
+
+
 def test_sobol_raw_samples_are_a_shifted_net():
     """A power-of-two prefix of the digitally shifted Sobol sequence puts exactly one point in
     every interval [j/n, (j+1)/n) of each coordinate (a (0, m, 1)-net per coordinate) and every

@@ -13,7 +13,7 @@ pytest.importorskip("sklearn")
 
 from sklearn import datasets
 from sklearn.calibration import CalibratedClassifierCV
-from sklearn.ensemble import RandomForestRegressor
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.linear_model import SGDClassifier
 from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
@@ -50,6 +50,10 @@ CASES = [
     ("knn_iris_nll", [2.0, 3.0, 0.0, 1.0],
      lambda: make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=2, p=3, weights="uniform")),
      datasets.load_iris, "neg_log_loss"),
+    ("rf_breast_cancer", [6.0, 0.25, 4.0, 0.0],
+     lambda: RandomForestClassifier(n_estimators=10, max_depth=6, max_features=0.25, min_samples_leaf=4,
+                                    bootstrap=True, random_state=0),
+     datasets.load_breast_cancer, "accuracy"),
 ]
 
 

@@ -96,12 +96,13 @@ class _Model(NamedTuple):
 # model (a task is a model x a metric, _TASKS) -> its estimator and data set
 _MODELS = {"svc_breast_cancer": _Model("svc", "load_breast_cancer", True), "knn_wine": _Model("knn", "load_wine", True),
            "rf_diabetes": _Model("rf", "load_diabetes", False),
-           "sgd_breast_cancer": _Model("sgd", "load_breast_cancer", True), "knn_iris": _Model("knn", "load_iris", True)}
+           "sgd_breast_cancer": _Model("sgd", "load_breast_cancer", True), "knn_iris": _Model("knn", "load_iris", True),
+           "rf_breast_cancer": _Model("rf", "load_breast_cancer", True)}
 # task -> (model, metric): Bayesmark's task, a model x a data set x a metric
 _TASKS = {"svc_breast_cancer": ("svc_breast_cancer", "accuracy"), "knn_wine": ("knn_wine", "accuracy"),
           "rf_diabetes": ("rf_diabetes", "mse"), "svc_breast_cancer_nll": ("svc_breast_cancer", "nll"),
           "knn_wine_nll": ("knn_wine", "nll"), "sgd_breast_cancer_nll": ("sgd_breast_cancer", "nll"),
-          "knn_iris_nll": ("knn_iris", "nll")}
+          "knn_iris_nll": ("knn_iris", "nll"), "rf_breast_cancer": ("rf_breast_cancer", "accuracy")}
 # metric -> (scikit-learn scoring, the loss's name); "mse" is the regressor's, the others classifiers'
 _SCORING = {"accuracy": ("accuracy", "1 - accuracy"), "nll": ("neg_log_loss", "log loss"),
             "mse": ("neg_mean_squared_error", "mean squared error")}
@@ -197,7 +198,8 @@ def estimator(name: str, config: dict):
     name, typed values as :func:`configuration` returns): a ``Pipeline`` for the SVM and kNN
     (the SVM of ``svc_breast_cancer_nll`` inside ``CalibratedClassifierCV(method="sigmoid",
     ensemble=False)``: Platt scaling fitted on 5-fold predictions of the training folds), a
-    ``RandomForestRegressor(n_estimators=10, random_state=0)`` for the forest.
+    ``RandomForestRegressor(n_estimators=10, random_state=0)`` for the forest
+    (``RandomForestClassifier`` on a classification data set).
 
     Raises:
         ValueError: unknown task name. KeyError: a parameter missing from ``config``."""
@@ -226,9 +228,10 @@ def estimator(name: str, config: dict):
         return make_pipeline(StandardScaler(), SGDClassifier(
             loss="log_loss", alpha=config["alpha"], eta0=config["eta0"], learning_rate=config["learning_rate"],
             penalty=config["penalty"], max_iter=SGD_EPOCHS, tol=None, random_state=SEED))
-    from sklearn.ensemble import RandomForestRegressor
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
-    return RandomForestRegressor(n_estimators=10, max_depth=config["max_depth"],
+    forest = RandomForestClassifier if _MODELS[_model(name)].classification else RandomForestRegressor
+    return forest(n_estimators=10, max_depth=config["max_depth"],
                                  max_features=config["max_features"],
                                  min_samples_leaf=config["min_samples_leaf"], bootstrap=config["bootstrap"],
                                  random_state=SEED)
@@ -376,15 +379,28 @@ def knn_iris_nll() -> Problem:
     return _problem("knn_iris_nll")
 
 
+def rf_breast_cancer() -> Problem:
+    """:func:`rf_diabetes`'s forest and space as a classifier (``RandomForestClassifier``, 10
+    trees) on the breast cancer data (569 x 30, 2 classes); loss ``1 - `` 3-fold accuracy. Flat
+    in ``max_features`` between multiples of 1/30 (the forest draws ``int(max_features * 30)``
+    features) and in steps of one sample: a selection task (:data:`SELECTION`), the twin of the
+    tuning tasks that end in ties, not one of :data:`TUNING`.
+
+    Raises:
+        ImportError: the ``tasks`` extra (scikit-learn) is missing."""
+    _sklearn()
+    return _problem("rf_breast_cancer")
+
+
 TUNING: dict[str, Callable[[], Problem]] = {"svc_breast_cancer": svc_breast_cancer, "knn_wine": knn_wine,
                                             "rf_diabetes": rf_diabetes, "svc_breast_cancer_nll": svc_breast_cancer_nll,
                                             "knn_wine_nll": knn_wine_nll}
 """Name -> builder of the tuning problems (the mixed benchmark's test tasks)."""
 SELECTION: dict[str, Callable[[], Problem]] = {"sgd_breast_cancer_nll": sgd_breast_cancer_nll,
-                                               "knn_iris_nll": knn_iris_nll}
+                                               "knn_iris_nll": knn_iris_nll, "rf_breast_cancer": rf_breast_cancer}
 """Name -> builder of the tuning tasks on which defaults are chosen (``benchmarks/mixed_selection.py``),
 kept apart from :data:`TUNING`, the tasks they are tested on."""
 
 __all__ = ["METRICS", "N_FOLDS", "SEED", "SELECTION", "SGD_EPOCHS", "TUNING", "configuration", "cv_loss",
-           "estimator", "knn_iris_nll", "knn_wine", "knn_wine_nll", "load_data", "rf_diabetes",
+           "estimator", "knn_iris_nll", "knn_wine", "knn_wine_nll", "load_data", "rf_breast_cancer", "rf_diabetes",
            "sgd_breast_cancer_nll", "space", "svc_breast_cancer", "svc_breast_cancer_nll"]
