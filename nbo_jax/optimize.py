@@ -607,7 +607,7 @@ class AcqOptimizer(NamedTuple):
     discrete_search: bool = False
     local_moves: bool = False
     local_integer_std: float = 0.0
-    min_distance: float = 1e-6
+    min_distance: float = DUPLICATE_TOL
 
     @property
     def n_local(self) -> int:
@@ -636,7 +636,7 @@ def acq_optimizer(
     discrete_search: bool = False,
     local_moves: bool = False,
     local_integer_std: float = 0.0,
-    min_distance: float = 1e-6,
+    min_distance: float = DUPLICATE_TOL,
 ) -> AcqOptimizer:
     """Checked :class:`AcqOptimizer` (the one acquisition optimizer's settings; defaults as
     BoTorch's ``optimize_acqf(num_restarts=10, raw_samples=512)`` plus a quarter of the raw
