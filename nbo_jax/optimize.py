@@ -514,7 +514,7 @@ DUPLICATE_TOL = 1e-6
 of a written row."""
 
 
-def _is_written(u: Array, data: Dataset | None, tol: float = DUPLICATE_TOL) -> Array:
+def _is_written(u: Array, data: Dataset | None, tol: float) -> Array:
     """``(N,)`` bool: ``u (N, d)`` rows within ``tol`` (max-norm; :data:`DUPLICATE_TOL` or
     :attr:`AcqOptimizer.min_distance`) of a row written in ``data``."""
     if data is None:
@@ -588,8 +588,9 @@ class AcqOptimizer(NamedTuple):
             that is flat at the scale of a larger distance (a float hyperparameter the model
             rounds, an accuracy that moves in steps) a larger one keeps expected improvement
             from asking the incumbent's plateau again (as SMAC, Hutter et al. 2011, never
-            re-runs a configuration of a deterministic scenario); it acts on the continuous
-            columns only, a one-hot or integer neighbour lying farther than ``1 / (n - 1)``.
+            re-runs a configuration of a deterministic scenario). A category's neighbour lies 1
+            away (one-hot), an integer's ``1 / n`` for ``n`` values (its values' centres; on a
+            log scale the closest pair's spacing): an ``r`` below that leaves them alone.
     """
 
     raw_samples: int = 512

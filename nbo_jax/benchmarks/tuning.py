@@ -203,7 +203,8 @@ def estimator(name: str, config: dict):
 
     Raises:
         ValueError: unknown task name. KeyError: a parameter missing from ``config``."""
-    kind = _MODELS[_model(name)].estimator
+    model = _MODELS[_model(name)]
+    kind = model.estimator
     _sklearn()
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import MinMaxScaler, StandardScaler
@@ -230,7 +231,7 @@ def estimator(name: str, config: dict):
             penalty=config["penalty"], max_iter=SGD_EPOCHS, tol=None, random_state=SEED))
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
-    forest = RandomForestClassifier if _MODELS[_model(name)].classification else RandomForestRegressor
+    forest = RandomForestClassifier if model.classification else RandomForestRegressor
     return forest(n_estimators=10, max_depth=config["max_depth"],
                                  max_features=config["max_features"],
                                  min_samples_leaf=config["min_samples_leaf"], bootstrap=config["bootstrap"],
