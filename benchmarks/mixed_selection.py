@@ -29,6 +29,9 @@ chosen on:
   ``rf_breast_cancer`` (only when named): the random forest's space as a classifier, 1 -
   3-fold accuracy, flat between steps of ``max_features`` and of one sample: the twin of the
   tuning tasks that end in ties.
+  ``rf_friedman1`` (only when named): the forest's regression space on Friedman #1 (442 x 10,
+  generated), 3-fold mean squared error, flat between steps of ``max_features``: the twin of
+  ``rf_diabetes``.
 
 Each combination of ``--nu``, ``--input-embedding``, ``--category-weight``,
 ``--categorical-acquisition``, ``--outcome-transform`` and ``--acquisition`` (``thompson``: the

@@ -54,6 +54,11 @@ CASES = [
      lambda: RandomForestClassifier(n_estimators=10, max_depth=6, max_features=0.25, min_samples_leaf=4,
                                     bootstrap=True, random_state=0),
      datasets.load_breast_cancer, "accuracy"),
+    ("rf_friedman1", [9.0, 0.375, 2.0, 1.0],
+     lambda: RandomForestRegressor(n_estimators=10, max_depth=9, max_features=0.375, min_samples_leaf=2,
+                                   bootstrap=False, random_state=0),
+     lambda return_X_y: datasets.make_friedman1(n_samples=442, n_features=10, noise=1.0, random_state=0),
+     "neg_mean_squared_error"),
 ]
 
 

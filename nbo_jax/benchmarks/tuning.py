@@ -27,6 +27,11 @@ category as its index; minimization; ``optimal_value=None``, unknown)::
                        defaults are chosen, not a test task (TUNING)
     knn_iris_nll       knn_wine's model and space on iris 150x4; log loss. A selection task
                        (SELECTION), heavy-tailed as knn_wine_nll
+    rf_breast_cancer   rf_diabetes' forest and space as a classifier on breast_cancer; 1 -
+                       accuracy. A selection task (SELECTION), the twin of the tasks that tie
+    rf_friedman1       rf_diabetes' forest and space on Friedman #1 442x10 (generated:
+                       make_friedman1(442, 10, noise=1, random_state=0); 5 of the 10 features
+                       inform); MSE. A selection task (SELECTION), rf_diabetes' twin
 
     loss(config) = mean over the 3 folds of the metric's loss on the held-out fold
                    (StratifiedKFold for classifiers, KFold for the regressor; 3 folds,
@@ -97,12 +102,16 @@ class _Model(NamedTuple):
 _MODELS = {"svc_breast_cancer": _Model("svc", "load_breast_cancer", True), "knn_wine": _Model("knn", "load_wine", True),
            "rf_diabetes": _Model("rf", "load_diabetes", False),
            "sgd_breast_cancer": _Model("sgd", "load_breast_cancer", True), "knn_iris": _Model("knn", "load_iris", True),
-           "rf_breast_cancer": _Model("rf", "load_breast_cancer", True)}
+           "rf_breast_cancer": _Model("rf", "load_breast_cancer", True),
+           "rf_friedman1": _Model("rf", "make_friedman1", False)}
+# a generated data set (a loader named make_*) -> its generator's arguments: diabetes' size
+_GENERATED = {"make_friedman1": {"n_samples": 442, "n_features": 10, "noise": 1.0, "random_state": SEED}}
 # task -> (model, metric): Bayesmark's task, a model x a data set x a metric
 _TASKS = {"svc_breast_cancer": ("svc_breast_cancer", "accuracy"), "knn_wine": ("knn_wine", "accuracy"),
           "rf_diabetes": ("rf_diabetes", "mse"), "svc_breast_cancer_nll": ("svc_breast_cancer", "nll"),
           "knn_wine_nll": ("knn_wine", "nll"), "sgd_breast_cancer_nll": ("sgd_breast_cancer", "nll"),
-          "knn_iris_nll": ("knn_iris", "nll"), "rf_breast_cancer": ("rf_breast_cancer", "accuracy")}
+          "knn_iris_nll": ("knn_iris", "nll"), "rf_breast_cancer": ("rf_breast_cancer", "accuracy"),
+          "rf_friedman1": ("rf_friedman1", "mse")}
 # metric -> (scikit-learn scoring, the loss's name); "mse" is the regressor's, the others classifiers'
 _SCORING = {"accuracy": ("accuracy", "1 - accuracy"), "nll": ("neg_log_loss", "log loss"),
             "mse": ("neg_mean_squared_error", "mean squared error")}
@@ -136,8 +145,8 @@ def _parameters(model: str) -> tuple:
 
 
 def load_data(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """The data set of task ``name`` (loaded once per data set, cached): ``X (n, d)`` float64
-    features and ``y (n,)`` targets (int64 class labels, float64 for the regression task).
+    """The data set of task ``name`` (loaded or generated once per data set, cached): ``X (n,
+    d)`` float64 features and ``y (n,)`` targets (int64 class labels, float64 for the regression task).
 
     Raises:
         ValueError: unknown task name. ImportError: the ``tasks`` extra is missing."""
@@ -150,7 +159,8 @@ def _load(loader: str, classification: bool) -> tuple[np.ndarray, np.ndarray]:
     _sklearn()
     from sklearn import datasets
 
-    X, y = getattr(datasets, loader)(return_X_y=True)
+    generate = getattr(datasets, loader)
+    X, y = generate(**_GENERATED[loader]) if loader in _GENERATED else generate(return_X_y=True)
     return np.asarray(X, np.float64), np.asarray(y, np.int64 if classification else np.float64)
 
 
@@ -393,15 +403,32 @@ def rf_breast_cancer() -> Problem:
     return _problem("rf_breast_cancer")
 
 
+def rf_friedman1() -> Problem:
+    """:func:`rf_diabetes`'s forest (10 regression trees) and space on Friedman #1 (Friedman 1991,
+    "Multivariate adaptive regression splines", Ann. Statist. 19(1); scikit-learn's
+    ``make_friedman1(n_samples=442, n_features=10, noise=1.0, random_state=0)``, diabetes' size:
+    ``y = 10 sin(pi x1 x2) + 20 (x3 - 0.5)^2 + 10 x4 + 5 x5 + N(0, 1)``, ``x`` uniform on
+    ``[0, 1]^10``, the last five features noise); loss the 3-fold mean squared error. Flat in
+    ``max_features`` between multiples of 1/10 (the forest draws ``int(max_features * 10)``
+    features) as :func:`rf_diabetes`, with a continuous loss: a selection task
+    (:data:`SELECTION`), the twin of :func:`rf_diabetes`, not one of :data:`TUNING`.
+
+    Raises:
+        ImportError: the ``tasks`` extra (scikit-learn) is missing."""
+    _sklearn()
+    return _problem("rf_friedman1")
+
+
 TUNING: dict[str, Callable[[], Problem]] = {"svc_breast_cancer": svc_breast_cancer, "knn_wine": knn_wine,
                                             "rf_diabetes": rf_diabetes, "svc_breast_cancer_nll": svc_breast_cancer_nll,
                                             "knn_wine_nll": knn_wine_nll}
 """Name -> builder of the tuning problems (the mixed benchmark's test tasks)."""
 SELECTION: dict[str, Callable[[], Problem]] = {"sgd_breast_cancer_nll": sgd_breast_cancer_nll,
-                                               "knn_iris_nll": knn_iris_nll, "rf_breast_cancer": rf_breast_cancer}
+                                               "knn_iris_nll": knn_iris_nll, "rf_breast_cancer": rf_breast_cancer,
+                                               "rf_friedman1": rf_friedman1}
 """Name -> builder of the tuning tasks on which defaults are chosen (``benchmarks/mixed_selection.py``),
 kept apart from :data:`TUNING`, the tasks they are tested on."""
 
 __all__ = ["METRICS", "N_FOLDS", "SEED", "SELECTION", "SGD_EPOCHS", "TUNING", "configuration", "cv_loss",
            "estimator", "knn_iris_nll", "knn_wine", "knn_wine_nll", "load_data", "rf_breast_cancer", "rf_diabetes",
-           "sgd_breast_cancer_nll", "space", "svc_breast_cancer", "svc_breast_cancer_nll"]
+           "rf_friedman1", "sgd_breast_cancer_nll", "space", "svc_breast_cancer", "svc_breast_cancer_nll"]
