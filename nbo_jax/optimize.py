@@ -354,8 +354,9 @@ def refine_argmax(
             final pool.
         options: :class:`AcqOptimizer` (``steps = 0``: no climb).
         data: unit-cube :class:`~nbo_jax.dataset.Dataset` or ``None``; a point within
-            ``options.min_distance`` (max-norm; :data:`DUPLICATE_TOL` by default) of one of its
-            written rows (observed, failed or fantasized: pending points and a batch's earlier
+            ``options.min_distance`` (max-norm; :data:`DUPLICATE_TOL` by default; on a mixed
+            space on the continuous columns of the configuration it rounds to, its integers
+            and categories equal) of one of its written rows (observed, failed or fantasized: pending points and a batch's earlier
             points) is never returned while another candidate or climbed point is not (a climb
             pinned to a corner of the box would otherwise repeat it).
         region: a :class:`~nbo_jax.base.SearchRegion` whose box the climb stays in
@@ -516,21 +517,29 @@ of a written row."""
 
 def _is_written(u: Array, data: Dataset | None, tol: float) -> Array:
     """``(N,)`` bool: ``u (N, d)`` rows within ``tol`` (max-norm; :data:`DUPLICATE_TOL` or
-    :attr:`AcqOptimizer.min_distance`) of a row written in ``data``."""
+    :attr:`AcqOptimizer.min_distance`) of a row written in ``data``. On a mixed space
+    (``data.space``) the configuration ``u`` rounds to is compared (:meth:`SearchSpace.round`),
+    ``tol`` applies to its continuous columns and the discrete ones (an integer's, a
+    category's) must match to within :data:`DUPLICATE_TOL`: a point with another integer value
+    or category is never counted as a repeat, one that rounds to a written configuration is."""
     if data is None:
         return jnp.zeros(u.shape[:1], bool)
     written = jnp.arange(data.u.shape[0]) < data.count
     rows = data.u.astype(u.dtype)
     d = u.shape[1]
+    tols = np.full(d, tol)
+    if data.space is not None:  # compare configurations: the point as it rounds (written rows are rounded)
+        u = data.space.round(u)
+        tols = np.where(data.space.continuous_columns(), tol, min(tol, DUPLICATE_TOL))
     if d > 128:  # one (N, cap, d) reduction
-        close = jnp.max(jnp.abs(u[:, None, :] - rows[None, :, :]), axis=-1) <= tol
+        close = jnp.all(jnp.abs(u[:, None, :] - rows[None, :, :]) <= jnp.asarray(tols, u.dtype), axis=-1)
         return jnp.any(close & written[None, :], axis=1)
     # max_i |u_i - v_i| <= tol as a chain of d (N, cap) comparisons, which XLA fuses into one
     # vectorized loop (2.5x faster than the reduction over a short minor axis: 12.5 -> 5 ms at
     # N = 2048, cap = 2010, d = 10 on a 2-core CPU; the same result, NaN included)
     close = written[None, :]
     for i in range(d):
-        close = close & (jnp.abs(u[:, i:i + 1] - rows[None, :, i]) <= tol)
+        close = close & (jnp.abs(u[:, i:i + 1] - rows[None, :, i]) <= float(tols[i]))
     return jnp.any(close, axis=1)
 
 
@@ -588,9 +597,10 @@ class AcqOptimizer(NamedTuple):
             that is flat at the scale of a larger distance (a float hyperparameter the model
             rounds, an accuracy that moves in steps) a larger one keeps expected improvement
             from asking the incumbent's plateau again (as SMAC, Hutter et al. 2011, never
-            re-runs a configuration of a deterministic scenario). A category's neighbour lies 1
-            away (one-hot), an integer's ``1 / n`` for ``n`` values (its values' centres; on a
-            log scale the closest pair's spacing): an ``r`` below that leaves them alone.
+            re-runs a configuration of a deterministic scenario). On a mixed space it is
+            measured on the continuous columns: a point whose integer or category differs from
+            a written row's is never a repeat of it, so integer and categorical neighbours stay
+            open whatever ``r``.
     """
 
     raw_samples: int = 512

@@ -157,6 +157,14 @@ class SearchSpace:
             mask[cols] = isinstance(p, Categorical)
         return mask
 
+    def continuous_columns(self) -> np.ndarray:
+        """``(D,)`` bool: the unit-cube columns of the continuous parameters (not an integer's,
+        not a category's)."""
+        mask = np.zeros(self.unit_dim, bool)
+        for p, cols in self.columns():
+            mask[cols] = isinstance(p, Continuous)
+        return mask
+
     def to_unit(self, x: Array) -> Array:
         """JAX: points ``x (..., P)`` encoded in the unit cube, ``(..., D)`` (module doc; a
         categorical entry is rounded to the nearest index, a non-finite one gives NaN)."""

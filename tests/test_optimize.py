@@ -101,6 +101,29 @@ def test_min_distance_keeps_the_answer_off_the_observed_points():
         acq_optimizer(min_distance=0.0)
 
 
+def test_min_distance_leaves_integer_neighbours_open_on_a_mixed_space():
+    """On a mixed space min_distance is measured on the continuous columns: with r = 0.25 a
+    neighbouring integer at the observed point's float (0.2 of the cube away in the integer's
+    column) is still asked, while the observed integer's value within r of the observed float is
+    not (a max-norm over every column would exclude both). By default the climb returns the
+    peak on the observed point's plateau, 0.02 from it."""
+    from nbo_jax.optimize import acq_optimizer, refine_argmax
+    from nbo_jax.search_space import Continuous, Integer, search_space
+
+    space = search_space([Continuous("x", 0.0, 1.0), Integer("k", 0, 4)])
+    seen = jnp.asarray(space.to_unit(jnp.array([[0.3, 2.0]]))[0])  # (0.3, 0.5): k = 2 at the centre of its cell
+    assert space.continuous_columns().tolist() == [True, False]
+    # peaked 0.02 from the observed point (on its plateau), falling slowly in k and fast in x
+    utility = lambda u: -(u[..., 0] - 0.32) ** 2 - 0.01 * (u[..., 1] - 0.5) ** 2
+    data = Dataset.empty(4, 2, space=space).add_batch(seen[None], jnp.array([0.0]))
+    cand = jax.random.uniform(jax.random.key(0), (256, 2))
+    key = jax.random.key(1)
+    for r, ks in ((None, (2,)), (0.25, (1, 3))):
+        opts = acq_optimizer(num_restarts=4, steps=100, **({} if r is None else {"min_distance": r}))
+        x = space.from_unit(refine_argmax(key, utility(cand), cand, utility, opts, data)[None])[0]
+        assert int(round(float(x[1]))) in ks and abs(float(x[0]) - 0.32) < 0.01
+
+
 def test_sobol_raw_samples_are_a_shifted_net():
     """A power-of-two prefix of the digitally shifted Sobol sequence puts exactly one point in
     every interval [j/n, (j+1)/n) of each coordinate (a (0, m, 1)-net per coordinate) and every
