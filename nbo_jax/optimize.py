@@ -357,8 +357,9 @@ def refine_argmax(
             ``options.min_distance`` (max-norm; :data:`DUPLICATE_TOL` by default; on a mixed
             space on the continuous columns of the configuration it rounds to, its integers
             and categories equal) of one of its written rows (observed, failed or fantasized:
-            pending points and a batch's earlier points) is never returned while another candidate or climbed point is not (a climb
-            pinned to a corner of the box would otherwise repeat it).
+            pending points and a batch's earlier points) is never returned while another
+            candidate or climbed point is not (a climb pinned to a corner of the box would
+            otherwise repeat it).
         region: a :class:`~nbo_jax.base.SearchRegion` whose box the climb stays in
             (:func:`region_bounds`), or ``None`` (the unit cube); ``candidates`` should lie
             in it too (:func:`candidate_set` draws them there).
