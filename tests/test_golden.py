@@ -22,7 +22,8 @@ change of an algorithm's behaviour re-records them in its own commit::
 
 On another CPU kind (other vector instructions) float64 rounds differently in the last digits,
 and a few histories drift beyond 1e-9 (seen: adaptive-basis, DNGO, GP-NTK and GP-UCB on a
-Xeon with AVX-512 FP16 and on an AMD EPYC). Such a kind keeps its own copies of the histories
+Xeon with AVX-512 FP16, on an AMD EPYC and on another Xeon with AVX-512 FP16 whose other
+flags differ). Such a kind keeps its own copies of the histories
 that differ, in ``golden/cpu-<fingerprint>/`` (:func:`cpu_fingerprint`), recorded from the same code with
 ``NBO_RECORD_GOLDEN=kind`` (which writes there, for the algorithms run); every other history
 is read from ``golden/``.
