@@ -51,12 +51,26 @@ lower than the first one's::
     uv run python benchmarks/mixed_selection.py --nu 0.5 --acquisition thompson ei --problems integer --key 3
     uv run python benchmarks/mixed_selection.py --nu 0.5 --outcome-transform standardize copula --key 3 \
         --problems additive_terms permuted_hartmann integer
+
+``--algorithm NAME`` (a registry name other than ``neural-bo``, e.g. ``gp-ei``) screens that
+algorithm instead: each ``--options`` JSON object is one setting, the keyword arguments of
+``nbo.registry.get(NAME, **options)`` (``{}``: its defaults, the baseline the others are tested
+against); the Neural-BO flags above are refused with it. ``--sequential`` runs the seeds one
+after another (the library's tuning tasks call scikit-learn through a host callback). Printed
+besides: how many asks after the initial design repeat a value observed before them in the same
+run (the same configuration re-asked, or one on a plateau)::
+
+    uv run python benchmarks/mixed_selection.py --algorithm gp-ei --options '{}' \
+        '{"acq_optimizer": {"min_distance": 0.05}}' --key 3 --sequential \
+        --problems rf_friedman1 rf_breast_cancer knn_iris_nll sgd_breast_cancer_nll additive_terms \
+        permuted_hartmann integer
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import time
 
 import jax
@@ -178,18 +192,75 @@ INTEGER = {"integer_levy": integer_levy, "integer_styblinski_tang": integer_styb
 ALL = {**PROBLEMS, "wide_terms": wide_terms, **INTEGER, **SELECTION}
 
 
-def best_values(problem: Problem, nu: float | None, seeds: int, key: int, n_init: int, n_iter: int, **options) -> np.ndarray:
+def best_values(problem: Problem, nu: float | None, seeds: int, key: int, n_init: int, n_iter: int,
+                sequential: bool = False, **options) -> np.ndarray:
     """``(seeds,)`` the best value of each seed of Neural-BO with ``nu`` and ``options`` (e.g.
     ``input_embedding``, ``category_weight``, ``categorical_acquisition``), the seeds vmapped
-    (:func:`nbo_jax.comparison.run_methods`)."""
+    unless ``sequential`` (:func:`nbo_jax.comparison.run_methods`)."""
     keys = jax.random.split(jax.random.key(key), seeds)
     if nu is not None and options.get("categorical_acquisition") is None and "acquisition" not in options:
         # a given nu alone makes the Thompson sample ask on categories; the preset's EI asks there
         options = dict(options, categorical_acquisition=PRESETS["default"]["categorical_acquisition"])
     algo = nbo.registry.get("neural-bo", nu=nu, **options)
-    hists, _ = comparison.run_methods(problem, {"neural-bo": algo}, keys,
-                                      n_init=n_init, n_iter=n_iter, progress=False, verbose=False)
+    hists, _ = comparison.run_methods(problem, {"neural-bo": algo}, keys, n_init=n_init, n_iter=n_iter,
+                                      progress=False, verbose=False, vmap_seeds=not sequential)
     return np.asarray(hists["neural-bo"]["best_f"][:, -1], np.float64)
+
+
+def repeated_asks(y: np.ndarray, n_init: int) -> int:
+    """How many asks after the first ``n_init`` rows of ``y (seeds, n)`` equal a value observed
+    before them in the same seed's run (a configuration re-asked, or another on a plateau)."""
+    return sum(int(np.any(row[:i] == row[i])) for row in y for i in range(n_init, row.shape[0]))
+
+
+def algorithm_best_values(problem: Problem, name: str, options: dict, seeds: int, key: int, n_init: int, n_iter: int,
+                          sequential: bool = False) -> tuple[np.ndarray, int]:
+    """``((seeds,) best values, repeated asks)`` of ``nbo.registry.get(name, **options)`` on
+    ``problem`` (:func:`nbo_jax.comparison.run_methods`, the seeds vmapped unless
+    ``sequential``; :func:`repeated_asks`)."""
+    keys = jax.random.split(jax.random.key(key), seeds)
+    algo = nbo.registry.get(name, **options)
+    hists, _ = comparison.run_methods(problem, {name: algo}, keys, n_init=n_init, n_iter=n_iter, progress=False,
+                                      verbose=False, vmap_seeds=not sequential)
+    h = hists[name]
+    return np.asarray(h["best_f"][:, -1], np.float64), repeated_asks(np.asarray(h["y"], np.float64), n_init)
+
+
+def _json_options(text: str) -> dict:
+    """One ``--options`` value: a JSON object (``argparse`` reports the error naming the flag)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise argparse.ArgumentTypeError(f"not JSON ({err}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"must be a JSON object of keyword arguments, got {text!r}")
+    return value
+
+
+NEURAL_BO_FLAGS = ("nu", "input_embedding", "category_weight", "categorical_acquisition", "outcome_transform",
+                   "acquisition", "raw_samples")
+"""The flags that set Neural-BO only (refused with another ``--algorithm``)."""
+
+
+def screen(args) -> int:
+    """``--algorithm`` other than Neural-BO: each ``--options`` setting on each problem."""
+    print(f"{args.algorithm}, {args.seeds} seeds from key {args.key}, {args.n_init} + {args.n_iter} evaluations, "
+          f"noise-free; median [25%, 75%] and mean of the best value, asks repeating an earlier value; "
+          f"one-sided Welch p that the mean is lower, then higher, than with the first setting\n")
+    print("| problem | options | best value | mean | repeated asks | p lower | p higher |\n|---|---|---|---|---|---|---|")
+    for name in args.problems:
+        problem = ALL[name]()
+        first = None
+        for options in args.options:
+            t0 = time.perf_counter()
+            v, repeats = algorithm_best_values(problem, args.algorithm, options, args.seeds, args.key, args.n_init,
+                                               args.n_iter, args.sequential)
+            q = np.percentile(v, [50, 25, 75])
+            p = " | " if first is None else f"{welch_one_sided(first, v):.3g} | {welch_one_sided(v, first):.3g}"
+            first = v if first is None else first
+            print(f"| {name} | `{json.dumps(options)}` | {q[0]:.5g} [{q[1]:.5g}, {q[2]:.5g}] | {v.mean():.5g} | "
+                  f"{repeats}/{args.seeds * args.n_iter} | {p} |  ({time.perf_counter() - t0:.0f} s)", flush=True)
+    return 0
 
 
 def main(argv=None) -> int:
@@ -211,8 +282,28 @@ def main(argv=None) -> int:
     parser.add_argument("--key", type=int, default=0)
     parser.add_argument("--n-init", type=int, default=5)
     parser.add_argument("--n-iter", type=int, default=40)
+    parser.add_argument("--algorithm", default="neural-bo",
+                        help="a registry name (nbo.registry.get); default neural-bo, set by the flags above")
+    parser.add_argument("--options", nargs="+", type=_json_options, default=None,
+                        help="with another --algorithm: JSON objects of its keyword arguments, one per setting "
+                             "(default: '{}')")
+    parser.add_argument("--sequential", action="store_true", help="run the seeds one after another")
     args = parser.parse_args(argv)
     args.problems = [n for name in args.problems for n in (INTEGER if name == "integer" else [name])]
+    try:
+        algorithm = nbo.registry.canonical_name(args.algorithm)
+    except ValueError as err:
+        parser.error(f"--algorithm: {err}")
+    if algorithm != "neural-bo":
+        given = [f"--{flag.replace('_', '-')}" for flag in NEURAL_BO_FLAGS
+                 if getattr(args, flag) != parser.get_default(flag)]
+        if given:
+            parser.error(f"{', '.join(given)} set(s) Neural-BO only; with --algorithm {args.algorithm} give "
+                         f"settings as --options")
+        args.options = args.options or [{}]
+        return screen(args)
+    if args.options is not None:
+        parser.error("--options sets the keyword arguments of another --algorithm; Neural-BO's are the flags")
     print(f"Neural-BO, {args.seeds} seeds, {args.n_init} + {args.n_iter} evaluations, noise-free; "
           f"median [25%, 75%] and mean of the best value; one-sided Welch p that the mean is lower "
           f"than with the first setting\n")
@@ -230,7 +321,7 @@ def main(argv=None) -> int:
             nu, e, w, a, acq, tr = setting
             t0 = time.perf_counter()
             finals[setting] = v = best_values(problem, None if acq == "ei" else nu, args.seeds, args.key, args.n_init,
-                                              args.n_iter, input_embedding=e, category_weight=w,
+                                              args.n_iter, args.sequential, input_embedding=e, category_weight=w,
                                               categorical_acquisition=a, outcome_transform=tr,
                                               **(ei if acq == "ei" else extra))
             q = np.percentile(v, [50, 25, 75])

@@ -324,6 +324,35 @@ def test_mixed_selection_problems_have_their_stated_minima(benchmark_script):
     assert float(hartmann.objective(jnp.array([1.0, 2.0, *at]))) > -3.0
 
 
+def test_mixed_selection_screens_another_algorithm(benchmark_script, capsys):
+    """``mixed_selection.py --algorithm NAME --options ...``: one row per setting with the mean
+    best value that :func:`nbo_jax.comparison.run_methods` gives for the same keys, the asks that
+    repeat an earlier value (the design's own repeats not counted), and the Neural-BO flags,
+    a non-object ``--options`` and an unknown algorithm refused by name."""
+    import nbo_jax as nbo
+    from nbo_jax import comparison
+
+    ms = benchmark_script("mixed_selection")
+    assert ms.repeated_asks(np.array([[1.0, 2.0, 1.0, 3.0, 2.0]]), 2) == 2
+    assert ms.repeated_asks(np.array([[1.0, 1.0, 3.0], [4.0, 5.0, 5.0]]), 2) == 1
+    assert ms.main(["--algorithm", "random", "--options", "{}", '{"q": 1}', "--problems", "integer_rosenbrock",
+                    "--seeds", "3", "--n-iter", "2", "--sequential"]) == 0
+    rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| integer_rosenbrock")]
+    keys = jax.random.split(jax.random.key(0), 3)
+    hists, _ = comparison.run_methods(ms.integer_rosenbrock(), {"r": nbo.registry.get("random")}, keys, n_init=5,
+                                      n_iter=2, progress=False, verbose=False, vmap_seeds=False)
+    mean = float(np.mean(np.asarray(hists["r"]["best_f"][:, -1], np.float64)))
+    assert len(rows) == 2 and rows[0].startswith("| integer_rosenbrock | `{}` |") and f"| {mean:.5g} |" in rows[0]
+    assert rows[1].split(" | ")[3:5] == rows[0].split(" | ")[3:5]  # q=1 is the default: the same runs
+    for argv, message in ((["--algorithm", "gp-ei", "--nu", "0.3"], "--nu set(s) Neural-BO only"),
+                          (["--algorithm", "gp-ei", "--options", "[1]"], "argument --options: must be a JSON object"),
+                          (["--algorithm", "foo"], "--algorithm: algorithm must be one of"),
+                          (["--options", "{}"], "--options sets the keyword arguments of another --algorithm")):
+        with pytest.raises(SystemExit):
+            ms.main(argv)
+        assert message in capsys.readouterr().err
+
+
 def test_mixed_selection_integer_problems_are_their_functions_on_the_grid(benchmark_script):
     """The integer problems of ``benchmarks/mixed_selection.py``: Levy-6 and Rosenbrock-4 / 100
     take 0 at the all-ones configuration, Hartmann-6 reads its integers as ``k / 10`` (its
