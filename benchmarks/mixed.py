@@ -285,7 +285,8 @@ def main(argv=None) -> int:
     if not args.table_only:
         args.methods, args.problems = methods, list(results)
         (out / "mixed.json").write_text(json.dumps(dict(args=vars(args), results=results), indent=1))
-    print(f"\n{args.seeds} seeds, {args.n_init} + {args.n_iter} evaluations, noise-free; "
+    print(f"\n{args.seeds} seeds, {args.n_init} + {args.n_iter} evaluations (Optuna's samplers and ours: "
+          f"{args.n_init + args.n_iter} trials with their own start-up trials), noise-free; "
           "median [25%, 75%] of the best value; normalized score (Bayesmark) median; "
           "one-sided Welch p that the method's scores are higher than TPE's / GPSampler's\n")
     print("| problem | method | best value | score | p vs TPE | p vs GPSampler |")
