@@ -150,20 +150,21 @@ class SearchSpace:
         """``(P,)`` bool: which parameters are categorical."""
         return np.array([isinstance(p, Categorical) for p in self.parameters])
 
-    def categorical_columns(self) -> np.ndarray:
-        """``(D,)`` bool: the unit-cube columns of the categories (their one-hot blocks)."""
+    def _column_mask(self, kind: type) -> np.ndarray:
+        """``(D,)`` bool: the unit-cube columns of the parameters of type ``kind``."""
         mask = np.zeros(self.unit_dim, bool)
         for p, cols in self.columns():
-            mask[cols] = isinstance(p, Categorical)
+            mask[cols] = isinstance(p, kind)
         return mask
+
+    def categorical_columns(self) -> np.ndarray:
+        """``(D,)`` bool: the unit-cube columns of the categories (their one-hot blocks)."""
+        return self._column_mask(Categorical)
 
     def continuous_columns(self) -> np.ndarray:
         """``(D,)`` bool: the unit-cube columns of the continuous parameters (not an integer's,
         not a category's)."""
-        mask = np.zeros(self.unit_dim, bool)
-        for p, cols in self.columns():
-            mask[cols] = isinstance(p, Continuous)
-        return mask
+        return self._column_mask(Continuous)
 
     def to_unit(self, x: Array) -> Array:
         """JAX: points ``x (..., P)`` encoded in the unit cube, ``(..., D)`` (module doc; a
