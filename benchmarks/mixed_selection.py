@@ -197,14 +197,10 @@ def best_values(problem: Problem, nu: float | None, seeds: int, key: int, n_init
     """``(seeds,)`` the best value of each seed of Neural-BO with ``nu`` and ``options`` (e.g.
     ``input_embedding``, ``category_weight``, ``categorical_acquisition``), the seeds vmapped
     unless ``sequential`` (:func:`nbo_jax.comparison.run_methods`)."""
-    keys = jax.random.split(jax.random.key(key), seeds)
     if nu is not None and options.get("categorical_acquisition") is None and "acquisition" not in options:
         # a given nu alone makes the Thompson sample ask on categories; the preset's EI asks there
         options = dict(options, categorical_acquisition=PRESETS["default"]["categorical_acquisition"])
-    algo = nbo.registry.get("neural-bo", nu=nu, **options)
-    hists, _ = comparison.run_methods(problem, {"neural-bo": algo}, keys, n_init=n_init, n_iter=n_iter,
-                                      progress=False, verbose=False, vmap_seeds=not sequential)
-    return np.asarray(hists["neural-bo"]["best_f"][:, -1], np.float64)
+    return algorithm_best_values(problem, "neural-bo", dict(options, nu=nu), seeds, key, n_init, n_iter, sequential)[0]
 
 
 def repeated_asks(y: np.ndarray, n_init: int) -> int:
