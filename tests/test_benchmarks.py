@@ -396,3 +396,40 @@ def test_mixed_botorch_encoding_maps_botorch_columns_onto_the_space(benchmark_sc
         x = to_x(np.array([z, 0.0, 0.0, 2.0]))
         assert x[0] == pytest.approx(c, rel=1e-12) and x[3] == 2.0
         assert bool(space.contains(x))
+
+
+def test_landscape_grid_random_search_zero_and_share(benchmark_script, tmp_path, capsys):
+    """``benchmarks/landscape.py``: the grid of a task's space (every integer value, every
+    choice, ``levels`` log-spaced floats), random search's median best as the grid's
+    ``1 - 2^(-1/B)`` quantile, the share of the grid reaching a normalized score and the best
+    configuration, a stored grid printed without evaluating, and bad arguments refused by name."""
+    import json
+
+    from nbo_jax.benchmarks import tuning
+    from nbo_jax.search_space import Continuous
+
+    ls = benchmark_script("landscape")
+    assert ls.parameter_values(Continuous("C", 1e-2, 1e3, log=True), 6) == pytest.approx([1e-2, 1e-1, 1, 10, 100, 1e3])
+    space = tuning.space("knn_wine")
+    values, y = ls.grid_losses(space, lambda c: c["n_neighbors"] + 100 * c["p"] + (c["weights"] == "distance"), 2)
+    assert y.shape == (25, 4, 2, 3) and values[2] == ["uniform", "distance"]
+    assert y[4, 2, 1, 0] == 5 + 300 + 1
+    assert ls.random_search_median_best(np.arange(100.0), 1) == 49.0
+    assert ls.random_search_median_best(np.arange(100.0), 45) == 1.0  # the 1.5 % quantile
+
+    row = ls.summary("knn_wine", values, y, budget=1, score=0.5)
+    # budget 1: zero is the grid's median; score >= 0.5 is loss <= (best + zero) / 2
+    zero = float(np.quantile(y.ravel(), 0.5, method="lower"))
+    assert row["random_median"] == zero and row["best"] == 101.0
+    assert row["best_config"] == [1, 1, "uniform", "none"]
+    assert row["share"] == pytest.approx(np.mean(y <= (101.0 + zero) / 2))
+
+    (tmp_path / "knn_wine.json").write_text(json.dumps({"levels": 10, "values": values, "y": y.tolist()}))
+    assert ls.main(["--tasks", "knn_wine", "--out", str(tmp_path), "--budget", "1"]) == 0
+    line = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| `knn_wine`")]
+    assert line and line[0].split(" | ")[1:4] == ["600", "101", "n_neighbors=1, p=1, weights='uniform', scaler='none'"]
+    for argv, message in ((["--tasks", "foo"], "--tasks: unknown task 'foo'"), (["--levels", "1"], "--levels must be at least 2"),
+                          (["--score", "0"], "--score must be in (0, 1]")):
+        with pytest.raises(SystemExit):
+            ls.main(argv)
+        assert message in capsys.readouterr().err
