@@ -27,6 +27,7 @@ core). ``--out DIR`` keeps each task's grid and losses as ``DIR/<task>.json`` an
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import pathlib
@@ -114,7 +115,7 @@ def main(argv=None) -> int:
             stored = json.loads(path.read_text())
             values, y = stored["values"], np.array(stored["y"], np.float64)
         else:
-            values, y = grid_losses(space, lambda config: tuning.cv_loss(task, config), args.levels)
+            values, y = grid_losses(space, functools.partial(tuning.cv_loss, task), args.levels)
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(json.dumps({"levels": args.levels, "values": values, "y": y.tolist()}))
