@@ -124,6 +124,37 @@ def test_min_distance_leaves_integer_neighbours_open_on_a_mixed_space():
         assert int(round(float(x[1]))) in ks and abs(float(x[0]) - 0.32) < 0.01
 
 
+def test_plateau_distance_widens_min_distance_once_a_value_repeats():
+    """has_plateau: two observed rows that differ and hold exactly the same value (not two
+    copies of one row, not a failed row, whose imputed value is the worst observed one; column
+    0 of a 2-D y). plateau_distance: the climb's peak 0.02 from the observed point is asked
+    while the values differ; once two configurations share a value the ask keeps 0.1 of the
+    cube from the observed point on the continuous column, or takes another integer."""
+    from nbo_jax.optimize import acq_optimizer, has_plateau, refine_argmax
+    from nbo_jax.search_space import Continuous, Integer, search_space
+
+    space = search_space([Continuous("x", 0.0, 1.0), Integer("k", 0, 4)])
+    seen = jnp.asarray(space.to_unit(jnp.array([[0.3, 2.0], [0.9, 0.0], [0.9, 0.0]])))
+    utility = lambda u: -(u[..., 0] - 0.32) ** 2 - 0.01 * (u[..., 1] - 0.5) ** 2
+    cand = jax.random.uniform(jax.random.key(0), (256, 2))
+    opts = acq_optimizer(num_restarts=4, steps=100, plateau_distance=0.1)
+    empty = Dataset.empty(5, 2, space=space)
+    repeated = empty.add_batch(seen, jnp.array([1.0, 2.0, 2.0]))  # one row twice: no plateau
+    flat = empty.add_batch(seen[:2], jnp.array([2.0, 2.0]))
+    assert not bool(has_plateau(repeated)) and bool(has_plateau(flat))
+    assert not bool(has_plateau(empty.add_batch(seen[:2], jnp.array([2.0, jnp.nan]))))  # imputed with 2.0
+    two = Dataset.empty(5, 2, outputs=2, space=space).add_batch(seen[:2], jnp.array([[2.0, 0.0], [2.0, 1.0]]))
+    assert bool(has_plateau(two))
+    for data, far in ((repeated, False), (flat, True)):
+        x = space.from_unit(refine_argmax(jax.random.key(1), utility(cand), cand, utility, opts, data)[None])[0]
+        if far:
+            assert abs(float(x[0]) - 0.3) >= 0.1 - 1e-6 or int(round(float(x[1]))) != 2
+        else:
+            assert abs(float(x[0]) - 0.32) < 0.01 and int(round(float(x[1]))) == 2
+    with pytest.raises(ValueError, match="plateau_distance"):
+        acq_optimizer(plateau_distance=-0.1)
+
+
 def test_sobol_raw_samples_are_a_shifted_net():
     """A power-of-two prefix of the digitally shifted Sobol sequence puts exactly one point in
     every interval [j/n, (j+1)/n) of each coordinate (a (0, m, 1)-net per coordinate) and every
