@@ -76,14 +76,14 @@ def random_search_median_best(y: np.ndarray, budget: int) -> float:
 def summary(task: str, values: list[list], y: np.ndarray, budget: int, score: float) -> dict:
     """One task's row: ``configurations``, ``best`` and ``best_config`` (its values, one per
     parameter), ``random_median`` (at ``budget``) and ``share``: the fraction of the
-    configurations whose normalized score reaches ``score``."""
+    configurations whose normalized score reaches ``score`` (``reached`` of them)."""
     zero = random_search_median_best(y, budget)
     best = float(y.min())
     where = np.unravel_index(int(np.argmin(y)), y.shape)
     reached = (zero - y) >= score * (zero - best)
     return {"task": task, "configurations": int(y.size), "best": best,
             "best_config": [v[i] for v, i in zip(values, where)], "random_median": zero,
-            "share": float(reached.mean())}
+            "share": float(reached.mean()), "reached": int(reached.sum())}
 
 
 def main(argv=None) -> int:
@@ -111,8 +111,8 @@ def main(argv=None) -> int:
     for task in args.tasks:
         space = tuning.space(task)
         path = out / f"{task}.json" if out else None
-        if path is not None and path.exists() and json.loads(path.read_text())["levels"] == args.levels:
-            stored = json.loads(path.read_text())
+        stored = json.loads(path.read_text()) if path is not None and path.exists() else None
+        if stored is not None and stored["levels"] == args.levels:
             values, y = stored["values"], np.array(stored["y"], np.float64)
         else:
             values, y = grid_losses(space, functools.partial(tuning.cv_loss, task), args.levels)
@@ -123,7 +123,7 @@ def main(argv=None) -> int:
         config = ", ".join(f"{p.name}={v:.4g}" if isinstance(v, float) else f"{p.name}={v!r}"
                            for p, v in zip(space.parameters, row["best_config"]))
         print(f"| `{task}` | {row['configurations']} | {row['best']:.5g} | {config} | {row['random_median']:.5g} | "
-              f"{100 * row['share']:.2g} % ({round(row['share'] * row['configurations'])}) |", flush=True)
+              f"{100 * row['share']:.2g} % ({row['reached']}) |", flush=True)
     return 0
 
 
