@@ -371,14 +371,13 @@ def refine_argmax(
         The pool point with the largest ``utility`` (the best candidate itself when
         ``steps = 0``): never worse than the best candidate, which is in the pool.
     """
-    tol = options.min_distance
-    cont_tol = _plateau_tolerance(options, data)
-    values = jnp.where(_is_written(candidates, data, tol, cont_tol), -jnp.inf, values)
+    written = _written_test(data, options)
+    values = jnp.where(written(candidates), -jnp.inf, values)
     best = argmax_point(values, candidates)
     space = None if data is None else data.space
     if options.steps == 0:
         if options.discrete_search and space is not None:
-            return _search_discrete(utility, best, data, options, space, cont_tol)
+            return _search_discrete(utility, best, space, written)
         return best
     if space is not None:  # a mixed space: the utility of the configuration a point rounds to
         utility = _rounded(utility, space)
@@ -386,10 +385,10 @@ def refine_argmax(
     starts = candidates[initialize_restarts(key, values, n, eta=options.eta, rule=options.restarts)]
     lower, upper = region_bounds(region, candidates.dtype)
     if space is not None:  # Dataset.space is set only for a space with a discrete parameter
-        return _alternate(utility, best, starts, data, options, space, lower, upper, cont_tol)
+        return _alternate(utility, best, starts, options, space, written, lower, upper)
     climbed = climb(utility, starts, options, lower, upper)
     pool = jnp.concatenate([best[None, :], climbed], axis=0)
-    return argmax_point(jnp.where(_is_written(pool, data, tol, cont_tol), -jnp.inf, utility(pool)), pool)
+    return argmax_point(jnp.where(written(pool), -jnp.inf, utility(pool)), pool)
 
 
 def _rounded(utility: Callable[[Array], Array], space) -> Callable[[Array], Array]:
@@ -413,31 +412,32 @@ def _categorical_combinations(space) -> tuple[np.ndarray, np.ndarray] | None:
     return rows, space.categorical_columns()
 
 
-def _enumerated_starts(utility: Callable[[Array], Array], u: Array, data: Dataset, n: int, space,
-                       tol: float, cont_tol: Array | None = None) -> Array:
+def _enumerated_starts(utility: Callable[[Array], Array], u: Array, n: int, space,
+                       written: Callable[[Array], Array]) -> Array:
     """The best ``n`` combinations of the categories with ``u (D,)``'s other columns, ``(n, D)``
     (every combination scored: BoTorch's ``optimize_acqf_mixed`` enumerates the combinations
     and optimizes each; here the best ones start the last climb); ``(0, D)`` without a category
-    or with more than :data:`MIXED_ENUMERATION_LIMIT` combinations."""
+    or with more than :data:`MIXED_ENUMERATION_LIMIT` combinations; a combination ``written``
+    (:func:`_written_test`) is never among them while another is not."""
     combos = _categorical_combinations(space)
     if combos is None:
         return jnp.zeros((0, u.shape[0]), u.dtype)
     rows, mask = combos
     cands = jnp.where(jnp.asarray(mask), jnp.asarray(rows, u.dtype), u[None, :])
-    vals = jnp.where(_is_written(cands, data, tol, cont_tol), -jnp.inf, utility(cands))
+    vals = jnp.where(written(cands), -jnp.inf, utility(cands))
     vals = jnp.where(jnp.isnan(vals), -jnp.inf, vals)
     return cands[jax.lax.top_k(vals, min(n, rows.shape[0]))[1]]
 
 
-def _local_search(utility: Callable[[Array], Array], u: Array, data: Dataset, space, tol: float,
-                  cont_tol: Array | None = None) -> Array:
-    """Up to :data:`MIXED_SEARCH_STEPS` moves of ``u (D,)`` to its best unwritten neighbour
+def _local_search(utility: Callable[[Array], Array], u: Array, space, written: Callable[[Array], Array]) -> Array:
+    """Up to :data:`MIXED_SEARCH_STEPS` moves of ``u (D,)`` to its best neighbour not ``written``
+    (:func:`_written_test`)
     while that improves ``utility`` (one discrete parameter at a time,
     :meth:`SearchSpace.neighbours`; BoTorch's ``optimize_acqf_mixed_alternating``); ``(D,)``."""
     def move(carry, _):
         u, value = carry
         nb = space.neighbours(u)
-        vals = jnp.where(_is_written(nb, data, tol, cont_tol), -jnp.inf, utility(nb))
+        vals = jnp.where(written(nb), -jnp.inf, utility(nb))
         vals = jnp.where(jnp.isnan(vals), -jnp.inf, vals)
         j = jnp.argmax(vals)
         better = vals[j] > value
@@ -449,23 +449,22 @@ def _local_search(utility: Callable[[Array], Array], u: Array, data: Dataset, sp
     return moved
 
 
-def _search_discrete(utility: Callable[[Array], Array], best: Array, data: Dataset, options: "AcqOptimizer",
-                     space, cont_tol: Array | None = None) -> Array:
+def _search_discrete(utility: Callable[[Array], Array], best: Array, space,
+                     written: Callable[[Array], Array]) -> Array:
     """The acquisition optimizer on a mixed space without a climb (``steps = 0``,
     ``discrete_search``): from the best raw sample ``best (D,)``, the best combination of the
     categories at its other columns (every combination scored, when there are at most
     :data:`MIXED_ENUMERATION_LIMIT`), then a discrete local search from there
-    (:func:`_local_search`); the best of the three points, never worse than ``best``."""
-    tol = options.min_distance
-    top = _enumerated_starts(utility, best, data, 1, space, tol, cont_tol)
+    (:func:`_local_search`); the best of the three points not ``written`` (:func:`_written_test`),
+    never worse than ``best``."""
+    top = _enumerated_starts(utility, best, 1, space, written)
     start = best if top.shape[0] == 0 else top[0]
-    pool = jnp.concatenate([best[None], start[None], _local_search(utility, start, data, space, tol, cont_tol)[None]],
-                           axis=0)
-    return argmax_point(jnp.where(_is_written(pool, data, tol, cont_tol), -jnp.inf, utility(pool)), pool)
+    pool = jnp.concatenate([best[None], start[None], _local_search(utility, start, space, written)[None]], axis=0)
+    return argmax_point(jnp.where(written(pool), -jnp.inf, utility(pool)), pool)
 
 
-def _alternate(utility: Callable[[Array], Array], best: Array, starts: Array, data: Dataset,
-               options: "AcqOptimizer", space, lower=0.0, upper=1.0, cont_tol: Array | None = None) -> Array:
+def _alternate(utility: Callable[[Array], Array], best: Array, starts: Array, options: "AcqOptimizer", space,
+               written: Callable[[Array], Array], lower=0.0, upper=1.0) -> Array:
     """The acquisition optimizer's two climbs on a mixed space (``utility`` is already
     :func:`_rounded`), from the best raw sample ``best (D,)`` and the restarts ``starts (k, D)``:
 
@@ -481,8 +480,8 @@ def _alternate(utility: Callable[[Array], Array], best: Array, starts: Array, da
     The two climbs are one ``lax.scan`` of two stages over the same body (a branch on the
     unbatched stage picks the starts), so the climb is compiled once: each stage's starts are
     padded to the same count with copies of their first row (each row of the batched climb is
-    its own problem, so copies change no result). Never worse than ``best``."""
-    tol = options.min_distance
+    its own problem, so copies change no result). Points ``written`` (:func:`_written_test`) lose
+    to any other. Never worse than ``best``."""
     enumerated = _categorical_combinations(space)
     k = max(starts.shape[0], 1 + (0 if enumerated is None else min(options.num_restarts, enumerated[0].shape[0])))
 
@@ -491,15 +490,15 @@ def _alternate(utility: Callable[[Array], Array], best: Array, starts: Array, da
 
     def searched(u):
         """``(the local search's end (D,), the second climb's starts (k, D))`` from ``u``."""
-        moved = _local_search(utility, u, data, space, tol, cont_tol)
-        return moved, padded(jnp.concatenate([moved[None], _enumerated_starts(utility, u, data, options.num_restarts,
-                                                                             space, tol, cont_tol)]))
+        moved = _local_search(utility, u, space, written)
+        return moved, padded(jnp.concatenate([moved[None],
+                                              _enumerated_starts(utility, u, options.num_restarts, space, written)]))
 
     def stage(u, first):
         extra, begin = jax.lax.cond(first, lambda: (u, padded(starts)), lambda: searched(u))
         climbed = space.round(climb(utility, begin, options, lower, upper))
         pool = jnp.concatenate([u[None], extra[None], climbed], axis=0)
-        return argmax_point(jnp.where(_is_written(pool, data, tol, cont_tol), -jnp.inf, utility(pool)), pool), None
+        return argmax_point(jnp.where(written(pool), -jnp.inf, utility(pool)), pool), None
 
     u, _ = jax.lax.scan(stage, best, jnp.array([True, False]))
     return u
@@ -519,25 +518,32 @@ DUPLICATE_TOL = 1e-6
 of a written row."""
 
 
-def _is_written(u: Array, data: Dataset | None, tol: float, cont_tol: Array | None = None) -> Array:
-    """``(N,)`` bool: ``u (N, d)`` rows within ``tol`` (max-norm; :data:`DUPLICATE_TOL` or
-    :attr:`AcqOptimizer.min_distance`) of a row written in ``data``. On a mixed space
-    (``data.space``) the configuration ``u`` rounds to is compared (:meth:`SearchSpace.round`),
-    ``tol`` (or ``cont_tol``, a traced ``()``, when given: :func:`_plateau_tolerance`) applies
-    to its continuous columns and the discrete ones (an integer's, a category's) must match to
-    within :data:`DUPLICATE_TOL`: a point with another integer value or category is never
-    counted as a repeat, one that rounds to a written configuration is."""
+def _written_test(data: Dataset | None, options: "AcqOptimizer") -> Callable[[Array], Array]:
+    """``u (N, d) -> (N,) bool``: rows within :attr:`AcqOptimizer.min_distance` (max-norm;
+    :data:`DUPLICATE_TOL` by default) of a row written in ``data`` (observed, failed or
+    fantasized); all ``False`` without ``data``. On a mixed space (``data.space``) the
+    configuration ``u`` rounds to is compared (:meth:`SearchSpace.round`): the distance applies
+    to its continuous columns (widened where ``data`` shows a plateau: :func:`_plateau_tolerance`)
+    and the discrete ones (an integer's, a category's) must match to within
+    :data:`DUPLICATE_TOL`, so a point with another integer value or category is never counted
+    as a repeat and one that rounds to a written configuration is. The tolerances are computed
+    once, here, for every call of the test."""
     if data is None:
-        return jnp.zeros(u.shape[:1], bool)
+        return lambda u: jnp.zeros(u.shape[:1], bool)
     written = jnp.arange(data.u.shape[0]) < data.count
-    rows = data.u.astype(u.dtype)
-    d = u.shape[1]
-    tols = [tol] * d
-    if data.space is not None:  # compare configurations: the point as it rounds (written rows are rounded)
-        u = data.space.round(u)
-        cont = tol if cont_tol is None else cont_tol
-        tols = [cont if c else min(tol, DUPLICATE_TOL) for c in data.space.continuous_columns()]
-    return jnp.any(_pairwise_close(u, rows, tols) & written[None, :], axis=1)
+    tol = options.min_distance
+    space = data.space
+    tols = [tol] * data.u.shape[1]
+    if space is not None:  # compare configurations: the point as it rounds (written rows are rounded)
+        cont = _plateau_tolerance(options, data)
+        cont = tol if cont is None else cont
+        tols = [cont if c else min(tol, DUPLICATE_TOL) for c in space.continuous_columns()]
+
+    def test(u: Array) -> Array:
+        u = u if space is None else space.round(u)
+        return jnp.any(_pairwise_close(u, data.u.astype(u.dtype), tols) & written[None, :], axis=1)
+
+    return test
 
 
 def _pairwise_close(u: Array, rows: Array, tols: list) -> Array:
