@@ -561,29 +561,42 @@ def _pairwise_close(u: Array, rows: Array, tols: list) -> Array:
     return close
 
 
-def has_plateau(data: Dataset) -> Array:
-    """``()`` bool: whether two observed rows of ``data`` that differ (by more than
-    :data:`DUPLICATE_TOL` in a unit-cube column) hold exactly the same objective value (column 0
-    of a ``(cap, J)`` ``y``): the objective is flat between them, as a float hyperparameter
-    the model truncates or a loss that moves in steps makes it. A continuous loss almost never
-    repeats a value exactly at another point."""
+def on_plateau(data: Dataset, radius: float) -> Array:
+    """``(cap,)`` bool: the observed rows of ``data`` that hold exactly the same objective value
+    (column 0 of a ``(cap, J)`` ``y``) as another observed row that differs from them (by more
+    than :data:`DUPLICATE_TOL` in a unit-cube column) and lies within ``radius`` of them: on a
+    mixed space (``data.space``) with the same integers and categories and continuous columns
+    within ``radius`` (max-norm), elsewhere every column within ``radius``. The objective is
+    flat around such a row, as a float hyperparameter the model truncates makes it; a loss that
+    only ties at configurations far apart (an accuracy that moves in steps) marks no row, nor
+    does a continuous loss, which almost never repeats a value exactly at another point.
+
+    Raises:
+        TypeError: ``radius`` not a number. ValueError: ``radius`` not finite and positive.
+    """
+    from ._checks import check_positive
+
+    check_positive("radius", radius)
     obs = data.observed()
     obs = obs if obs.ndim == 1 else obs[:, 0]
     y = data.y if data.y.ndim == 1 else data.y[:, 0]
     pair = (y[:, None] == y[None, :]) & obs[:, None] & obs[None, :]
-    same_row = _pairwise_close(data.u, data.u, [DUPLICATE_TOL] * data.u.shape[1])
-    return jnp.any(pair & ~same_row)
+    d = data.u.shape[1]
+    same_row = _pairwise_close(data.u, data.u, [DUPLICATE_TOL] * d)
+    cont = [True] * d if data.space is None else data.space.continuous_columns()
+    near = _pairwise_close(data.u, data.u, [radius if c else DUPLICATE_TOL for c in cont])
+    return jnp.any(pair & near & ~same_row, axis=1)
 
 
 def _plateau_tolerance(options: "AcqOptimizer", data: Dataset | None) -> Array | None:
-    """The continuous columns' repeat distance of a mixed space once ``data`` shows a plateau
-    (:func:`has_plateau`): ``max(min_distance, plateau_distance)`` there, ``min_distance``
-    before, a traced ``()``; ``None`` (``min_distance`` everywhere) with ``plateau_distance =
-    0``, without data or on a space without a discrete parameter."""
+    """The continuous columns' repeat distance from each written row of a mixed space, ``(cap,)``:
+    ``max(min_distance, plateau_distance)`` from a row :func:`on_plateau` within that distance,
+    ``min_distance`` from the others; ``None`` (``min_distance`` everywhere) with
+    ``plateau_distance = 0``, without data or on a space without a discrete parameter."""
     if options.plateau_distance == 0 or data is None or data.space is None:
         return None
     wide = max(options.min_distance, options.plateau_distance)
-    return jnp.where(has_plateau(data), wide, options.min_distance)
+    return jnp.where(on_plateau(data, wide), wide, options.min_distance)
 
 
 def argmax_point(utility_values: Array, candidates: Array) -> Array:
@@ -644,16 +657,16 @@ class AcqOptimizer(NamedTuple):
             measured on the continuous columns: a point whose integer or category differs from
             a written row's is never a repeat of it, so integer and categorical neighbours stay
             open whatever ``r``.
-        plateau_distance: on a mixed space, the ``min_distance`` of the continuous columns
-            (the larger of the two) from the ask on which two observed configurations that
-            differ hold exactly the same value (:func:`has_plateau`): the objective is then
-            flat between configurations, and an ask next to a written one likely repeats its
-            value. 0 (off) or ``> 0``; a continuous loss never triggers it, so its last asks
-            can still refine the incumbent. It reads the values of the dataset handed to
+        plateau_distance: on a mixed space, a wider ``min_distance`` (the larger of the
+            two) of the continuous columns around the written configurations on a plateau
+            (:func:`on_plateau`): those that hold exactly the same value as another observed
+            configuration with the same integers and categories within this distance. The
+            objective is flat there, so an ask next to them likely repeats their value. 0 (off)
+            or ``> 0``. A continuous loss marks no configuration, so the asks can still refine
+            a continuous incumbent, and neither does a loss that ties only at configurations
+            far apart (an accuracy). It reads the values of the dataset handed to
             :func:`optimize_acqf` (with ``local_rank="mean"`` posterior means, which rarely
-            repeat). Not a default: with 0.1 GP-EI's asks were better on the forest's twins
-            and worse on a tuning task whose accuracy ties at distant configurations (docs,
-            "A plateau distance").
+            repeat). Not a default (docs, "A plateau distance").
     """
 
     raw_samples: int = 512
@@ -847,6 +860,6 @@ def optimize_acqf(
 __all__ = [
     "optimize_acqf", "AcqOptimizer", "acq_optimizer", "as_acq_optimizer", "candidate_set", "raw_samples", "sobol_samples",
     "initialize_restarts", "climb", "refine_argmax", "projected_gradient_ascent", "argmax_point",
-    "best_available", "available_score", "random_point", "region_bounds", "has_plateau", "DUPLICATE_TOL", "METHODS", "RAW_SAMPLERS", "RESTART_RULES",
+    "best_available", "available_score", "random_point", "region_bounds", "on_plateau", "DUPLICATE_TOL", "METHODS", "RAW_SAMPLERS", "RESTART_RULES",
     "LOCAL_RANKS",
 ]

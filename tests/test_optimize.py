@@ -124,35 +124,46 @@ def test_min_distance_leaves_integer_neighbours_open_on_a_mixed_space():
         assert int(round(float(x[1]))) in ks and abs(float(x[0]) - 0.32) < 0.01
 
 
-def test_plateau_distance_widens_min_distance_once_a_value_repeats():
-    """has_plateau: two observed rows that differ and hold exactly the same value (not two
-    copies of one row, not a failed row, whose imputed value is the worst observed one; column
-    0 of a 2-D y). plateau_distance: the climb's peak 0.02 from the observed point is asked
-    while the values differ; once two configurations share a value the ask keeps 0.1 of the
-    cube from the observed point on the continuous column, or takes another integer."""
-    from nbo_jax.optimize import acq_optimizer, has_plateau, refine_argmax
+def test_plateau_distance_widens_min_distance_around_a_local_tie():
+    """on_plateau: the observed rows that hold exactly the same value as another row within the
+    radius with the same integer (not two copies of one row, not a tie far apart or at another
+    integer, not a failed row, whose imputed value is the worst observed one; column 0 of a 2-D
+    y). plateau_distance: the climb's peak 0.02 from an observed point is asked unless that
+    point ties with a neighbour; then the ask keeps 0.1 of the cube from both on the
+    continuous column, or takes another integer."""
+    from nbo_jax.optimize import acq_optimizer, on_plateau, refine_argmax
     from nbo_jax.search_space import Continuous, Integer, search_space
 
     space = search_space([Continuous("x", 0.0, 1.0), Integer("k", 0, 4)])
-    seen = jnp.asarray(space.to_unit(jnp.array([[0.3, 2.0], [0.9, 0.0], [0.9, 0.0]])))
+    a, b, c, e = np.asarray(space.to_unit(jnp.array([[0.3, 2.0], [0.35, 2.0], [0.9, 2.0], [0.3, 0.0]])))
     utility = lambda u: -(u[..., 0] - 0.32) ** 2 - 0.01 * (u[..., 1] - 0.5) ** 2
     cand = jax.random.uniform(jax.random.key(0), (256, 2))
     opts = acq_optimizer(num_restarts=4, steps=100, plateau_distance=0.1)
     empty = Dataset.empty(5, 2, space=space)
-    repeated = empty.add_batch(seen, jnp.array([1.0, 2.0, 2.0]))  # one row twice: no plateau
-    flat = empty.add_batch(seen[:2], jnp.array([2.0, 2.0]))
-    assert not bool(has_plateau(repeated)) and bool(has_plateau(flat))
-    assert not bool(has_plateau(empty.add_batch(seen[:2], jnp.array([2.0, jnp.nan]))))  # imputed with 2.0
-    two = Dataset.empty(5, 2, outputs=2, space=space).add_batch(seen[:2], jnp.array([[2.0, 0.0], [2.0, 1.0]]))
-    assert bool(has_plateau(two))
-    for data, far in ((repeated, False), (flat, True)):
-        x = space.from_unit(refine_argmax(jax.random.key(1), utility(cand), cand, utility, opts, data)[None])[0]
-        if far:
-            assert abs(float(x[0]) - 0.3) >= 0.1 - 1e-6 or int(round(float(x[1]))) != 2
+
+    def data(rows, y):
+        return empty.add_batch(jnp.asarray(np.stack(rows)), jnp.asarray(y))
+
+    repeated = data([a, c, c], [1.0, 2.0, 2.0])  # one row twice: no plateau
+    far = data([a, c], [2.0, 2.0])  # a tie 0.6 apart
+    local = data([a, b, c], [2.0, 2.0, 1.0])
+    for d in (repeated, far, data([a, e], [2.0, 2.0]), data([a, b], [2.0, jnp.nan])):  # nan: imputed with 2.0
+        assert not np.any(np.asarray(on_plateau(d, 0.1)))
+    np.testing.assert_array_equal(np.asarray(on_plateau(local, 0.1)), [True, True, False, False, False])
+    assert not np.any(np.asarray(on_plateau(local, 0.01)))  # a and b lie 0.05 apart
+    two = Dataset.empty(5, 2, outputs=2, space=space).add_batch(jnp.asarray(np.stack([a, b])),
+                                                                 jnp.array([[2.0, 0.0], [2.0, 1.0]]))
+    np.testing.assert_array_equal(np.asarray(on_plateau(two, 0.1)), [True, True, False, False, False])
+    for d, wide in ((repeated, False), (far, False), (local, True)):
+        x = space.from_unit(refine_argmax(jax.random.key(1), utility(cand), cand, utility, opts, d)[None])[0]
+        if wide:
+            assert min(abs(float(x[0]) - 0.3), abs(float(x[0]) - 0.35)) >= 0.1 - 1e-6 or int(round(float(x[1]))) != 2
         else:
             assert abs(float(x[0]) - 0.32) < 0.01 and int(round(float(x[1]))) == 2
     with pytest.raises(ValueError, match="plateau_distance"):
         acq_optimizer(plateau_distance=-0.1)
+    with pytest.raises(ValueError, match="radius"):
+        on_plateau(local, 0.0)
 
 
 def test_sobol_raw_samples_are_a_shifted_net():
