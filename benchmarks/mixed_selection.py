@@ -32,6 +32,8 @@ chosen on:
   ``rf_friedman1`` (only when named): the forest's regression space on Friedman #1 (442 x 10,
   generated), 3-fold mean squared error, flat between steps of ``max_features``: the twin of
   ``rf_diabetes``.
+  ``rf_friedman1_noisy`` (only when named): the same with five times the noise (``noise=5``),
+  where shallow trees come near the best as on ``rf_diabetes``: its second twin.
 
 Each combination of ``--nu``, ``--input-embedding``, ``--category-weight``,
 ``--categorical-acquisition``, ``--outcome-transform`` and ``--acquisition`` (``thompson``: the

@@ -59,6 +59,11 @@ CASES = [
                                    bootstrap=False, random_state=0),
      lambda return_X_y: datasets.make_friedman1(n_samples=442, n_features=10, noise=1.0, random_state=0),
      "neg_mean_squared_error"),
+    ("rf_friedman1_noisy", [4.0, 0.55, 8.0, 0.0],
+     lambda: RandomForestRegressor(n_estimators=10, max_depth=4, max_features=0.55, min_samples_leaf=8,
+                                   bootstrap=True, random_state=0),
+     lambda return_X_y: datasets.make_friedman1(n_samples=442, n_features=10, noise=5.0, random_state=0),
+     "neg_mean_squared_error"),
 ]
 
 

@@ -32,6 +32,8 @@ category as its index; minimization; ``optimal_value=None``, unknown)::
     rf_friedman1       rf_diabetes' forest and space on Friedman #1 442x10 (generated:
                        make_friedman1(442, 10, noise=1, random_state=0); 5 of the 10 features
                        inform); MSE. A selection task (SELECTION), rf_diabetes' twin
+    rf_friedman1_noisy rf_friedman1 with noise=5: shallow trees come near the best, as on
+                       diabetes; MSE. A selection task (SELECTION), a second twin
 
     loss(config) = mean over the 3 folds of the metric's loss on the held-out fold
                    (StratifiedKFold for classifiers, KFold for the regressor; 3 folds,
@@ -91,11 +93,18 @@ _SPACES = {
 
 
 class _Model(NamedTuple):
-    """A model: an estimator (a key of ``_SPACES``) on a data set (its scikit-learn loader)."""
+    """A model: an estimator (a key of ``_SPACES``) on a data set (its scikit-learn loader, or
+    generator with its ``(name, value)`` arguments)."""
 
     estimator: str
     loader: str
     classification: bool
+    generated: tuple = ()
+
+
+def _friedman1(noise: float) -> tuple:
+    """``make_friedman1``'s arguments: diabetes' size (442 x 10), ``noise`` the std of its Gaussian noise."""
+    return (("n_samples", 442), ("n_features", 10), ("noise", noise), ("random_state", SEED))
 
 
 # model (a task is a model x a metric, _TASKS) -> its estimator and data set
@@ -103,15 +112,14 @@ _MODELS = {"svc_breast_cancer": _Model("svc", "load_breast_cancer", True), "knn_
            "rf_diabetes": _Model("rf", "load_diabetes", False),
            "sgd_breast_cancer": _Model("sgd", "load_breast_cancer", True), "knn_iris": _Model("knn", "load_iris", True),
            "rf_breast_cancer": _Model("rf", "load_breast_cancer", True),
-           "rf_friedman1": _Model("rf", "make_friedman1", False)}
-# a generated data set (a loader named make_*) -> its generator's arguments: diabetes' size
-_GENERATED = {"make_friedman1": {"n_samples": 442, "n_features": 10, "noise": 1.0, "random_state": SEED}}
+           "rf_friedman1": _Model("rf", "make_friedman1", False, _friedman1(1.0)),
+           "rf_friedman1_noisy": _Model("rf", "make_friedman1", False, _friedman1(5.0))}
 # task -> (model, metric): Bayesmark's task, a model x a data set x a metric
 _TASKS = {"svc_breast_cancer": ("svc_breast_cancer", "accuracy"), "knn_wine": ("knn_wine", "accuracy"),
           "rf_diabetes": ("rf_diabetes", "mse"), "svc_breast_cancer_nll": ("svc_breast_cancer", "nll"),
           "knn_wine_nll": ("knn_wine", "nll"), "sgd_breast_cancer_nll": ("sgd_breast_cancer", "nll"),
           "knn_iris_nll": ("knn_iris", "nll"), "rf_breast_cancer": ("rf_breast_cancer", "accuracy"),
-          "rf_friedman1": ("rf_friedman1", "mse")}
+          "rf_friedman1": ("rf_friedman1", "mse"), "rf_friedman1_noisy": ("rf_friedman1_noisy", "mse")}
 # metric -> (scikit-learn scoring, the loss's name); "mse" is the regressor's, the others classifiers'
 _SCORING = {"accuracy": ("accuracy", "1 - accuracy"), "nll": ("neg_log_loss", "log loss"),
             "mse": ("neg_mean_squared_error", "mean squared error")}
@@ -151,16 +159,16 @@ def load_data(name: str) -> tuple[np.ndarray, np.ndarray]:
     Raises:
         ValueError: unknown task name. ImportError: the ``tasks`` extra is missing."""
     m = _MODELS[_model(name)]
-    return _load(m.loader, m.classification)
+    return _load(m.loader, m.classification, m.generated)
 
 
 @functools.cache
-def _load(loader: str, classification: bool) -> tuple[np.ndarray, np.ndarray]:
+def _load(loader: str, classification: bool, generated: tuple = ()) -> tuple[np.ndarray, np.ndarray]:
     _sklearn()
     from sklearn import datasets
 
     generate = getattr(datasets, loader)
-    X, y = generate(**_GENERATED[loader]) if loader in _GENERATED else generate(return_X_y=True)
+    X, y = generate(**dict(generated)) if generated else generate(return_X_y=True)
     return np.asarray(X, np.float64), np.asarray(y, np.int64 if classification else np.float64)
 
 
@@ -291,10 +299,11 @@ def _problem(name: str) -> Problem:
         return jax.pure_callback(host, jax.ShapeDtypeStruct((), x.dtype), x, vmap_method="broadcast_all")
 
     model, metric = _TASKS[name]
+    m = _MODELS[model]
+    data = f"sklearn.datasets.{m.loader}" + (f"({', '.join(f'{k}={v}' for k, v in m.generated)})" if m.generated else "")
     return Problem(name, sp.dim, sp, objective, optimal_value=None,
                    metadata={"source": "Turner et al. 2021 (Bayesmark), scikit-learn tuning",
-                             "data": f"sklearn.datasets.{_MODELS[model].loader}", "folds": N_FOLDS, "seed": SEED,
-                             "loss": _SCORING[metric][1]})
+                             "data": data, "folds": N_FOLDS, "seed": SEED, "loss": _SCORING[metric][1]})
 
 
 def svc_breast_cancer() -> Problem:
@@ -419,16 +428,29 @@ def rf_friedman1() -> Problem:
     return _problem("rf_friedman1")
 
 
+def rf_friedman1_noisy() -> Problem:
+    """:func:`rf_friedman1` with five times the noise on Friedman #1 (``make_friedman1(n_samples=442,
+    n_features=10, noise=5.0, random_state=0)``): the forest's depth-4 trees come within 0.4 of
+    its best 3-fold mean squared error (30.74 on a grid of 9600 configurations), as
+    :func:`rf_diabetes`'s shallow trees come near its best; a selection task (:data:`SELECTION`),
+    a second twin of :func:`rf_diabetes`, not one of :data:`TUNING`.
+
+    Raises:
+        ImportError: the ``tasks`` extra (scikit-learn) is missing."""
+    _sklearn()
+    return _problem("rf_friedman1_noisy")
+
+
 TUNING: dict[str, Callable[[], Problem]] = {"svc_breast_cancer": svc_breast_cancer, "knn_wine": knn_wine,
                                             "rf_diabetes": rf_diabetes, "svc_breast_cancer_nll": svc_breast_cancer_nll,
                                             "knn_wine_nll": knn_wine_nll}
 """Name -> builder of the tuning problems (the mixed benchmark's test tasks)."""
 SELECTION: dict[str, Callable[[], Problem]] = {"sgd_breast_cancer_nll": sgd_breast_cancer_nll,
                                                "knn_iris_nll": knn_iris_nll, "rf_breast_cancer": rf_breast_cancer,
-                                               "rf_friedman1": rf_friedman1}
+                                               "rf_friedman1": rf_friedman1, "rf_friedman1_noisy": rf_friedman1_noisy}
 """Name -> builder of the tuning tasks on which defaults are chosen (``benchmarks/mixed_selection.py``),
 kept apart from :data:`TUNING`, the tasks they are tested on."""
 
 __all__ = ["METRICS", "N_FOLDS", "SEED", "SELECTION", "SGD_EPOCHS", "TUNING", "configuration", "cv_loss",
            "estimator", "knn_iris_nll", "knn_wine", "knn_wine_nll", "load_data", "rf_breast_cancer", "rf_diabetes",
-           "rf_friedman1", "sgd_breast_cancer_nll", "space", "svc_breast_cancer", "svc_breast_cancer_nll"]
+           "rf_friedman1", "rf_friedman1_noisy", "sgd_breast_cancer_nll", "space", "svc_breast_cancer", "svc_breast_cancer_nll"]
