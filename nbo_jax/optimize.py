@@ -431,8 +431,7 @@ def _enumerated_starts(utility: Callable[[Array], Array], u: Array, n: int, spac
 
 def _local_search(utility: Callable[[Array], Array], u: Array, space, written: Callable[[Array], Array]) -> Array:
     """Up to :data:`MIXED_SEARCH_STEPS` moves of ``u (D,)`` to its best neighbour not ``written``
-    (:func:`_written_test`)
-    while that improves ``utility`` (one discrete parameter at a time,
+    (:func:`_written_test`) while that improves ``utility`` (one discrete parameter at a time,
     :meth:`SearchSpace.neighbours`; BoTorch's ``optimize_acqf_mixed_alternating``); ``(D,)``."""
     def move(carry, _):
         u, value = carry
@@ -548,9 +547,10 @@ def _written_test(data: Dataset | None, options: "AcqOptimizer") -> Callable[[Ar
 
 def _pairwise_close(u: Array, rows: Array, tols: list) -> Array:
     """``(N, cap)`` bool: ``|u_i - rows_j| <= tols`` in every column (max-norm per column) for
-    ``u (N, d)``, ``rows (cap, d)`` and ``tols`` one float or traced ``()`` per column (NaN: not close)."""
+    ``u (N, d)``, ``rows (cap, d)`` and ``tols`` one entry per column: a float, a traced ``()``
+    or a ``(cap,)`` array (a tolerance per row of ``rows``). NaN is never close."""
     if u.shape[1] > 128:  # one (N, cap, d) reduction
-        limits = jnp.stack([jnp.asarray(t, u.dtype) for t in tols])
+        limits = jnp.stack([jnp.broadcast_to(jnp.asarray(t, u.dtype), rows.shape[:1]) for t in tols], axis=-1)
         return jnp.all(jnp.abs(u[:, None, :] - rows[None, :, :]) <= limits, axis=-1)
     # max_i |u_i - v_i| <= tol as a chain of d (N, cap) comparisons, which XLA fuses into one
     # vectorized loop (2.5x faster than the reduction over a short minor axis: 12.5 -> 5 ms at

@@ -166,6 +166,24 @@ def test_plateau_distance_widens_min_distance_around_a_local_tie():
         on_plateau(local, 0.0)
 
 
+
+@pytest.mark.parametrize("d", [3, 130])
+def test_pairwise_close_takes_a_tolerance_per_row(d):
+    """_pairwise_close (both its column chain, d <= 128, and its reduction) against numpy: a
+    column's tolerance may be a float or one per written row (plateau_distance's)."""
+    from nbo_jax.optimize import _pairwise_close
+
+    rng = np.random.default_rng(0)
+    u, rows = rng.uniform(size=(6, d)), rng.uniform(size=(5, d))
+    rows[:, 1:] = u[0, 1:]  # only column 0 differs from u[0]
+    per_row = np.array([0.05, 0.3, 0.6, 0.9, 1.0])
+    tols = [per_row] + [1e-6] * (d - 1)
+    got = np.asarray(_pairwise_close(jnp.asarray(u), jnp.asarray(rows), [jnp.asarray(t) for t in tols]))
+    want = np.all(np.abs(u[:, None, :] - rows[None]) <= np.stack([np.broadcast_to(t, (5,)) for t in tols], -1), -1)
+    np.testing.assert_array_equal(got, want)
+    assert got[0].any() and not got[0].all() and not got[1:].any()
+
+
 def test_sobol_raw_samples_are_a_shifted_net():
     """A power-of-two prefix of the digitally shifted Sobol sequence puts exactly one point in
     every interval [j/n, (j+1)/n) of each coordinate (a (0, m, 1)-net per coordinate) and every
