@@ -66,6 +66,12 @@ run (the same configuration re-asked, or one on a plateau)::
         '{"acq_optimizer": {"min_distance": 0.05}}' --key 3 --sequential \
         --problems rf_friedman1 rf_breast_cancer knn_iris_nll sgd_breast_cancer_nll additive_terms \
         permuted_hartmann integer
+
+With ``--out FILE`` each setting's per-seed best values and repeated asks are kept in the JSON
+file ``FILE`` under the problem, algorithm, options, seeds, key, budget and ``--sequential``,
+and a setting found there is read instead of run (its row says ``stored``), so a later screen
+compares new settings against the stored baseline without running it again. The file does not
+know the library's version: remove it when a change moves the runs.
 """
 
 from __future__ import annotations
@@ -73,6 +79,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import pathlib
 import time
 
 import jax
@@ -246,19 +253,37 @@ def screen(args) -> int:
           f"noise-free; median [25%, 75%] and mean of the best value, asks repeating an earlier value; "
           f"one-sided Welch p that the mean is lower, then higher, than with the first setting\n")
     print("| problem | options | best value | mean | repeated asks | p lower | p higher |\n|---|---|---|---|---|---|---|")
+    path = pathlib.Path(args.out) if args.out else None
+    stored = json.loads(path.read_text()) if path is not None and path.exists() else {}
     for name in args.problems:
-        problem = ALL[name]()
+        problem = None
         first = None
         for options in args.options:
             t0 = time.perf_counter()
-            v, repeats = algorithm_best_values(problem, args.algorithm, options, args.seeds, args.key, args.n_init,
-                                               args.n_iter, args.sequential)
+            entry = stored_key(name, args, options)
+            if entry in stored:
+                v, repeats, took = np.asarray(stored[entry]["best"], np.float64), stored[entry]["repeats"], "stored"
+            else:
+                problem = problem or ALL[name]()
+                v, repeats = algorithm_best_values(problem, args.algorithm, options, args.seeds, args.key,
+                                                   args.n_init, args.n_iter, args.sequential)
+                took = f"{time.perf_counter() - t0:.0f} s"
+                if path is not None:
+                    stored[entry] = {"best": v.tolist(), "repeats": repeats}
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(json.dumps(stored, indent=1))
             q = np.percentile(v, [50, 25, 75])
             p = " | " if first is None else f"{welch_one_sided(first, v):.3g} | {welch_one_sided(v, first):.3g}"
             first = v if first is None else first
             print(f"| {name} | `{json.dumps(options)}` | {q[0]:.5g} [{q[1]:.5g}, {q[2]:.5g}] | {v.mean():.5g} | "
-                  f"{repeats}/{args.seeds * args.n_iter} | {p} |  ({time.perf_counter() - t0:.0f} s)", flush=True)
+                  f"{repeats}/{args.seeds * args.n_iter} | {p} |  ({took})", flush=True)
     return 0
+
+
+def stored_key(problem: str, args, options: dict) -> str:
+    """The ``--out`` file's key of one screened setting: every flag that moves its runs."""
+    return json.dumps([problem, nbo.registry.canonical_name(args.algorithm), options, args.seeds, args.key,
+                       args.n_init, args.n_iter, args.sequential], sort_keys=True)
 
 
 def main(argv=None) -> int:
@@ -286,6 +311,8 @@ def main(argv=None) -> int:
                         help="with another --algorithm: JSON objects of its keyword arguments, one per setting "
                              "(default: '{}')")
     parser.add_argument("--sequential", action="store_true", help="run the seeds one after another")
+    parser.add_argument("--out", default=None,
+                        help="with another --algorithm: a JSON file to keep and reuse each setting's per-seed results")
     args = parser.parse_args(argv)
     args.problems = [n for name in args.problems for n in (INTEGER if name == "integer" else [name])]
     try:
@@ -302,6 +329,8 @@ def main(argv=None) -> int:
         return screen(args)
     if args.options is not None:
         parser.error("--options sets the keyword arguments of another --algorithm; Neural-BO's are the flags")
+    if args.out is not None:
+        parser.error("--out keeps the settings of another --algorithm's screen; Neural-BO's flags print only")
     print(f"Neural-BO, {args.seeds} seeds, {args.n_init} + {args.n_iter} evaluations, noise-free; "
           f"median [25%, 75%] and mean of the best value; one-sided Welch p that the mean is lower "
           f"than with the first setting\n")

@@ -1,5 +1,6 @@
 """Tests of nbo_jax.benchmarks (synthetic functions and the get() factory), in float64."""
 
+import json
 import math
 
 import jax
@@ -324,11 +325,12 @@ def test_mixed_selection_problems_have_their_stated_minima(benchmark_script):
     assert float(hartmann.objective(jnp.array([1.0, 2.0, *at]))) > -3.0
 
 
-def test_mixed_selection_screens_another_algorithm(benchmark_script, capsys):
+def test_mixed_selection_screens_another_algorithm(benchmark_script, capsys, tmp_path):
     """``mixed_selection.py --algorithm NAME --options ...``: one row per setting with the mean
     best value that :func:`nbo_jax.comparison.run_methods` gives for the same keys, the asks that
-    repeat an earlier value (the design's own repeats not counted), and the Neural-BO flags,
-    a non-object ``--options`` and an unknown algorithm refused by name."""
+    repeat an earlier value (the design's own repeats not counted), the same rows read back from
+    ``--out`` (marked stored; another seed count is run again), and the Neural-BO flags, a
+    non-object ``--options``, ``--out`` with Neural-BO and an unknown algorithm refused by name."""
     import nbo_jax as nbo
     from nbo_jax import comparison
 
@@ -344,10 +346,21 @@ def test_mixed_selection_screens_another_algorithm(benchmark_script, capsys):
     mean = float(np.mean(np.asarray(hists["r"]["best_f"][:, -1], np.float64)))
     assert len(rows) == 2 and rows[0].startswith("| integer_rosenbrock | `{}` |") and f"| {mean:.5g} |" in rows[0]
     assert rows[1].split(" | ")[3:5] == rows[0].split(" | ")[3:5]  # q=1 is the default: the same runs
+    out = tmp_path / "screen.json"
+    argv = ["--algorithm", "random", "--options", "{}", "--problems", "integer_rosenbrock", "--n-iter", "2",
+            "--sequential", "--out", str(out)]
+    for seeds, mark in (("3", " s)"), ("3", "(stored)"), ("2", " s)")):
+        assert ms.main(argv + ["--seeds", seeds]) == 0
+        got = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| integer_rosenbrock")]
+        assert len(got) == 1 and got[0].endswith(mark)
+        if seeds == "3":
+            assert got[0].split(" | ")[:5] == rows[0].split(" | ")[:5]
+    assert len(json.loads(out.read_text())) == 2  # 3 seeds and 2 seeds
     for argv, message in ((["--algorithm", "gp-ei", "--nu", "0.3"], "--nu set(s) Neural-BO only"),
                           (["--algorithm", "gp-ei", "--options", "[1]"], "argument --options: must be a JSON object"),
                           (["--algorithm", "foo"], "--algorithm: algorithm must be one of"),
-                          (["--options", "{}"], "--options sets the keyword arguments of another --algorithm")):
+                          (["--options", "{}"], "--options sets the keyword arguments of another --algorithm"),
+                          (["--out", "x.json"], "--out keeps the settings of another --algorithm's screen")):
         with pytest.raises(SystemExit):
             ms.main(argv)
         assert message in capsys.readouterr().err
