@@ -535,7 +535,6 @@ def _written_test(data: Dataset | None, options: "AcqOptimizer") -> Callable[[Ar
     tols = [tol] * data.u.shape[1]
     if space is not None:  # compare configurations: the point as it rounds (written rows are rounded)
         cont = _plateau_tolerance(options, data)
-        cont = tol if cont is None else cont
         tols = [cont if c else min(tol, DUPLICATE_TOL) for c in space.continuous_columns()]
 
     def test(u: Array) -> Array:
@@ -577,24 +576,25 @@ def on_plateau(data: Dataset, radius: float) -> Array:
     from ._checks import check_positive
 
     check_positive("radius", radius)
-    obs = data.observed()
-    obs = obs if obs.ndim == 1 else obs[:, 0]
-    y = data.y if data.y.ndim == 1 else data.y[:, 0]
-    pair = (y[:, None] == y[None, :]) & obs[:, None] & obs[None, :]
-    d = data.u.shape[1]
-    same_row = _pairwise_close(data.u, data.u, [DUPLICATE_TOL] * d)
-    cont = [True] * d if data.space is None else data.space.continuous_columns()
-    near = _pairwise_close(data.u, data.u, [radius if c else DUPLICATE_TOL for c in cont])
-    return jnp.any(pair & near & ~same_row, axis=1)
+    first = data if data.y.ndim == 1 else data.column(0)
+    obs = first.observed()
+    pair = (first.y[:, None] == first.y[None, :]) & obs[:, None] & obs[None, :]
+    u = data.u
+    cont = [True] * u.shape[1] if data.space is None else list(data.space.continuous_columns())
+    near = _pairwise_close(u, u, [radius if c else DUPLICATE_TOL for c in cont])
+    # near rows share the discrete columns, so two differ only in a continuous one
+    u_cont = u[:, np.flatnonzero(cont)]
+    differ = ~_pairwise_close(u_cont, u_cont, [DUPLICATE_TOL] * u_cont.shape[1])
+    return jnp.any(pair & near & differ, axis=1)
 
 
-def _plateau_tolerance(options: "AcqOptimizer", data: Dataset | None) -> Array | None:
-    """The continuous columns' repeat distance from each written row of a mixed space, ``(cap,)``:
-    ``max(min_distance, plateau_distance)`` from a row :func:`on_plateau` within that distance,
-    ``min_distance`` from the others; ``None`` (``min_distance`` everywhere) with
-    ``plateau_distance = 0``, without data or on a space without a discrete parameter."""
-    if options.plateau_distance == 0 or data is None or data.space is None:
-        return None
+def _plateau_tolerance(options: "AcqOptimizer", data: Dataset) -> float | Array:
+    """The continuous columns' repeat distance from each written row of a mixed space's
+    ``data``: ``min_distance`` with ``plateau_distance = 0``; else ``(cap,)``,
+    ``max(min_distance, plateau_distance)`` from a row :func:`on_plateau` within that distance
+    and ``min_distance`` from the others."""
+    if options.plateau_distance == 0:
+        return options.min_distance
     wide = max(options.min_distance, options.plateau_distance)
     return jnp.where(on_plateau(data, wide), wide, options.min_distance)
 
