@@ -264,7 +264,7 @@ def screen(args) -> int:
             if entry in stored:
                 v, repeats, took = np.asarray(stored[entry]["best"], np.float64), stored[entry]["repeats"], "stored"
             else:
-                problem = problem or ALL[name]()
+                problem = ALL[name]() if problem is None else problem  # built once, only when run
                 v, repeats = algorithm_best_values(problem, args.algorithm, options, args.seeds, args.key,
                                                    args.n_init, args.n_iter, args.sequential)
                 took = f"{time.perf_counter() - t0:.0f} s"

@@ -163,7 +163,7 @@ def load_data(name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 @functools.cache
-def _load(loader: str, classification: bool, generated: tuple = ()) -> tuple[np.ndarray, np.ndarray]:
+def _load(loader: str, classification: bool, generated: tuple) -> tuple[np.ndarray, np.ndarray]:
     _sklearn()
     from sklearn import datasets
 
