@@ -21,7 +21,8 @@ prints, per task:
 
 An evaluation takes 10-60 ms (Platt scaling makes ``svc_breast_cancer_nll``'s slower); the
 forest's grid has 15 x 10 x 32 x 2 = 9600 configurations at 10 levels (about 4 minutes on one
-core). ``--out DIR`` keeps each task's grid and losses as ``DIR/<task>.json`` and reuses them.
+core). ``--out DIR`` keeps each task's grid and losses as ``DIR/<task>.json`` (with
+:func:`nbo_jax.analysis.environment_info`: versions, machine, source commit) and reuses them.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import pathlib
 
 import numpy as np
 
+from nbo_jax.analysis import environment_info
 from nbo_jax.benchmarks import tuning
 from nbo_jax.search_space import Categorical, Continuous, Integer, SearchSpace
 
@@ -118,7 +120,8 @@ def main(argv=None) -> int:
             values, y = grid_losses(space, functools.partial(tuning.cv_loss, task), args.levels)
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(json.dumps({"levels": args.levels, "values": values, "y": y.tolist()}))
+                path.write_text(json.dumps({"levels": args.levels, "values": values, "y": y.tolist(),
+                                            "environment": environment_info()}))
         row = summary(task, values, y, args.budget, args.score)
         config = ", ".join(f"{p.name}={v:.4g}" if isinstance(v, float) else f"{p.name}={v!r}"
                            for p, v in zip(space.parameters, row["best_config"]))

@@ -89,6 +89,7 @@ import numpy as np
 import nbo_jax as nbo
 from nbo_jax import comparison
 from nbo_jax.algorithms.neural_bo import CATEGORICAL_EI_RAW_SAMPLES, PRESETS
+from nbo_jax.analysis import environment_info
 from nbo_jax.analysis.stats import welch_one_sided
 from nbo_jax.benchmarks.synthetic import hartmann6, levy, rastrigin, rosenbrock, styblinski_tang
 from nbo_jax.benchmarks.tuning import SELECTION
@@ -269,7 +270,7 @@ def screen(args) -> int:
                                                    args.n_init, args.n_iter, args.sequential)
                 took = f"{time.perf_counter() - t0:.0f} s"
                 if path is not None:
-                    stored[entry] = {"best": v.tolist(), "repeats": repeats}
+                    stored[entry] = {"best": v.tolist(), "repeats": repeats, "environment": environment_info()}
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_text(json.dumps(stored, indent=1))
             q = np.percentile(v, [50, 25, 75])
@@ -312,7 +313,8 @@ def main(argv=None) -> int:
                              "(default: '{}')")
     parser.add_argument("--sequential", action="store_true", help="run the seeds one after another")
     parser.add_argument("--out", default=None,
-                        help="with another --algorithm: a JSON file to keep and reuse each setting's per-seed results")
+                        help="with another --algorithm: a JSON file to keep and reuse each setting's per-seed results "
+                             "(each with nbo_jax.analysis.environment_info(): versions, machine, source commit)")
     args = parser.parse_args(argv)
     args.problems = [n for name in args.problems for n in (INTEGER if name == "integer" else [name])]
     try:

@@ -1,6 +1,7 @@
 """Tests of nbo_jax.analysis: regret, summaries, statistics (vs scipy), plots, result files."""
 
 import json
+import pathlib
 
 import numpy as np
 import pytest
@@ -298,3 +299,28 @@ def test_wall_seconds():
                "d": None, "e": "nan", "f": np.float32(0.5)}
     assert analysis.wall_seconds(timings) == {"a": 1.5, "b": 3.0, "f": 0.5}
     assert analysis.wall_seconds(None) == {}
+
+
+def test_source_commit_names_this_checkout_or_none(monkeypatch, tmp_path):
+    """``source_commit``: ``git rev-parse HEAD`` of the checkout the package is imported from
+    (``+dirty`` when its tracked package files differ), recorded by ``environment_info``;
+    ``None`` for a copy of the package outside a repository that tracks it."""
+    import subprocess
+
+    from nbo_jax.analysis import results
+
+    root = pathlib.Path(results.__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    except OSError:  # no git: nothing to name
+        head = ""
+    got = analysis.source_commit()
+    if head:
+        assert got.split("+")[0] == head and got in (head, head + "+dirty")
+    else:
+        assert got is None
+    assert analysis.environment_info()["nbo_jax_commit"] == got
+    copy = tmp_path / "site" / "nbo_jax" / "analysis"
+    copy.mkdir(parents=True)
+    monkeypatch.setattr(results, "__file__", str(copy / "results.py"))
+    assert analysis.source_commit() is None

@@ -355,7 +355,10 @@ def test_mixed_selection_screens_another_algorithm(benchmark_script, capsys, tmp
         assert len(got) == 1 and got[0].endswith(mark)
         if seeds == "3":
             assert got[0].split(" | ")[:5] == rows[0].split(" | ")[:5]
-    assert len(json.loads(out.read_text())) == 2  # 3 seeds and 2 seeds
+    kept = json.loads(out.read_text())
+    assert len(kept) == 2  # 3 seeds and 2 seeds
+    from nbo_jax.analysis import source_commit
+    assert all(e["environment"]["nbo_jax_commit"] == source_commit() for e in kept.values())
     for argv, message in ((["--algorithm", "gp-ei", "--nu", "0.3"], "--nu set(s) Neural-BO only"),
                           (["--algorithm", "gp-ei", "--options", "[1]"], "argument --options: must be a JSON object"),
                           (["--algorithm", "foo"], "--algorithm: algorithm must be one of"),

@@ -70,13 +70,35 @@ def _version(dist: str) -> Optional[str]:
         return None
 
 
+def source_commit() -> Optional[str]:
+    """The git commit (40 hex digits) of the checkout nbo_jax is imported from, with ``+dirty``
+    appended when tracked files differ from it; ``None`` for an installed wheel, a folder
+    outside git or no ``git`` on the path. A version number names a release, not the code
+    between two releases that a benchmark's stored results were computed with."""
+    import subprocess
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    try:
+        tracked = subprocess.run(["git", "-C", str(root), "ls-files", "--error-unmatch", "nbo_jax/__init__.py"],
+                                 capture_output=True, timeout=10)  # a venv inside another repository: not ours
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=10)
+        if tracked.returncode != 0 or commit.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(root), "diff", "--quiet", "HEAD", "--", "nbo_jax"],
+                               capture_output=True, timeout=10).returncode != 0
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return commit.stdout.strip() + ("+dirty" if dirty else "")
+
+
 def environment_info() -> dict:
     """What a result was computed with.
 
     Returns:
         A JSON-ready dict: versions (``python``, ``jax``, ``jaxlib``, ``flax``, ``optax``,
         ``numpy``, ``scipy``, ``matplotlib``, ``nbo_jax``; ``None`` for a package that is not
-        installed), ``platform``, ``machine``, the JAX ``backend``, ``device_kind`` and
+        installed), ``nbo_jax_commit`` (:func:`source_commit`), ``platform``, ``machine``, the JAX ``backend``, ``device_kind`` and
         ``device_count`` (``None``/``0`` plus ``device_error`` when no backend is usable),
         and ``x64`` (whether float64 is enabled). Never raises for a missing device.
     """
@@ -94,6 +116,7 @@ def environment_info() -> dict:
         "scipy": _version("scipy"),
         "matplotlib": _version("matplotlib"),
         "nbo_jax": __version__,
+        "nbo_jax_commit": source_commit(),
         "platform": platform.platform(),
         "machine": platform.machine(),
     }
