@@ -12,7 +12,8 @@ Reported per problem and method: the median [IQR] of the best value found, and t
 normalized score of Bayesmark (Turner et al. 2021): ``(m_random - best) / (m_random -
 best_any)``, 1 = the best value any method found on any seed, 0 = random search's median; and
 one-sided Welch p-values that a method's scores are higher than TPE's and than GPSampler's
-(:func:`nbo_jax.analysis.stats.welch_one_sided`). Results go to ``--out`` as JSON. Optuna's
+(:func:`nbo_jax.analysis.stats.welch_one_sided`). Results go to ``--out`` as JSON, each method's with the
+:func:`nbo_jax.analysis.environment_info` of its run (versions, machine, source commit). Optuna's
 GPSampler needs torch, which is not a dependency of nbo_jax (``--with torch`` adds it)::
 
     uv run --with torch python benchmarks/mixed.py --seeds 10 --out results/mixed
@@ -46,6 +47,7 @@ import numpy as np
 
 import nbo_jax as nbo
 from nbo_jax import comparison
+from nbo_jax.analysis import environment_info
 from nbo_jax.analysis.stats import welch_one_sided
 from nbo_jax.benchmarks.mixed import PROBLEMS
 from nbo_jax.benchmarks.tuning import TUNING
@@ -251,12 +253,13 @@ def main(argv=None) -> int:
     args.problems = args.problems or SUITES[args.suite]
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    finals, seconds = {}, {}
+    finals, seconds, environments = {}, {}, {}
     if args.table_only or args.update:
         stored = json.loads((out / "mixed.json").read_text())
         for pname, per in stored["results"].items():
             finals[pname] = {m: np.asarray(r["final"]) for m, r in per.items()}
             seconds[pname] = {m: r["seconds"] for m, r in per.items()}
+            environments[pname] = {m: r.get("environment") for m, r in per.items()}  # None: stored before it was kept
         for k in ("seeds", "n_init", "n_iter"):
             if args.table_only or getattr(args, k) != stored["args"][k]:
                 if args.update:
@@ -274,13 +277,15 @@ def main(argv=None) -> int:
                 final = run_optuna(m, problem, args.seeds, args.n_init + args.n_iter)
             finals.setdefault(pname, {})[m] = final
             seconds.setdefault(pname, {})[m] = time.perf_counter() - t0
+            environments.setdefault(pname, {})[m] = environment_info()
             print(f"{pname} {m}: median {np.median(final):.4g} ({seconds[pname][m]:.0f} s)", flush=True)
     results = {}
     for pname, per in finals.items():
         best_any = min(float(np.min(v)) for v in per.values())
         m_random = float(np.median(per["random"])) if "random" in per else float("nan")
         results[pname] = {m: {"final": v.tolist(), "score": ((m_random - v) / (m_random - best_any)).tolist(),
-                              "seconds": seconds[pname][m]} for m, v in per.items()}
+                              "seconds": seconds[pname][m], "environment": environments[pname][m]}
+                          for m, v in per.items()}
     methods = list(dict.fromkeys(m for per in results.values() for m in per))
     if not args.table_only:
         args.methods, args.problems = methods, list(results)

@@ -449,3 +449,28 @@ def test_landscape_grid_random_search_zero_and_share(benchmark_script, tmp_path,
         with pytest.raises(SystemExit):
             ls.main(argv)
         assert message in capsys.readouterr().err
+
+
+def test_mixed_keeps_each_methods_environment(benchmark_script, tmp_path, capsys):
+    """``benchmarks/mixed.py --out``: each (problem, method) result keeps the
+    :func:`nbo_jax.analysis.environment_info` of its run, and ``--update`` keeps a stored method's
+    (a result stored without one reads back as ``None``) while a rerun method gets the new one."""
+    import json
+
+    from nbo_jax.analysis import source_commit
+
+    mixed = benchmark_script("mixed")
+    argv = ["--problems", "func2c", "--seeds", "2", "--n-iter", "1", "--out", str(tmp_path)]
+    assert mixed.main(argv + ["--methods", "random", "tpe"]) == 0
+    path = tmp_path / "mixed.json"
+    stored = json.loads(path.read_text())
+    per = stored["results"]["func2c"]
+    assert per["random"]["environment"]["nbo_jax_commit"] == source_commit()
+    assert per["tpe"]["environment"]["jax"] == jax.__version__
+    del per["tpe"]["environment"]
+    per["random"]["environment"] = {"marker": 1}
+    path.write_text(json.dumps(stored))
+    assert mixed.main(argv + ["--methods", "random", "--update"]) == 0
+    per = json.loads(path.read_text())["results"]["func2c"]
+    assert per["tpe"]["environment"] is None and per["random"]["environment"]["jax"] == jax.__version__
+    capsys.readouterr()
