@@ -311,7 +311,8 @@ def test_source_commit_names_this_checkout_or_none(monkeypatch, tmp_path):
 
     root = pathlib.Path(results.__file__).resolve().parents[2]
     try:
-        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                              text=True).stdout.strip()
     except OSError:  # no git: nothing to name
         head = ""
     got = analysis.source_commit()

@@ -72,9 +72,13 @@ def _version(dist: str) -> Optional[str]:
 
 def source_commit() -> Optional[str]:
     """The git commit (40 hex digits) of the checkout nbo_jax is imported from, with ``+dirty``
-    appended when tracked files differ from it; ``None`` for an installed wheel, a folder
-    outside git or no ``git`` on the path. A version number names a release, not the code
-    between two releases that a benchmark's stored results were computed with."""
+    appended when the package's files (``nbo_jax/``) differ from it; ``None`` for an installed
+    wheel (also one in a virtual environment inside another repository, which does not track
+    the package), a folder outside git or no ``git`` on the path. A version number names a
+    release, not the code between two releases that a benchmark's stored results came from.
+
+    Returns:
+        ``str`` or ``None``; never raises (``git`` is given 10 s per call)."""
     import subprocess
 
     root = pathlib.Path(__file__).resolve().parents[2]
@@ -98,9 +102,10 @@ def environment_info() -> dict:
     Returns:
         A JSON-ready dict: versions (``python``, ``jax``, ``jaxlib``, ``flax``, ``optax``,
         ``numpy``, ``scipy``, ``matplotlib``, ``nbo_jax``; ``None`` for a package that is not
-        installed), ``nbo_jax_commit`` (:func:`source_commit`), ``platform``, ``machine``, the JAX ``backend``, ``device_kind`` and
-        ``device_count`` (``None``/``0`` plus ``device_error`` when no backend is usable),
-        and ``x64`` (whether float64 is enabled). Never raises for a missing device.
+        installed), ``nbo_jax_commit`` (:func:`source_commit`), ``platform``, ``machine``, the
+        JAX ``backend``, ``device_kind`` and ``device_count`` (``None``/``0`` plus
+        ``device_error`` when no backend is usable), and ``x64`` (whether float64 is enabled).
+        Never raises for a missing device.
     """
     import jax
 
