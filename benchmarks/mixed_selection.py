@@ -34,6 +34,8 @@ chosen on:
   ``rf_diabetes``.
   ``rf_friedman1_noisy`` (only when named): the same with five times the noise (``noise=5``),
   where shallow trees come near the best as on ``rf_diabetes``: its second twin.
+  ``svc_wine_nll`` (only when named): ``svc_breast_cancer_nll``'s SVC on wine, log loss, whose
+  runs get trapped at the box's corner ``gamma = 1e-4``: the twin of ``svc_breast_cancer_nll``.
 
 Each combination of ``--nu``, ``--input-embedding``, ``--category-weight``,
 ``--categorical-acquisition``, ``--outcome-transform`` and ``--acquisition`` (``thompson``: the

@@ -64,6 +64,10 @@ CASES = [
                                    bootstrap=True, random_state=0),
      lambda return_X_y: datasets.make_friedman1(n_samples=442, n_features=10, noise=5.0, random_state=0),
      "neg_mean_squared_error"),
+    ("svc_wine_nll", [8.0, 2.0 ** -10, 2.0],
+     lambda: make_pipeline(StandardScaler(), CalibratedClassifierCV(SVC(C=8.0, gamma=2.0 ** -10, kernel="sigmoid"),
+                                                                    method="sigmoid", ensemble=False)),
+     datasets.load_wine, "neg_log_loss"),
 ]
 
 

@@ -34,6 +34,9 @@ category as its index; minimization; ``optimal_value=None``, unknown)::
                        inform); MSE. A selection task (SELECTION), rf_diabetes' twin
     rf_friedman1_noisy rf_friedman1 with noise=5: shallow trees come near the best, as on
                        diabetes; MSE. A selection task (SELECTION), a second twin
+    svc_wine_nll       svc_breast_cancer_nll's model and space on wine 178x13; log loss. A
+                       selection task (SELECTION), its twin, with a corner at the box's edge
+                       (gamma = 1e-4, C large) where the asks of every method get trapped
 
     loss(config) = mean over the 3 folds of the metric's loss on the held-out fold
                    (StratifiedKFold for classifiers, KFold for the regressor; 3 folds,
@@ -113,13 +116,15 @@ _MODELS = {"svc_breast_cancer": _Model("svc", "load_breast_cancer", True), "knn_
            "sgd_breast_cancer": _Model("sgd", "load_breast_cancer", True), "knn_iris": _Model("knn", "load_iris", True),
            "rf_breast_cancer": _Model("rf", "load_breast_cancer", True),
            "rf_friedman1": _Model("rf", "make_friedman1", False, _friedman1(1.0)),
-           "rf_friedman1_noisy": _Model("rf", "make_friedman1", False, _friedman1(5.0))}
+           "rf_friedman1_noisy": _Model("rf", "make_friedman1", False, _friedman1(5.0)),
+           "svc_wine": _Model("svc", "load_wine", True)}
 # task -> (model, metric): Bayesmark's task, a model x a data set x a metric
 _TASKS = {"svc_breast_cancer": ("svc_breast_cancer", "accuracy"), "knn_wine": ("knn_wine", "accuracy"),
           "rf_diabetes": ("rf_diabetes", "mse"), "svc_breast_cancer_nll": ("svc_breast_cancer", "nll"),
           "knn_wine_nll": ("knn_wine", "nll"), "sgd_breast_cancer_nll": ("sgd_breast_cancer", "nll"),
           "knn_iris_nll": ("knn_iris", "nll"), "rf_breast_cancer": ("rf_breast_cancer", "accuracy"),
-          "rf_friedman1": ("rf_friedman1", "mse"), "rf_friedman1_noisy": ("rf_friedman1_noisy", "mse")}
+          "rf_friedman1": ("rf_friedman1", "mse"), "rf_friedman1_noisy": ("rf_friedman1_noisy", "mse"),
+          "svc_wine_nll": ("svc_wine", "nll")}
 # metric -> (scikit-learn scoring, the loss's name); "mse" is the regressor's, the others classifiers'
 _SCORING = {"accuracy": ("accuracy", "1 - accuracy"), "nll": ("neg_log_loss", "log loss"),
             "mse": ("neg_mean_squared_error", "mean squared error")}
@@ -441,16 +446,34 @@ def rf_friedman1_noisy() -> Problem:
     return _problem("rf_friedman1_noisy")
 
 
+def svc_wine_nll() -> Problem:
+    """:func:`svc_breast_cancer_nll`'s model, space and loss on the wine data (178 x 13, three
+    classes; the log loss of the Platt-scaled one-vs-rest probabilities): a selection task
+    (:data:`SELECTION`), the twin of :func:`svc_breast_cancer_nll`, not one of :data:`TUNING`.
+    Its best log loss on a grid of 11 x 11 values of ``C`` and ``gamma`` per kernel is 0.0660
+    (RBF, ``C = 3.16``, ``gamma = 0.025``); at the corner ``gamma = 1e-4``, ``C`` from 60 to
+    1000 the RBF and sigmoid kernels give 0.083 to 0.09, worse than random search's median best
+    after 45 evaluations (0.0774), yet a third of the runs of GP-EI, Neural-BO and TPE end
+    there, as Neural-BO's do on :func:`svc_breast_cancer_nll`.
+
+    Raises:
+        ImportError: the ``tasks`` extra (scikit-learn) is missing."""
+    _sklearn()
+    return _problem("svc_wine_nll")
+
+
 TUNING: dict[str, Callable[[], Problem]] = {"svc_breast_cancer": svc_breast_cancer, "knn_wine": knn_wine,
                                             "rf_diabetes": rf_diabetes, "svc_breast_cancer_nll": svc_breast_cancer_nll,
                                             "knn_wine_nll": knn_wine_nll}
 """Name -> builder of the tuning problems (the mixed benchmark's test tasks)."""
 SELECTION: dict[str, Callable[[], Problem]] = {"sgd_breast_cancer_nll": sgd_breast_cancer_nll,
                                                "knn_iris_nll": knn_iris_nll, "rf_breast_cancer": rf_breast_cancer,
-                                               "rf_friedman1": rf_friedman1, "rf_friedman1_noisy": rf_friedman1_noisy}
+                                               "rf_friedman1": rf_friedman1, "rf_friedman1_noisy": rf_friedman1_noisy,
+                                               "svc_wine_nll": svc_wine_nll}
 """Name -> builder of the tuning tasks on which defaults are chosen (``benchmarks/mixed_selection.py``),
 kept apart from :data:`TUNING`, the tasks they are tested on."""
 
 __all__ = ["METRICS", "N_FOLDS", "SEED", "SELECTION", "SGD_EPOCHS", "TUNING", "configuration", "cv_loss",
            "estimator", "knn_iris_nll", "knn_wine", "knn_wine_nll", "load_data", "rf_breast_cancer", "rf_diabetes",
-           "rf_friedman1", "rf_friedman1_noisy", "sgd_breast_cancer_nll", "space", "svc_breast_cancer", "svc_breast_cancer_nll"]
+           "rf_friedman1", "rf_friedman1_noisy", "sgd_breast_cancer_nll", "space", "svc_breast_cancer", "svc_breast_cancer_nll",
+           "svc_wine_nll"]
