@@ -35,8 +35,8 @@ category as its index; minimization; ``optimal_value=None``, unknown)::
     rf_friedman1_noisy rf_friedman1 with noise=5: shallow trees come near the best, as on
                        diabetes; MSE. A selection task (SELECTION), a second twin
     svc_wine_nll       svc_breast_cancer_nll's model and space on wine 178x13; log loss. A
-                       selection task (SELECTION), its twin, with a corner at the box's edge
-                       (gamma = 1e-4, C large) where the asks of every method get trapped
+                       selection task (SELECTION), its twin, where a third of the runs of
+                       every method end at the box's edge (gamma = 1e-4, C large)
 
     loss(config) = mean over the 3 folds of the metric's loss on the held-out fold
                    (StratifiedKFold for classifiers, KFold for the regressor; 3 folds,
@@ -454,7 +454,7 @@ def svc_wine_nll() -> Problem:
     (RBF, ``C = 3.16``, ``gamma = 0.025``); at the corner ``gamma = 1e-4``, ``C`` from 60 to
     1000 the RBF and sigmoid kernels give 0.083 to 0.09, worse than random search's median best
     after 45 evaluations (0.0774), yet a third of the runs of GP-EI, Neural-BO and TPE end
-    there, as Neural-BO's do on :func:`svc_breast_cancer_nll`.
+    there (30 seeds), as Neural-BO's do on :func:`svc_breast_cancer_nll`'s corner.
 
     Raises:
         ImportError: the ``tasks`` extra (scikit-learn) is missing."""
