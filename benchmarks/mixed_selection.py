@@ -34,8 +34,9 @@ chosen on:
   ``rf_diabetes``.
   ``rf_friedman1_noisy`` (only when named): the same with five times the noise (``noise=5``),
   where shallow trees come near the best as on ``rf_diabetes``: its second twin.
-  ``svc_wine_nll`` (only when named): ``svc_breast_cancer_nll``'s SVC on wine, log loss, whose
-  runs get trapped at the box's corner ``gamma = 1e-4``: the twin of ``svc_breast_cancer_nll``.
+  ``svc_wine_nll`` (only when named): ``svc_breast_cancer_nll``'s SVC on wine, log loss, where a
+  third of every method's runs end at the box's edge ``gamma = 1e-4``, most after asking the
+  sigmoid kernel again and again: the twin of ``svc_breast_cancer_nll``.
 
 Each combination of ``--nu``, ``--input-embedding``, ``--category-weight``,
 ``--categorical-acquisition``, ``--outcome-transform`` and ``--acquisition`` (``thompson``: the
