@@ -39,7 +39,7 @@ chosen on:
   sigmoid kernel again and again: the twin of ``svc_breast_cancer_nll``.
 
 Each combination of ``--nu``, ``--input-embedding``, ``--category-weight``,
-``--categorical-acquisition``, ``--outcome-transform`` and ``--acquisition`` (``thompson``: the
+``--categorical-acquisition``, ``--outcome-transform``, ``--boundary-penalty`` and ``--acquisition`` (``thompson``: the
 preset's; ``ei``: ``acquisition=nbo.acquisition.ei()`` at the best of 512 raw samples, no climb,
 ``nu`` unused; ``nu`` scales the Thompson sample where it asks: on a space with a category only
 with ``--categorical-acquisition thompson``, the preset's EI asking there otherwise)
@@ -56,6 +56,10 @@ lower than the first one's::
     uv run python benchmarks/mixed_selection.py --nu 0.5 --acquisition thompson ei --problems integer --key 3
     uv run python benchmarks/mixed_selection.py --nu 0.5 --outcome-transform standardize copula --key 3 \
         --problems additive_terms permuted_hartmann integer
+    uv run python benchmarks/mixed_selection.py --nu 0.5 --boundary-penalty 0 1 --key 3 --problems additive_terms \
+        permuted_hartmann integer
+    uv run python benchmarks/mixed_selection.py --nu 0.5 --boundary-penalty 0 1 --key 3 --sequential \
+        --problems svc_wine_nll rf_friedman1 rf_breast_cancer knn_iris_nll sgd_breast_cancer_nll
 
 ``--algorithm NAME`` (a registry name other than ``neural-bo``, e.g. ``gp-ei``) screens that
 algorithm instead: each ``--options`` JSON object is one setting, the keyword arguments of
@@ -247,7 +251,7 @@ def _json_options(text: str) -> dict:
 
 
 NEURAL_BO_FLAGS = ("nu", "input_embedding", "category_weight", "categorical_acquisition", "outcome_transform",
-                   "acquisition", "raw_samples")
+                   "boundary_penalty", "acquisition", "raw_samples")
 """The flags that set Neural-BO only (refused with another ``--algorithm``)."""
 
 
@@ -301,6 +305,8 @@ def main(argv=None) -> int:
                         help="default: the preset's (ei)")
     parser.add_argument("--outcome-transform", nargs="+", default=[None],
                         help="outcome transforms (nbo_jax.outcome.OUTCOME_TRANSFORMS); default: the preset's")
+    parser.add_argument("--boundary-penalty", nargs="+", type=float, default=[None],
+                        help="the network's boundary penalty kappa (neural_bo(boundary_penalty=)); default: the preset's")
     parser.add_argument("--acquisition", nargs="+", default=["thompson"], choices=["thompson", "ei"],
                         help="thompson: the preset's; ei: expected improvement at the best of 512 raw samples")
     parser.add_argument("--raw-samples", type=int, default=None,
@@ -340,9 +346,9 @@ def main(argv=None) -> int:
           f"median [25%, 75%] and mean of the best value; one-sided Welch p that the mean is lower "
           f"than with the first setting\n")
     print("| problem | nu | input_embedding | category_weight | categorical_acquisition | acquisition | "
-          "outcome_transform | best value | mean | p |\n|---|---|---|---|---|---|---|---|---|---|")
+          "outcome_transform | boundary_penalty | best value | mean | p |\n|---|---|---|---|---|---|---|---|---|---|---|")
     settings = list(itertools.product(args.nu, args.input_embedding, args.category_weight, args.categorical_acquisition,
-                                      args.acquisition, args.outcome_transform))
+                                      args.acquisition, args.outcome_transform, args.boundary_penalty))
     extra = {} if args.raw_samples is None else {"acq_optimizer": {"raw_samples": args.raw_samples}}
     ei = dict(acquisition=nbo.acquisition.ei(),
               acq_optimizer=dict(raw_samples=args.raw_samples or CATEGORICAL_EI_RAW_SAMPLES, steps=0))
@@ -350,16 +356,16 @@ def main(argv=None) -> int:
         problem = ALL[name]()
         finals = {}
         for setting in settings:
-            nu, e, w, a, acq, tr = setting
+            nu, e, w, a, acq, tr, bp = setting
             t0 = time.perf_counter()
             finals[setting] = v = best_values(problem, None if acq == "ei" else nu, args.seeds, args.key, args.n_init,
                                               args.n_iter, args.sequential, input_embedding=e, category_weight=w,
-                                              categorical_acquisition=a, outcome_transform=tr,
+                                              categorical_acquisition=a, outcome_transform=tr, boundary_penalty=bp,
                                               **(ei if acq == "ei" else extra))
             q = np.percentile(v, [50, 25, 75])
             p = "" if setting == settings[0] else f"{welch_one_sided(finals[settings[0]], v):.3g}"
             print(f"| {name} | {'-' if acq == 'ei' else f'{nu:g}'} | {e} | {'preset' if w is None else w} | "
-                  f"{a or 'preset'} | {acq} | {tr or 'preset'} | "
+                  f"{a or 'preset'} | {acq} | {tr or 'preset'} | {'preset' if bp is None else f'{bp:g}'} | "
                   f"{q[0]:.4g} [{q[1]:.4g}, {q[2]:.4g}] | {v.mean():.4g} | {p} |"
                   f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
     return 0

@@ -8,6 +8,18 @@ We minimize ``L / n`` (same minimizer, learning rates independent of ``n``) by m
 gradient steps: each epoch shuffles the ``n`` valid rows and takes ``ceil(n / batch_size)``
 steps on ``1/(2|B|) sum_{i in B} (h - y)^2 + reg / (2 n) ||theta - theta_0||^2``, whose
 expectation is ``L / n`` with ``reg = m lam``.
+
+With ``boundary_weight = kappa > 0`` each step adds the boundary penalty
+(:func:`boundary_penalty`): the function should rise toward the box's faces, Siivola, Vehtari,
+Vanhatalo, Gonzalez & Andersen 2018 ("Correcting boundary over-exploration deficiencies in
+Bayesian optimization with virtual derivative sign observations", IEEE MLSP, Section 3), whose
+virtual observations a GP conditions on, written here as a hinge on the network's slopes::
+
+    P(theta) = kappa / (2 C |B|) sum_{i in B} sum_{j in cols} [relu(dh/du_j(u_i | u_j = 0))^2
+                                                               + relu(-dh/du_j(u_i | u_j = 1))^2]
+
+at the mini-batch's rows ``u_i`` moved onto both faces of each penalized column ``j`` (``C``
+columns); a slope that already rises outward costs nothing.
 """
 
 from __future__ import annotations
@@ -68,6 +80,8 @@ def train_regression(
     config: TrainConfig,
     *,
     epochs: Any = None,
+    boundary_columns: tuple = (),
+    boundary_weight: float = 0.0,
 ) -> Any:
     """Fit ``apply(params, z_i) ~ y_i`` on the rows with ``mask`` True.
 
@@ -80,6 +94,10 @@ def train_regression(
         epochs: optional number of epochs overriding ``config.epochs``; may be a traced int
             (e.g. ``where(retrain, E, 0)``, so that steps without retraining cost nothing
             under ``vmap``). Epoch keys are then ``fold_in(key, e)`` instead of a split.
+        boundary_columns: the input columns whose faces are penalized (ints; static), each
+            input a unit-cube point (``z`` in ``[0, 1]`` on them).
+        boundary_weight: ``kappa >= 0`` of the boundary penalty (module doc; a Python float,
+            static); 0 or no columns: none.
 
     Returns:
         Trained parameters (same pytree as ``params``). With no valid rows, ``params``.
@@ -91,9 +109,13 @@ def train_regression(
     num_batches = (n + B - 1) // B
     opt = config.optimizer
 
+    penalized = bool(boundary_columns) and float(boundary_weight) > 0.0
+
     def loss_fn(p, idx, w):
         pred = jax.vmap(apply, in_axes=(None, 0))(p, z[idx])
         data = 0.5 * jnp.sum(w * (pred - y[idx]) ** 2) / jnp.maximum(jnp.sum(w), 1.0)
+        if penalized:
+            data = data + boundary_weight * boundary_penalty(apply, p, z[idx], w, boundary_columns)
         if config.reg == 0.0:
             return data
         sq = sum(jnp.sum((a - b) ** 2) for a, b in zip(jax.tree.leaves(p), jax.tree.leaves(anchor)))
@@ -121,6 +143,29 @@ def train_regression(
     else:
         carry = jax.lax.fori_loop(0, epochs, lambda e, c: run_epoch(c, jax.random.fold_in(key, e)), carry)
     return carry[0]
+
+
+def boundary_penalty(apply: Callable[[Any, Array], Array], params: Any, u: Array, w: Array,
+                     columns: tuple) -> Array:
+    """``()`` the boundary penalty of the module doc without ``kappa``: the weighted mean over
+    the rows ``u (B, D)`` (weights ``w (B,)``, 0 for padding) and the ``2 C`` faces of
+    ``columns`` (ints, static) of ``relu(-s dh/du_j)^2``, ``s = -1`` with ``u_j`` set to 0 and
+    ``+1`` with it set to 1: the squared slope toward the box's inside (Siivola et al. 2018's
+    virtual derivative-sign observations, as a hinge). ``apply(params, u (D,)) -> ()``."""
+    cols = jnp.asarray(columns)
+    directions = jnp.eye(u.shape[-1], dtype=u.dtype)[cols]  # (C, D)
+
+    def slope(v, e):
+        return jax.jvp(lambda x: apply(params, x), (v,), (e,))[1]
+
+    def row(v):
+        def column(e):
+            low, high = jnp.where(e > 0, 0.0, v), jnp.where(e > 0, 1.0, v)
+            return jax.nn.relu(slope(low, e)) ** 2 + jax.nn.relu(-slope(high, e)) ** 2
+        return jnp.sum(jax.vmap(column)(directions))
+
+    per_row = jax.vmap(row)(u)
+    return jnp.sum(w * per_row) / (jnp.maximum(jnp.sum(w), 1.0) * 2 * len(columns))
 
 
 def train_config(optimizer, learning_rate, epochs, minibatch_size, reg, *, min_epochs: int = 1) -> TrainConfig:

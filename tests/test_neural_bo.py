@@ -520,3 +520,75 @@ def test_fitted_category_weight_maximizes_the_ntk_marginal_likelihood(x64, compi
     assert chosen["matters"] == 1.0 and chosen["does not"] < 1.0, chosen
     with pytest.raises(ValueError, match="category_weight"):
         nbo.neural_bo(category_weight="fit", scales="fixed")
+
+
+def test_boundary_penalty_is_the_mean_squared_inward_slope_at_the_faces(x64):
+    """:func:`nbo_jax.training.boundary_penalty` of a linear function ``a . u`` with ``a = (1,
+    -2, 5)`` on columns 0 and 1: at the faces ``u_0 = 0`` (slope 1 rises inward: 1) and ``u_1 =
+    1`` (slope -2 falls toward it: 4), 0 on the other two, so ``5 / (2 * 2)`` per row whatever
+    the row; column 2 is not penalized; a padded row (weight 0) adds nothing. A bowl centred in
+    the cube rises toward every face: 0."""
+    from nbo_jax.training import boundary_penalty
+
+    a = jnp.array([1.0, -2.0, 5.0])
+    u = jax.random.uniform(jax.random.key(0), (4, 3), jnp.float64)
+    w = jnp.array([1.0, 1.0, 1.0, 0.0])
+    linear = lambda p, x: jnp.dot(p, x)  # noqa: E731
+    assert float(boundary_penalty(linear, a, u, w, (0, 1))) == pytest.approx(1.25, rel=1e-12)
+    assert float(boundary_penalty(linear, a, u, w, (0,))) == pytest.approx(0.5, rel=1e-12)
+    bowl = lambda p, x: jnp.sum((x - 0.5) ** 2) + jnp.dot(p, x) * 0.0  # noqa: E731
+    assert float(boundary_penalty(bowl, a, u, w, (0, 1, 2))) == 0.0
+
+
+def test_boundary_penalty_moves_the_trained_network_and_only_where_asked(x64):
+    """``train_regression`` with the boundary penalty: fitted to targets that fall linearly
+    toward ``u_0 = 1`` the network extrapolates the fall to the face without it, and its slope
+    there is pulled up with ``kappa = 10`` (smaller penalty); no columns or ``kappa = 0``:
+    the same parameters as without."""
+    from nbo_jax.networks import mlp
+    from nbo_jax.training import boundary_penalty, train_config, train_regression
+
+    net = mlp(2, 32, 2, use_bias=True, dtype=jnp.float64)
+    p0 = net.init(jax.random.key(0))
+    u = jax.random.uniform(jax.random.key(1), (40, 2), jnp.float64) * jnp.array([0.7, 1.0])
+    y = -u[:, 0]
+    mask = jnp.ones(40, bool)
+    cfg = train_config("adam", 1e-2, 200, 40, 0.0)
+    plain = train_regression(net.apply, p0, p0, u, y, mask, jax.random.key(2), cfg)
+    pulled = train_regression(net.apply, p0, p0, u, y, mask, jax.random.key(2), cfg,
+                              boundary_columns=(0,), boundary_weight=10.0)
+    w = jnp.ones(40)
+    assert float(boundary_penalty(net.apply, pulled, u, w, (0,))) < 0.5 * float(boundary_penalty(net.apply, plain, u, w, (0,)))
+    for kw in (dict(boundary_columns=(), boundary_weight=10.0), dict(boundary_columns=(0,), boundary_weight=0.0)):
+        same = train_regression(net.apply, p0, p0, u, y, mask, jax.random.key(2), cfg, **kw)
+        jax.tree.map(np.testing.assert_array_equal, same, plain)
+
+
+def test_default_boundary_penalty_acts_on_discrete_spaces_only(program):
+    """The default preset's ``boundary_penalty=None`` is ``DISCRETE_BOUNDARY_PENALTY`` on a
+    search space with an integer or categorical parameter (its ``tell`` is the program of
+    ``boundary_penalty=1.0``, not of 0) and 0 on a box (the program of 0); a given value acts on
+    a box too; the paper preset's is 0."""
+    from nbo_jax.algorithms.neural_bo import DISCRETE_BOUNDARY_PENALTY
+    from nbo_jax.search_space import Continuous, Integer, search_space
+
+    assert DISCRETE_BOUNDARY_PENALTY == 1.0
+    integers = search_space([Continuous("a", -1.0, 1.0), Continuous("b", -1.0, 1.0), Integer("c", 0, 2)])
+    for space, penalized in ((integers, True), (None, False)):
+        problem = (nbo.benchmarks.get("branin") if space is None else
+                   nbo.Problem("mixed", 3, space, lambda p: (p[0] - 0.3) ** 2 + (p[1] + 0.2) ** 2 + 0.1 * p[2]))
+        algos = {k: nbo.neural_bo(**SMALL, **kw) for k, kw in (
+            ("default", {}), ("0", dict(boundary_penalty=0.0)), ("1", dict(boundary_penalty=1.0)))}
+        state = _abstract_state(algos["0"], problem=problem)
+        x = jnp.zeros(problem.dim)
+        tells = {k: program(a.tell, state, x, jnp.zeros(())) for k, a in algos.items()}
+        same, apart = ("1", "0") if penalized else ("0", "1")
+        assert tells["default"] == tells[same] and tells["default"] != tells[apart], space
+    paper = nbo.neural_bo(**SMALL, preset="paper")
+    state = _abstract_state(paper, problem=problem)
+    assert program(paper.tell, state, x, jnp.zeros(())) == program(
+        nbo.neural_bo(**SMALL, preset="paper", boundary_penalty=0.0).tell, state, x, jnp.zeros(()))
+    with pytest.raises(ValueError, match="boundary_penalty"):
+        nbo.neural_bo(boundary_penalty=-1.0)
+    with pytest.raises(TypeError, match="boundary_penalty"):
+        nbo.neural_bo(boundary_penalty="yes")

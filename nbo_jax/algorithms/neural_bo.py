@@ -49,7 +49,11 @@ number of unit-cube columns (one per category; with 24 columns and 5 parameters 
 embeddings end level, docs "Neural-BO's inputs"). On a space with a categorical parameter the
 network sees each one-hot column's inputs times a weight chosen by the empirical NTK's marginal
 likelihood (``category_weight="fit"``), and an ask (``q = 1``) is the best of 512 raw samples
-by expected improvement (``categorical_acquisition="ei"``). The surrogate settings were chosen on
+by expected improvement (``categorical_acquisition="ei"``). On a search space with an integer or
+categorical parameter the network's training adds a penalty on slopes that fall toward the box's
+faces (``boundary_penalty``, Siivola et al. 2018's virtual derivative-sign observations as a
+hinge; :func:`nbo_jax.training.boundary_penalty`): a ReLU network carries the slope of its data
+to the edge, and its asks followed it there. The surrogate settings were chosen on
 problems other than the test problems (Ackley, Levy, Michalewicz); the measurements are on the
 documentation site's page "Benchmarks" (``docs/benchmarks.md``). Every choice is an
 argument.
@@ -109,6 +113,10 @@ HIGH_DIM_NU = 0.1
 MID_DIM_NU = 0.25
 MID_NU_FROM_DIM = 10
 CATEGORICAL_ACQUISITIONS = ("ei", "thompson")
+# the default preset's boundary penalty kappa (boundary_penalty=None) on a search space with an integer or
+# categorical parameter; 0 on a box or a space of floats (chosen on the mixed selection problems, docs
+# "Neural-BO at the box's faces")
+DISCRETE_BOUNDARY_PENALTY = 1.0
 # categorical_acquisition="ei" scores this many raw samples unless acq_optimizer names raw_samples: a
 # posterior standard deviation needs each point's Jacobian (2048 took 1.75 times GPSampler's time per
 # later 30-trial study of benchmarks/trial_cost.py, 512 about half of it)
@@ -120,12 +128,12 @@ CATEGORICAL_EI_RAW_SAMPLES = 512
 PRESETS = {
     "paper": dict(optimizer="sgd", warm_start=False, use_bias=False, thompson="independent", scales="fixed", nu=1.0,
                   input_embedding="linear", category_weight=1.0, categorical_acquisition="thompson",
-                  outcome_transform="standardize",
+                  outcome_transform="standardize", boundary_penalty=0.0,
                   acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=1, steps=0, local_fraction=0.0,
                                              raw_sampler="uniform")),
     "default": dict(optimizer="adam", warm_start=True, use_bias=True, thompson="pathwise", scales="fit", nu=0.5,
                     input_embedding="auto", category_weight="fit", categorical_acquisition="ei",
-                    outcome_transform="discrete_half_rank",
+                    outcome_transform="discrete_half_rank", boundary_penalty="discrete",
                     acq_optimizer=AcqOptimizer(raw_samples=2048, num_restarts=10, steps=200, local_integer_std=1.0)),
 }
 
@@ -210,6 +218,7 @@ def neural_bo(
     input_embedding: Optional[str] = None,
     category_weight: Optional[float | str] = None,
     categorical_acquisition: Optional[str] = None,
+    boundary_penalty: Optional[float] = None,
     q: int = 1,
     multi_objective: bool = False,
     reference_point=None,
@@ -316,6 +325,18 @@ def neural_bo(
             categories"): EI alone left them where they were, the fitted weight alone improved
             them, both together more; with a fixed weight 0.25 one seed of the SVC tuning task
             stayed on the plateau of its worst kernel.
+        boundary_penalty: ``kappa``, a float ``>= 0``: the network's training adds ``kappa``
+            times the mean squared slope toward the box's inside at its faces
+            (:func:`nbo_jax.training.boundary_penalty`: virtual derivative-sign observations
+            that the function rises toward the boundary, Siivola et al. 2018, as a hinge on
+            the network's slopes) on every unit-cube column that is not a category's, on every
+            domain; 0: none. Default ``None``: the preset's, the default preset's
+            ``DISCRETE_BOUNDARY_PENALTY = 1.0`` on a search space with an integer or
+            categorical parameter and 0 on a box or a space of floats (so runs on boxes are
+            as before), the paper preset's 0; ``"discrete"`` names the default preset's rule. A ReLU network extrapolates its slope to the
+            box's edge, and its posterior mean there can fall below every observation: on an
+            SVC's log loss the asks followed it to ``gamma``'s lower bound (docs, "Neural-BO at
+            the box's faces").
         multi_objective: optimize ``m >= 2`` objectives (``y (m,)`` per point): one network
             and its linearized posterior per objective (:func:`nbo_jax.surrogates.independent`)
             and random-scalarization Thompson sampling on their pathwise draws, at
@@ -352,7 +373,8 @@ def neural_bo(
         categorical_acquisition = "thompson"  # a given nu scales the Thompson sample on every space
     chosen = resolve_preset(PRESETS, preset, warm_start=warm_start, optimizer=optimizer, use_bias=use_bias,
                             thompson=thompson, scales=scales, input_embedding=input_embedding,
-                            category_weight=category_weight, categorical_acquisition=categorical_acquisition)
+                            category_weight=category_weight, categorical_acquisition=categorical_acquisition,
+                            boundary_penalty=boundary_penalty)
     categorical_acquisition = check_choice("categorical_acquisition", chosen["categorical_acquisition"],
                                            CATEGORICAL_ACQUISITIONS)
     thompson = check_choice("thompson", chosen["thompson"], THOMPSON)
@@ -365,6 +387,9 @@ def neural_bo(
             raise ValueError(f"category_weight must be a float > 0, or 'fit' with scales='fit'; got {category_weight!r}")
     else:
         category_weight = float(check_scale("category_weight", category_weight, allow_zero=False))
+    boundary_discrete_only = chosen["boundary_penalty"] == "discrete"
+    boundary_penalty = (DISCRETE_BOUNDARY_PENALTY if boundary_discrete_only
+                        else float(check_scale("boundary_penalty", chosen["boundary_penalty"], allow_array=False)))
     if refit_every is not None and not fit:
         raise ValueError(f"refit_every schedules the scale fit of scales='fit'; with scales='fixed' nothing is "
                          f"refitted, got refit_every={refit_every!r}")
@@ -413,7 +438,8 @@ def neural_bo(
 
     surrogate = neural_linear(network, width=width, lam=lam, train=train_cfg, warm_start=warm,
                               feature_params=feature_params, fit_scales=fit, mode=posterior, embedding=input_embedding,
-                              chunk_size=chunk_size, category_weight=category_weight)
+                              chunk_size=chunk_size, category_weight=category_weight,
+                              boundary_penalty=boundary_penalty, boundary_discrete_only=boundary_discrete_only)
     if multi:
         one = surrogate
         surrogate = independent(one._replace(sample=lambda state, key: one.sample(state, key, draw_nu)))

@@ -23,6 +23,7 @@ from typing import Any, Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import posterior as post_lib
 from ..base import Surrogate, SurrogatePosterior
@@ -86,7 +87,8 @@ def select_category_weight(network: Callable[[int, Any], Network], embedding: st
 
 def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, train: TrainConfig, warm_start: bool,
                   feature_params: str, fit_scales: bool, mode: str = "auto", embedding: str = "auto",
-                  chunk_size: Optional[int] = None, category_weight: float | str = 1.0) -> Surrogate:
+                  chunk_size: Optional[int] = None, category_weight: float | str = 1.0,
+                  boundary_penalty: float = 0.0, boundary_discrete_only: bool = False) -> Surrogate:
     """The linearized network (module doc) of ``network(d, dtype)`` (hidden width ``m =
     width``) seeing unit-cube points through ``embedding`` (:func:`nbo_jax.networks.embed_inputs`;
     ``"auto"``: :func:`nbo_jax.networks.auto_embedding`; on a mixed space each categorical
@@ -97,8 +99,12 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
     ``theta_0`` (``feature_params="initial"``) or ``theta_t`` (``"current"``), scales fitted
     (``fit_scales``) or fixed at ``lam`` and 1, the posterior in ``mode`` (``"full"``,
     ``"diagonal"``, ``"dual"`` or ``"auto"``: :func:`nbo_jax.posterior.choose_mode`, ``"dual"``
-    with fitted scales), candidate features in chunks of ``chunk_size``. Arguments are
-    checked by the preset (:func:`nbo_jax.algorithms.neural_bo.neural_bo`).
+    with fitted scales), candidate features in chunks of ``chunk_size``; with
+    ``boundary_penalty = kappa > 0`` the training adds the boundary penalty on every unit-cube
+    column that is not a category's (:func:`nbo_jax.training.boundary_penalty`: the network
+    should rise toward the box's faces; Siivola et al. 2018), on every domain or, with
+    ``boundary_discrete_only``, only on a search space with an integer or categorical
+    parameter. Arguments are checked by the preset (:func:`nbo_jax.algorithms.neural_bo.neural_bo`).
 
     Returns:
         :class:`~nbo_jax.base.Surrogate` with a :class:`NeuralLinearState`: posterior mean
@@ -122,6 +128,16 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
         d = u.shape[-1]
         return embedded(network, d, u.dtype, auto_embedding(d, embedding),
                         category_weights(state.space, state.category_weight) if weighted else None)
+
+    def penalized_columns(space, d: int) -> tuple:
+        """The columns whose faces the training penalizes (static): none without a penalty or,
+        with ``boundary_discrete_only``, on a box or a space of floats; else every column but
+        the categories' one-hot columns."""
+        if boundary_penalty <= 0.0 or (boundary_discrete_only and (space is None or not space.discrete)):
+            return ()
+        if space is None:
+            return tuple(range(d))
+        return tuple(int(j) for j in np.flatnonzero(~space.categorical_columns()))
 
     def weights(state: NeuralLinearState):
         return state.params0 if feature_params == "initial" else state.params
@@ -170,7 +186,9 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
         mask_new = written & jnp.take(data.mask, rows, mode="clip")
         key, k_train = jax.random.split(state.key)
         start = state.params if warm_start else state.params0
-        params = train_regression(net.apply, start, state.params0, data.u, data.y, data.mask, k_train, train)
+        params = train_regression(net.apply, start, state.params0, data.u, data.y, data.mask, k_train, train,
+                                  boundary_columns=penalized_columns(data.space, data.u.shape[-1]),
+                                  boundary_weight=float(boundary_penalty))
         state = state._replace(params=params, key=key)
         G_new = gradient_features(net.apply, weights(state), u_new)
         if not fit_scales:
