@@ -61,14 +61,17 @@ DIAGNOSTIC = ("gp-ts", "gp-ntk")
 separate Neural-BO's acquisition from its kernel (docs, "Mixed search spaces")."""
 VARIANTS = {"neural-bo-cat": ("neural-bo", dict(category_weight=0.25, categorical_acquisition="ei")),
             "neural-bo-search": ("neural-bo", dict(acq_optimizer=dict(discrete_search=True))),
-            "gp-ei-det": ("gp-ei", dict(deterministic=True))}
+            "gp-ei-det": ("gp-ei", dict(deterministic=True)),
+            "neural-bo-flat": ("neural-bo", dict(boundary_penalty=0.0))}
 """Not run by default: ``name -> (registry name, options)``; ``neural-bo-cat`` is Neural-BO with
 the one-hot columns weighted 0.25 and expected improvement on a space with a category (docs,
 "Neural-BO on categories"); ``neural-bo-search`` is Neural-BO whose expected improvement on a
 space with a category also takes the optimizer's discrete search (``discrete_search=True``:
 the best combination of the categories, then the neighbour search); ``gp-ei-det`` is GP-EI
 told that the objective is deterministic (``gp_bo(deterministic=True)``: the noise variance
-fixed at its floor), as every problem here is."""
+fixed at its floor), as every problem here is; ``neural-bo-flat`` is Neural-BO without the
+boundary penalty on its network (``boundary_penalty=0.0``, its default before; docs "Neural-BO
+at the box's faces")."""
 RUN_BY_US = OURS + IN_TRUST_REGION + DIAGNOSTIC + tuple(VARIANTS)
 """The methods :func:`run_ours` runs (the others are Optuna's)."""
 OPTUNA = ("tpe", "gp-optuna")
