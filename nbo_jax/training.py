@@ -10,10 +10,10 @@ steps on ``1/(2|B|) sum_{i in B} (h - y)^2 + reg / (2 n) ||theta - theta_0||^2``
 expectation is ``L / n`` with ``reg = m lam``.
 
 With ``boundary_weight = kappa > 0`` each step adds the boundary penalty
-(:func:`boundary_penalty`): the function should rise toward the box's faces, Siivola, Vehtari,
-Vanhatalo, Gonzalez & Andersen 2018 ("Correcting boundary over-exploration deficiencies in
-Bayesian optimization with virtual derivative sign observations", IEEE MLSP, Section 3), whose
-virtual observations a GP conditions on, written here as a hinge on the network's slopes::
+(:func:`boundary_penalty`): the function should rise toward the box's faces, as the virtual
+derivative-sign observations at the boundary that Siivola et al. 2018 ("Correcting boundary
+over-exploration deficiencies in Bayesian optimization with virtual derivative sign
+observations", IEEE MLSP) add to a GP say, written here as a hinge on the network's slopes::
 
     P(theta) = kappa / (2 C |B|) sum_{i in B} sum_{j in cols} [relu(dh/du_j(u_i | u_j = 0))^2
                                                                + relu(-dh/du_j(u_i | u_j = 1))^2]

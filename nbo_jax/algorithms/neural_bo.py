@@ -333,10 +333,10 @@ def neural_bo(
             domain; 0: none. Default ``None``: the preset's, the default preset's
             ``DISCRETE_BOUNDARY_PENALTY = 1.0`` on a search space with an integer or
             categorical parameter and 0 on a box or a space of floats (so runs on boxes are
-            as before), the paper preset's 0; ``"discrete"`` names the default preset's rule. A ReLU network extrapolates its slope to the
-            box's edge, and its posterior mean there can fall below every observation: on an
-            SVC's log loss the asks followed it to ``gamma``'s lower bound (docs, "Neural-BO at
-            the box's faces").
+            as before), the paper preset's 0; ``"discrete"`` names the default preset's rule.
+            A ReLU network extrapolates its slope to the box's edge, and its posterior mean
+            there can fall below every observation: on an SVC's log loss the asks followed it
+            to ``gamma``'s lower bound (docs, "Neural-BO at the box's faces").
         multi_objective: optimize ``m >= 2`` objectives (``y (m,)`` per point): one network
             and its linearized posterior per objective (:func:`nbo_jax.surrogates.independent`)
             and random-scalarization Thompson sampling on their pathwise draws, at
