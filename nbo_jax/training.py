@@ -112,10 +112,11 @@ def train_regression(
     penalized = bool(boundary_columns) and float(boundary_weight) > 0.0
 
     def loss_fn(p, idx, w):
-        pred = jax.vmap(apply, in_axes=(None, 0))(p, z[idx])
+        zb = z[idx]
+        pred = jax.vmap(apply, in_axes=(None, 0))(p, zb)
         data = 0.5 * jnp.sum(w * (pred - y[idx]) ** 2) / jnp.maximum(jnp.sum(w), 1.0)
         if penalized:
-            data = data + boundary_weight * boundary_penalty(apply, p, z[idx], w, boundary_columns)
+            data = data + boundary_weight * boundary_penalty(apply, p, zb, w, boundary_columns)
         if config.reg == 0.0:
             return data
         sq = sum(jnp.sum((a - b) ** 2) for a, b in zip(jax.tree.leaves(p), jax.tree.leaves(anchor)))

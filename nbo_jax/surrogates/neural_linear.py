@@ -188,7 +188,7 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
         start = state.params if warm_start else state.params0
         params = train_regression(net.apply, start, state.params0, data.u, data.y, data.mask, k_train, train,
                                   boundary_columns=penalized_columns(data.space, data.u.shape[-1]),
-                                  boundary_weight=float(boundary_penalty))
+                                  boundary_weight=boundary_penalty)
         state = state._replace(params=params, key=key)
         G_new = gradient_features(net.apply, weights(state), u_new)
         if not fit_scales:
