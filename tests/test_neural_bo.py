@@ -592,3 +592,49 @@ def test_default_boundary_penalty_acts_on_discrete_spaces_only(program):
         nbo.neural_bo(boundary_penalty=-1.0)
     with pytest.raises(TypeError, match="boundary_penalty"):
         nbo.neural_bo(boundary_penalty="yes")
+
+
+def test_warm_start_continues_the_previous_networks_training(x64):
+    """``AskTell(..., warm_start=previous)`` with the default preset (``warm_start=True``): the
+    network's training starts from ``previous``'s trained weights, and its anchor ``theta_0`` is
+    ``previous``'s, not a fresh draw from the new key. A start of the key's own initial weights
+    is the cold ``init`` bit for bit; rebuilt over a growing history, the warm network fits the
+    data better than networks retrained from ``theta_0`` each time (one tell's epochs). The
+    paper preset (``warm_start=False``) takes no start; a start of another network is refused."""
+    from nbo_jax.ask_tell import AskTell
+    from nbo_jax.surrogates.neural_linear import NeuralLinearStart
+
+    algo = nbo.neural_bo(**SMALL, outcome_transform="none")  # the network fits y as told
+    box = ([-2.0, -2.0], [2.0, 2.0])
+    X = np.asarray(jax.random.uniform(jax.random.key(3), (12, 2), minval=-2.0, maxval=2.0), np.float64)
+    y = np.sin(2.0 * X[:, 0]) + X[:, 1] ** 2
+    previous = AskTell(algo, box, 16, jax.random.key(0), X[:6], y[:6])
+    start = previous.hyperparameters
+    assert isinstance(start, NeuralLinearStart)
+    jax.tree.map(np.testing.assert_array_equal, start.params, previous.state.model.params)
+    warm = AskTell(algo, box, 16, jax.random.key(1), X[:7], y[:7], warm_start=previous)
+    cold = AskTell(algo, box, 16, jax.random.key(1), X[:7], y[:7])
+    jax.tree.map(np.testing.assert_array_equal, warm.state.model.params0, start.params0)
+    assert not np.allclose(jax.tree.leaves(cold.state.model.params0)[0], jax.tree.leaves(start.params0)[0])
+    init = jax.jit(algo.init, static_argnames="capacity")
+    k0 = jax.random.split(jax.random.key(1))[1]  # the key AskTell gives init
+    args = (k0, jnp.asarray(X[:7]), jnp.asarray(y[:7]))
+    bounds = nbo.Bounds(*map(jnp.asarray, box))
+    fresh = cold.state.model.params0  # the cold network's theta_0, drawn from k0
+    again = init(*args, capacity=16, bounds=bounds, start=NeuralLinearStart(fresh, fresh))
+    jax.tree.map(np.testing.assert_array_equal, again.model.params, cold.state.model.params)
+
+    def fit_error(opt):
+        return float(np.mean((np.asarray(opt.algorithm.surrogate(opt.state, opt.state.data.u).mean)
+                              - np.asarray(opt.state.data.y))[: len(opt.y)] ** 2))
+
+    chained, errors = previous, {}
+    for n in (7, 12, 12, 12):  # an optimizer rebuilt from the history, as a sampler's trials rebuild it
+        chained = AskTell(algo, box, 16, jax.random.key(n), X[:n], y[:n], warm_start=chained)
+    errors["warm"] = fit_error(chained)
+    errors["cold"] = fit_error(AskTell(algo, box, 16, jax.random.key(12), X, y))
+    assert errors["warm"] < 0.5 * errors["cold"], errors
+    assert algo.model.hyperparameters is not None and nbo.neural_bo(**SMALL, preset="paper").model.hyperparameters is None
+    narrow = jax.tree.map(lambda a: a[..., :1], start)  # another network's weights
+    with pytest.raises(ValueError, match="start must be the linearized network's NeuralLinearStart"):
+        init(*args, capacity=16, bounds=bounds, start=narrow)

@@ -64,6 +64,41 @@ class NeuralLinearState(NamedTuple):
     category_weight: Optional[Array] = None
 
 
+class NeuralLinearStart(NamedTuple):
+    """Where a linearized network's fit starts: what :attr:`Surrogate.hyperparameters
+    <nbo_jax.base.Surrogate>` of :func:`neural_linear` with ``warm_start`` reads from a state,
+    and what its ``init(key, data, rows, start=...)`` takes (pytrees of the network's weights,
+    whose shapes do not depend on the capacity).
+
+    Attributes:
+        params0: the initial weights ``theta_0``: the features' point with
+            ``feature_params="initial"`` and the anchor of the training's pull.
+        params: the trained weights ``theta_t``, where the next training starts.
+    """
+
+    params0: Any
+    params: Any
+
+
+def _started(params0: Any, start: Optional[NeuralLinearStart]) -> tuple[Any, Any]:
+    """``(theta_0, theta_t)``: ``(params0, params0)``, or ``start``'s weights in ``params0``'s
+    dtypes.
+
+    Raises:
+        ValueError: ``start`` is not a :class:`NeuralLinearStart` of ``params0``'s tree and
+        shapes (a network of another width, depth or input dimension)."""
+    if start is None:
+        return params0, params0
+    shapes = lambda p: jax.tree.map(jnp.shape, p)  # noqa: E731
+    ok = isinstance(start, NeuralLinearStart) and all(
+        jax.tree.structure(w) == jax.tree.structure(params0) and shapes(w) == shapes(params0) for w in start)
+    if not ok:
+        raise ValueError(f"start must be the linearized network's NeuralLinearStart of this network's weights "
+                         f"(shapes {shapes(params0)}), got {type(start).__name__}")
+    cast = lambda w: jax.tree.map(lambda a, b: jnp.asarray(a, b.dtype), w, params0)  # noqa: E731
+    return cast(start.params0), cast(start.params)
+
+
 def select_category_weight(network: Callable[[int, Any], Network], embedding: str, state: "NeuralLinearState",
                            data: Dataset, m: float) -> Array:
     """``()`` the weight of :data:`CATEGORY_WEIGHT_GRID` under which the empirical-NTK GP at
@@ -110,7 +145,17 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
         :class:`~nbo_jax.base.Surrogate` with a :class:`NeuralLinearState`: posterior mean
         ``h(x; theta_t)`` and std ``s sigma(x)`` at ``u (N, d)``; ``sample(state, key, nu=1.0)``
         the pathwise draw with exploration scale ``nu``; ``info`` (fitted scales):
-        ``post_lam`` and ``post_scale``.
+        ``post_lam`` and ``post_scale``. With ``warm_start``, ``hyperparameters(state)`` is the
+        state's :class:`NeuralLinearStart` (``theta_0`` and ``theta_t``), and ``init(key, data,
+        rows, start=...)`` takes one as the start of its training instead of fresh weights
+        drawn from ``key``: a network rebuilt from a growing history (``AskTell(warm_start=)``,
+        :class:`~nbo_jax.integrations.optuna.NBOSampler`) continues its training as a
+        ``tell`` does, instead of starting over from ``theta_0`` with one tell's epochs.
+        Without ``warm_start`` it takes no start (``hyperparameters`` is ``None``).
+
+    Raises:
+        ValueError: (``init``) a ``start`` that is not a :class:`NeuralLinearStart` of this
+        network's weights.
     """
     m = float(width)
 
@@ -196,7 +241,7 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
         return when(refit, lambda: refit_scales(state, data, net.apply, G_new, rows, written),
                     lambda: extend_scales(state, data, net.apply, G_new, rows, mask_new))
 
-    def init(key: Array, data: Dataset, rows: Array) -> NeuralLinearState:
+    def init(key: Array, data: Dataset, rows: Array, start: Optional[NeuralLinearStart] = None) -> NeuralLinearState:
         chosen = mode
         dtype = data.u.dtype
         w0 = 1.0 if fit_weight else category_weight
@@ -204,8 +249,8 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
         if mode == "auto":
             chosen = "dual" if fit_scales else post_lib.choose_mode(net.num_params, data.capacity)
         k_net, k_state = jax.random.split(key)
-        params0 = net.init(k_net)
-        state = NeuralLinearState(params0, params0, post_lib.init(chosen, net.num_params, data.capacity, lam, dtype),
+        params0, params = _started(net.init(k_net), start)
+        state = NeuralLinearState(params0, params, post_lib.init(chosen, net.num_params, data.capacity, lam, dtype),
                                   k_state, jnp.asarray(lam, dtype), jnp.ones((), dtype), data.space,
                                   jnp.asarray(w0, dtype))
         return update(state, data, rows, True)
@@ -232,8 +277,12 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
             out["category_weight"] = state.category_weight
         return out
 
+    def hyperparameters(state: NeuralLinearState) -> NeuralLinearStart:
+        return NeuralLinearStart(state.params0, state.params)
+
     return Surrogate(init, update, posterior, sample, pathwise=True, info=info if fit_scales else None,
-                     name="neural-linear", counts_by_mean=True)
+                     name="neural-linear", counts_by_mean=True,
+                     hyperparameters=hyperparameters if warm_start else None)
 
 
-__all__ = ["CATEGORY_WEIGHT_GRID", "NeuralLinearState", "neural_linear", "select_category_weight"]
+__all__ = ["CATEGORY_WEIGHT_GRID", "NeuralLinearStart", "NeuralLinearState", "neural_linear", "select_category_weight"]
