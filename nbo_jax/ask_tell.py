@@ -412,7 +412,9 @@ class AskTell:
         warm_start: another optimizer of the same algorithm on the same domain (and the same
             numbers of objectives and constraints): the surrogate's first fit starts from its
             fitted hyperparameters (:attr:`hyperparameters`) instead of the surrogate's default
-            start, as Optuna's ``GPSampler`` starts each trial's fit from the previous one's.
+            start, as Optuna's ``GPSampler`` starts each trial's fit from the previous one's
+            (Neural-BO's default network: its training continues from ``warm_start``'s weights,
+            with the same initial weights ``theta_0``).
             For an optimizer rebuilt from a growing history: the GP's fit from the previous
             hyperparameters on 199 observations of a mixed space took 0.05 s against 0.19 s
             from the prior mode, to the same hyperparameters. ``None``: the default start.
@@ -517,7 +519,9 @@ class AskTell:
     @property
     def hyperparameters(self):
         """The surrogate's fitted hyperparameters (:attr:`Surrogate.hyperparameters
-        <nbo_jax.base.Surrogate>`, e.g. the GP's :class:`~nbo_jax.gp_model.GPParams`), which
+        <nbo_jax.base.Surrogate>`, e.g. the GP's :class:`~nbo_jax.gp_model.GPParams`, the
+        linearized network's
+        :class:`~nbo_jax.surrogates.neural_linear.NeuralLinearStart`), which
         another optimizer's ``warm_start=self`` starts from; ``None`` when the algorithm's
         surrogate has none (:func:`fits_from_start`)."""
         if not fits_from_start(self.algorithm):
@@ -786,8 +790,8 @@ class AskTell:
     def grow(self, capacity: int) -> None:
         """Raise the capacity to ``capacity``. The algorithm's state is rebuilt from the
         history (``init`` on every observation so far: a retrained surrogate; a surrogate that
-        fits from a start, such as the GP, fits from its current hyperparameters,
-        :attr:`hyperparameters`, as ``AskTell(warm_start=...)`` does), so the run continues
+        fits from a start, such as the GP or Neural-BO's default network, fits from its current
+        hyperparameters, :attr:`hyperparameters`, as ``AskTell(warm_start=...)`` does), so the run continues
         correctly but not bit for bit as if the capacity had been larger from the start.
 
         Raises:
