@@ -267,8 +267,8 @@ class Surrogate(NamedTuple):
       the linearized network).
     - ``hyperparameters`` (optional): ``state -> start``, the fitted hyperparameters of a
       state (a pytree whose shapes do not depend on the capacity: the GP's kernel
-      hyperparameters; the linearized network's weights, which a network trained from its
-      previous weights fits), which this surrogate's
+      hyperparameters; the linearized network's weights, from which its training continues),
+      which this surrogate's
       ``init(key, data, rows, start=start)`` takes as the start of its fit instead of its
       default one (the warm start of a model rebuilt from a history, as Optuna's
       ``GPSampler`` starts each fit from the previous trial's kernel parameters); ``None``
