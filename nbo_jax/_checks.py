@@ -192,3 +192,22 @@ def check_refit_every(value) -> int | str:
     if isinstance(value, str) or isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"refit_every must be an int >= 1 or 'auto', got {value!r}")
     return check_int("refit_every", value, 1)
+
+
+def check_start(start, template, what: str):
+    """The start of a surrogate's fit (``init(..., start=...)``): ``template`` when ``start``
+    is ``None``, else ``start`` with each leaf in ``template``'s dtype.
+
+    Raises:
+        ValueError: ``start`` is not of ``template``'s type, tree and leaf shapes (fitted on
+        another space or model); the message names ``start`` and says it must be ``what``."""
+    if start is None:
+        return template
+    shapes = lambda t: jax.tree.map(jax.numpy.shape, t)  # noqa: E731
+    same = (isinstance(start, type(template)) and jax.tree.structure(start) == jax.tree.structure(template)
+            and shapes(start) == shapes(template))
+    if not same:
+        got = shapes(start) if isinstance(start, type(template)) else type(start).__name__
+        raise ValueError(f"start must be {what} (a {type(template).__name__} of shapes {shapes(template)}), "
+                         f"got {got}")
+    return jax.tree.map(lambda a, b: jax.numpy.asarray(a, b.dtype), start, template)

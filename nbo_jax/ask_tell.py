@@ -791,8 +791,9 @@ class AskTell:
         """Raise the capacity to ``capacity``. The algorithm's state is rebuilt from the
         history (``init`` on every observation so far: a retrained surrogate; a surrogate that
         fits from a start, such as the GP or Neural-BO's default network, fits from its current
-        hyperparameters, :attr:`hyperparameters`, as ``AskTell(warm_start=...)`` does), so the run continues
-        correctly but not bit for bit as if the capacity had been larger from the start.
+        hyperparameters, :attr:`hyperparameters`, as ``AskTell(warm_start=...)`` does), so the
+        run continues correctly but not bit for bit as if the capacity had been larger from the
+        start.
 
         Raises:
             ValueError: ``capacity`` below the told plus pending points."""

@@ -59,8 +59,9 @@ def _best(sampler, n_trials=25):
 @pytest.mark.parametrize("which", ["gp", "neural"])
 def test_beats_random_search_at_equal_trials(which):
     """25 trials (10 random startup trials, the same ones as RandomSampler's with that seed),
-    3 seeds: the median best value is far below random search's, each trial's fit warm started. (Measured over 12 seeds:
-    random median 1.07, GP-EI 0.0066, Neural-BO 0.066; worst single seed 0.052 / 0.50.)"""
+    3 seeds: the median best value is far below random search's, each trial's fit warm
+    started. (Measured over 12 seeds: random median 1.07, GP-EI 0.0066, Neural-BO 0.066; worst
+    single seed 0.052 / 0.50.)"""
     algo = nbo.gp_bo(**SMALL_GP) if which == "gp" else None  # one object: compiled once for the seeds
     ours, rand = [], []
     for seed in range(3):

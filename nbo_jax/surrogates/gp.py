@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import gp_model as gpm
+from .._checks import check_start
 from ..base import Surrogate, SurrogatePosterior
 from ..dataset import Dataset
 from ..search_space import Categorical
@@ -157,20 +158,8 @@ def hyperparameters(state: GPSurrogateState) -> gpm.GPParams:
     return state.params
 
 
-def _started(initial: gpm.GPParams, start: Optional[gpm.GPParams]) -> gpm.GPParams:
-    """``initial``, or ``start`` in its dtype (``init``'s one start).
-
-    Raises:
-        ValueError: ``start`` is not a :class:`~nbo_jax.gp_model.GPParams` of ``initial``'s
-        shapes (fitted on another space, kernel or number of columns)."""
-    if start is None:
-        return initial
-    shapes = lambda p: [tuple(jnp.shape(a)) for a in p]  # noqa: E731
-    if not isinstance(start, gpm.GPParams) or shapes(start) != shapes(initial):
-        got = shapes(start) if isinstance(start, gpm.GPParams) else type(start).__name__
-        raise ValueError(f"start must be the GP's fitted hyperparameters on this space (GPParams of shapes "
-                         f"{shapes(initial)}), got {got}")
-    return gpm.GPParams(*(jnp.asarray(a, b.dtype) for a, b in zip(start, initial)))
+# what a start of the GP's fit must be (check_start's message)
+_GP_START = "the GP's fitted hyperparameters on this space"
 
 
 def when(refit, refitted, kept):
@@ -213,7 +202,7 @@ def gp(fit: GPFit) -> Surrogate:
     def init(key: Array, data: Dataset, rows: Array, start: Optional[gpm.GPParams] = None) -> GPSurrogateState:
         f = fit.on(data.space)
         d, dtype = data.u.shape[1], data.u.dtype
-        params = _started(f.initial(gpm.n_lengthscales(f.kind, d), dtype), start)
+        params = check_start(start, f.initial(gpm.n_lengthscales(f.kind, d), dtype), _GP_START)
         # placeholder posterior of the right shapes (no data), replaced by the fit
         post = gpm.condition(f.kind, params, data.u, data.y, jnp.zeros_like(data.mask))
         kernel = f.kind if isinstance(f.kind, gpm.MixedKernel) else None
@@ -270,7 +259,7 @@ def gp_columns(fit: GPFit, *, std_floor: bool = True) -> Surrogate:
         f = fit.on(data.space)
         (cap, J), d, dtype = data.y.shape, data.u.shape[1], data.u.dtype
         initial = f.initial(gpm.n_lengthscales(f.kind, d), dtype)
-        params = _started(jax.tree.map(lambda a: jnp.broadcast_to(a, (J,) + a.shape), initial), start)
+        params = check_start(start, jax.tree.map(lambda a: jnp.broadcast_to(a, (J,) + a.shape), initial), _GP_START)
         # placeholder posterior of the right shapes (replaced by the fit; no factorization)
         post = gpm.GPPosterior(params, jnp.broadcast_to(data.u, (J, cap, d)), jnp.zeros((J, cap), bool),
                                jnp.broadcast_to(jnp.eye(cap, dtype=dtype), (J, cap, cap)), jnp.zeros((J, cap), dtype))

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import posterior as post_lib
+from .._checks import check_start
 from ..base import Surrogate, SurrogatePosterior
 from ..dataset import Dataset
 from ..features import gradient_features, jacobian_vector_product, predict
@@ -78,25 +79,6 @@ class NeuralLinearStart(NamedTuple):
 
     params0: Any
     params: Any
-
-
-def _started(params0: Any, start: Optional[NeuralLinearStart]) -> tuple[Any, Any]:
-    """``(theta_0, theta_t)``: ``(params0, params0)``, or ``start``'s weights in ``params0``'s
-    dtypes.
-
-    Raises:
-        ValueError: ``start`` is not a :class:`NeuralLinearStart` of ``params0``'s tree and
-        shapes (a network of another width, depth or input dimension)."""
-    if start is None:
-        return params0, params0
-    shapes = lambda p: jax.tree.map(jnp.shape, p)  # noqa: E731
-    ok = isinstance(start, NeuralLinearStart) and all(
-        jax.tree.structure(w) == jax.tree.structure(params0) and shapes(w) == shapes(params0) for w in start)
-    if not ok:
-        raise ValueError(f"start must be the linearized network's NeuralLinearStart of this network's weights "
-                         f"(shapes {shapes(params0)}), got {type(start).__name__}")
-    cast = lambda w: jax.tree.map(lambda a, b: jnp.asarray(a, b.dtype), w, params0)  # noqa: E731
-    return cast(start.params0), cast(start.params)
 
 
 def select_category_weight(network: Callable[[int, Any], Network], embedding: str, state: "NeuralLinearState",
@@ -249,7 +231,9 @@ def neural_linear(network: Callable[[int, Any], Network], *, width: int, lam, tr
         if mode == "auto":
             chosen = "dual" if fit_scales else post_lib.choose_mode(net.num_params, data.capacity)
         k_net, k_state = jax.random.split(key)
-        params0, params = _started(net.init(k_net), start)
+        params0 = net.init(k_net)
+        params0, params = check_start(start, NeuralLinearStart(params0, params0),
+                                      "the linearized network's NeuralLinearStart of this network's weights")
         state = NeuralLinearState(params0, params, post_lib.init(chosen, net.num_params, data.capacity, lam, dtype),
                                   k_state, jnp.asarray(lam, dtype), jnp.ones((), dtype), data.space,
                                   jnp.asarray(w0, dtype))
